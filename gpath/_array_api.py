@@ -1,0 +1,87 @@
+"""The one place where arrays change namespace or device.
+
+Algorithm modules take their namespace and device from the user's arrays through
+:func:`get_namespace_and_device`, move the few small vectors a path step needs with
+:func:`to_host` / :func:`to_device`, and never call NumPy on device data themselves.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import array_api_compat
+from array_api_compat import array_namespace, is_cupy_array
+
+__all__ = [
+    "get_namespace_and_device", "to_host", "to_device", "host_array", "is_array_api",
+    "namespace_by_name",
+]
+
+
+def is_array_api(x) -> bool:
+    """True for an array of a namespace that array-api-compat recognizes."""
+    return array_api_compat.is_array_api_obj(x)
+
+
+def get_namespace_and_device(*arrays):
+    """Return ``(xp, device)`` of the given arrays.
+
+    Parameters
+    ----------
+    *arrays : arrays or None
+        Arrays of one array-API namespace on one device; ``None`` entries are skipped.
+        Anything that is not an array-API array (a list, a pandas frame) counts as NumPy.
+
+    Returns
+    -------
+    xp : module
+        The array-API-compatible namespace (array-api-compat's wrapper for NumPy and CuPy).
+    device : object
+        The device of the first array.
+
+    Raises
+    ------
+    TypeError
+        If the arrays belong to different namespaces.
+    """
+    present = [a for a in arrays if a is not None]
+    arrs = [a for a in present if is_array_api(a)]
+    if not arrs:
+        return array_namespace(np.empty(0)), "cpu"
+    if len(arrs) < len(present):
+        # Mixed array-API arrays and lists: everything must be NumPy then.
+        arrs = arrs + [np.empty(0)]
+    try:
+        xp = array_namespace(*arrs)
+    except TypeError as exc:
+        raise TypeError(f"all arrays must come from one array namespace; got {exc}") from None
+    return xp, array_api_compat.device(arrs[0])
+
+
+def to_host(x) -> np.ndarray:
+    """Copy an array of any namespace/device to a NumPy array on the host."""
+    if isinstance(x, np.ndarray):
+        return x
+    if is_cupy_array(x):
+        return x.get()
+    if is_array_api(x):
+        return np.from_dlpack(x)
+    return np.asarray(x)
+
+
+def to_device(a, xp, device, dtype=None):
+    """Copy host data ``a`` (NumPy array, scalar or sequence) into namespace ``xp`` on ``device``."""
+    if dtype is None and isinstance(a, np.ndarray) and a.dtype.kind == "f":
+        dtype = getattr(xp, str(a.dtype))
+    return xp.asarray(a, dtype=dtype, device=device)
+
+
+def host_array(a, dtype=np.float64) -> np.ndarray:
+    """A host NumPy array for small host-side matrices (factors, ratio tests)."""
+    return np.asarray(a, dtype=dtype)
+
+
+def namespace_by_name(name: str):
+    """The namespace module called ``name`` (how pickled models find theirs again)."""
+    import importlib
+
+    return importlib.import_module(name)

@@ -1,0 +1,168 @@
+"""Checks of user input. Every error names the argument, what was expected and what came."""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+
+from ._array_api import get_namespace_and_device, is_array_api, to_device, to_host
+
+__all__ = ["check_X", "check_labels", "check_ids", "check_positive", "check_choice"]
+
+
+def check_X(X, name="X", n_features=None, xp=None, device=None):
+    """Validate a 2-D finite real array and return it as float64 in its namespace.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+    name : str
+        Argument name used in messages.
+    n_features : int or None
+        Expected number of columns.
+    xp, device : namespace and device the array must already live in (None: any).
+
+    Returns
+    -------
+    X : array of shape (n_samples, n_features), float64
+    xp, device
+
+    Raises
+    ------
+    TypeError
+        If X is not numeric, or lives in another namespace or on another device than the model.
+    ValueError
+        If X is not 2-D, is empty, has the wrong number of columns, or holds NaN or inf.
+    """
+    if not is_array_api(X):
+        try:
+            X = np.asarray(X)
+        except Exception as exc:  # ragged lists and the like
+            raise ValueError(f"{name} must be a 2-D array of numbers; got {type(X).__name__} ({exc})") from None
+    xq, dev = get_namespace_and_device(X)
+    if xp is not None and (xq.__name__ != xp.__name__ or str(dev) != str(device)):
+        raise TypeError(
+            f"{name} must be in the model's array namespace {xp.__name__!r} on device {device!r}; "
+            f"got {xq.__name__!r} on {dev!r}"
+        )
+    if not (xq.isdtype(X.dtype, "real floating") or xq.isdtype(X.dtype, "integral")
+            or xq.isdtype(X.dtype, "bool")):
+        raise TypeError(f"{name} must hold real numbers; got dtype {X.dtype}")
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_samples, n_features); got shape {tuple(X.shape)}")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"{name} must have at least one row and one column; got shape {tuple(X.shape)}")
+    if n_features is not None and X.shape[1] != n_features:
+        raise ValueError(f"{name} must have {n_features} features, as in fit; got {X.shape[1]}")
+    X = xq.astype(X, xq.float64)
+    if not bool(xq.all(xq.isfinite(X))):
+        raise ValueError(f"{name} must be finite; got NaN or inf")
+    return X, xq, dev
+
+
+def check_labels(y, n_samples, name="y", classes=None):
+    """Validate class labels; return them as a host NumPy array and the two classes.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+    n_samples : int
+        Rows of the matching X.
+    classes : ndarray of shape (2,) or None
+        Classes seen in ``fit``; every label must be one of them. None: ``y`` must hold
+        exactly two distinct labels, which become the classes (sorted).
+
+    Returns
+    -------
+    labels : ndarray of shape (n_samples,)
+    classes : ndarray of shape (2,)
+
+    Raises
+    ------
+    ValueError
+        On a wrong shape, NaN labels, a number of classes other than two, or an unseen label.
+    """
+    labels = to_host(y) if is_array_api(y) else np.asarray(y)
+    if labels.ndim == 2 and labels.shape[1] == 1:
+        labels = labels[:, 0]
+    if labels.ndim != 1 or labels.shape[0] != n_samples:
+        raise ValueError(f"{name} must have shape ({n_samples},) to match X; got {labels.shape}")
+    if labels.dtype.kind == "f" and not np.all(np.isfinite(labels)):
+        raise ValueError(f"{name} must not hold NaN or inf labels")
+    if labels.dtype.kind not in "biufUSO":
+        raise ValueError(f"{name} must hold class labels; got dtype {labels.dtype}")
+    if classes is None:
+        classes = np.unique(labels)
+        if classes.shape[0] != 2:
+            raise ValueError(
+                f"{name} must hold exactly two classes for a binary SVC; got {classes.shape[0]}: "
+                f"{classes[:5].tolist()}"
+            )
+    else:
+        unseen = np.setdiff1d(labels, classes)
+        if unseen.size:
+            raise ValueError(
+                f"{name} holds labels not seen in fit: {unseen[:5].tolist()}; "
+                f"expected only {classes.tolist()}"
+            )
+    return labels, classes
+
+
+def signed_labels(labels, classes, xp, device):
+    """Labels as float64 ±1 on the device (classes[1] -> +1)."""
+    return to_device(np.where(labels == classes[1], 1.0, -1.0), xp, device)
+
+
+def check_ids(remove, current_ids, name="remove"):
+    """Map sample ids to row indices; return a host int array of rows.
+
+    Raises
+    ------
+    TypeError
+        If the ids are not integers.
+    ValueError
+        If an id is repeated.
+    KeyError
+        If an id is not in the model.
+    """
+    ids = to_host(remove) if is_array_api(remove) else np.asarray(remove)
+    ids = np.atleast_1d(ids)
+    if ids.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if ids.ndim != 1 or ids.dtype.kind not in "iu":
+        raise TypeError(f"{name} must be a 1-D sequence of integer sample ids; got {ids.dtype} of shape {ids.shape}")
+    uniq, counts = np.unique(ids, return_counts=True)
+    if np.any(counts > 1):
+        raise ValueError(f"{name} repeats sample ids: {uniq[counts > 1][:5].tolist()}")
+    order = np.argsort(current_ids)
+    pos = np.searchsorted(current_ids, ids, sorter=order)
+    pos = np.minimum(pos, len(current_ids) - 1)
+    rows = order[pos]
+    missing = ids[current_ids[rows] != ids]
+    if missing.size:
+        raise KeyError(f"{name} names sample ids not in the model: {missing[:5].tolist()}")
+    return rows.astype(np.int64)
+
+
+def check_positive(value, name, allow_zero=False, allow_inf=False):
+    """A real number > 0 (or ≥ 0); returns it as float. Raises ValueError otherwise."""
+    ok = isinstance(value, Real) and not isinstance(value, bool) and not np.isnan(value)
+    ok = ok and (value >= 0 if allow_zero else value > 0) and (allow_inf or np.isfinite(value))
+    if not ok:
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be a finite real number {bound}; got {value!r}")
+    return float(value)
+
+
+def check_choice(value, name, choices):
+    """Raise ValueError unless ``value`` is one of ``choices``."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}; got {value!r}")
+    return value
+
+
+def check_int(value, name, minimum):
+    if not isinstance(value, Integral) or isinstance(value, bool) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
+    return int(value)

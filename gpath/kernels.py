@@ -1,0 +1,209 @@
+"""Kernel functions in the caller's array namespace, and the device cache of Q columns.
+
+Parameter names and meanings follow scikit-learn's ``SVC``: ``gamma`` (a float, ``"scale"``
+= 1 / (n_features · X.var()) or ``"auto"`` = 1 / n_features), ``degree`` and ``coef0``.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from numbers import Real
+
+import numpy as np
+
+from ._array_api import get_namespace_and_device, namespace_by_name, to_device
+
+__all__ = ["Kernel", "QColumnCache", "KERNELS"]
+
+KERNELS = ("linear", "rbf", "poly")
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A resolved kernel: ``kind`` with a numeric ``gamma``.
+
+    Parameters
+    ----------
+    kind : {"linear", "rbf", "poly"}
+        ``linear``: ⟨x, z⟩; ``rbf``: exp(−gamma ‖x − z‖²);
+        ``poly``: (gamma ⟨x, z⟩ + coef0) ** degree.
+    gamma : float
+        Kernel coefficient of ``rbf`` and ``poly`` (ignored by ``linear``), > 0.
+    degree : int
+        Degree of ``poly``.
+    coef0 : float
+        Independent term of ``poly``.
+    """
+
+    kind: str
+    gamma: float = 1.0
+    degree: int = 3
+    coef0: float = 0.0
+
+    @classmethod
+    def from_params(cls, kernel, gamma, degree, coef0, X) -> "Kernel":
+        """Validate scikit-learn-style parameters and resolve ``gamma`` on training data ``X``.
+
+        Parameters
+        ----------
+        kernel : str
+        gamma : float or {"scale", "auto"}
+        degree : int
+        coef0 : float
+        X : array of shape (n_samples, n_features)
+            Training inputs (any array-API namespace), used by ``gamma="scale"``.
+
+        Raises
+        ------
+        ValueError
+            For an unknown kernel, a non-positive or unknown gamma, or a degree < 1.
+        """
+        if kernel not in KERNELS:
+            raise ValueError(f"kernel must be one of {KERNELS}; got {kernel!r}")
+        d = X.shape[1]
+        if isinstance(gamma, str):
+            if gamma == "scale":
+                xp, _ = get_namespace_and_device(X)
+                var = float(xp.mean((X - xp.mean(X)) ** 2))
+                gamma_value = 1.0 / (d * var) if var > 0 else 1.0
+            elif gamma == "auto":
+                gamma_value = 1.0 / d
+            else:
+                raise ValueError(f"gamma must be a positive float, 'scale' or 'auto'; got {gamma!r}")
+        elif isinstance(gamma, Real) and not isinstance(gamma, bool) and gamma > 0:
+            gamma_value = float(gamma)
+        else:
+            raise ValueError(f"gamma must be a positive float, 'scale' or 'auto'; got {gamma!r}")
+        if kernel == "poly" and (int(degree) != degree or degree < 1):
+            raise ValueError(f"degree must be an integer >= 1; got {degree!r}")
+        if not isinstance(coef0, Real):
+            raise ValueError(f"coef0 must be a real number; got {coef0!r}")
+        return cls(kernel, gamma_value, int(degree), float(coef0))
+
+    def __call__(self, X1, X2):
+        """Kernel block K(X1, X2) of shape (n1, n2), in the namespace and on the device of X1."""
+        xp, _ = get_namespace_and_device(X1, X2)
+        inner = X1 @ X2.T
+        if self.kind == "linear":
+            return inner
+        if self.kind == "poly":
+            return (self.gamma * inner + self.coef0) ** self.degree
+        sq1 = xp.sum(X1 * X1, axis=1)
+        sq2 = xp.sum(X2 * X2, axis=1)
+        dist = xp.maximum(sq1[:, None] + sq2[None, :] - 2.0 * inner, 0.0)
+        return xp.exp(-self.gamma * dist)
+
+
+class QColumnCache:
+    """Device-resident columns ``Q[:, k]`` of the margin points, one slot per column.
+
+    Slots are reused in the order they were freed; a point that leaves the margin keeps its
+    column in a free slot until that slot is taken, so re-entering the margin costs no kernel
+    evaluation. The product ``Q[:, M] φ_M`` is one matrix-vector product with the used slots
+    (free slots get coefficient 0).
+
+    Parameters
+    ----------
+    xp : namespace
+    device : device
+    n_rows : int
+        Number of training points (rows of every column).
+    capacity : int
+        Initial number of slots; doubled when full.
+    """
+
+    def __init__(self, xp, device, n_rows: int, capacity: int = 16):
+        self.xp, self.device = xp, device
+        self.data = xp.zeros((n_rows, max(capacity, 1)), dtype=xp.float64, device=device)
+        self.owner = np.full(self.data.shape[1], -1, dtype=np.int64)  # point held by a slot
+        self.used = np.zeros(self.data.shape[1], dtype=bool)
+        self.slot_of: dict[int, int] = {}
+        self.free = deque(range(self.data.shape[1]))
+        self.n_columns_computed = 0
+
+    def __getstate__(self):
+        return {**self.__dict__, "xp": self.xp.__name__}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state, xp=namespace_by_name(state["xp"]))
+
+    @property
+    def capacity(self) -> int:
+        return self.data.shape[1]
+
+    def copy_with_rows(self, rows, extra_rows=None) -> "QColumnCache":
+        """A new cache whose rows are ``self.data[rows]`` followed by ``extra_rows``.
+
+        Parameters
+        ----------
+        rows : device int array of shape (n_keep,) or None (all rows, in order)
+        extra_rows : device array of shape (n_extra, capacity) or None
+        """
+        xp = self.xp
+        new = object.__new__(QColumnCache)
+        new.xp, new.device = xp, self.device
+        data = self.data if rows is None else xp.take(self.data, rows, axis=0)
+        if extra_rows is not None:
+            data = xp.concat([data, extra_rows], axis=0)
+        elif rows is None:
+            data = xp.asarray(data, copy=True)
+        new.data = data
+        new.owner, new.used = self.owner.copy(), self.used.copy()
+        new.slot_of, new.free = dict(self.slot_of), deque(self.free)
+        new.n_columns_computed = self.n_columns_computed
+        return new
+
+    def renumber(self, new_index: np.ndarray) -> None:
+        """Map owners through ``new_index`` (old point -> new point, -1 = removed)."""
+        held = self.owner >= 0
+        self.owner[held] = new_index[self.owner[held]]
+        # A removed point never holds a used slot (R leaves M before the path starts).
+        self.slot_of = {int(p): int(s) for s, p in enumerate(self.owner) if p >= 0}
+
+    def lookup(self, point: int):
+        """Claim the slot still holding ``point``'s column, or return None."""
+        slot = self.slot_of.get(point)
+        if slot is None or self.used[slot]:
+            return None
+        self.free.remove(slot)
+        self.used[slot] = True
+        return slot
+
+    def store(self, point: int, column) -> int:
+        """Put ``column`` (device, shape (n_rows,)) for ``point`` in a free slot; return it."""
+        if not self.free:
+            self._grow()
+        slot = self.free.popleft()
+        old = int(self.owner[slot])
+        if old >= 0:
+            self.slot_of.pop(old, None)
+        self.data[:, slot] = column
+        self.owner[slot], self.used[slot] = point, True
+        self.slot_of[point] = slot
+        return slot
+
+    def release(self, point: int) -> None:
+        """Mark ``point``'s slot free, keeping its column for a later :meth:`lookup`."""
+        slot = self.slot_of[point]
+        self.used[slot] = False
+        self.free.append(slot)
+
+    def column(self, slot: int):
+        return self.data[:, slot]
+
+    def matvec(self, coef_by_slot: np.ndarray):
+        """``Q[:, slots] @ coef`` on the device; ``coef_by_slot`` is a host vector (capacity,)."""
+        hi = int(np.flatnonzero(coef_by_slot)[-1]) + 1 if np.any(coef_by_slot) else 0
+        if hi == 0:
+            return self.xp.zeros(self.data.shape[0], dtype=self.data.dtype, device=self.device)
+        coef = to_device(coef_by_slot[:hi], self.xp, self.device)
+        return self.data[:, :hi] @ coef
+
+    def _grow(self) -> None:
+        xp, old = self.xp, self.capacity
+        pad = xp.zeros((self.data.shape[0], old), dtype=self.data.dtype, device=self.device)
+        self.data = xp.concat([self.data, pad], axis=1)
+        self.owner = np.concatenate([self.owner, np.full(old, -1, dtype=np.int64)])
+        self.used = np.concatenate([self.used, np.zeros(old, dtype=bool)])
+        self.free.extend(range(old, 2 * old))

@@ -1,0 +1,56 @@
+"""Shared test data and the exactness assertion."""
+
+from __future__ import annotations
+
+import functools
+import pickle
+
+import numpy as np
+
+from gpath._array_api import to_host
+from gpath.reference import exact_svc
+
+
+@functools.lru_cache(maxsize=None)
+def dataset(name: str):
+    """Real data (host NumPy): X standardized or scaled as in the demo, y in {0, 1}."""
+    if name == "breast_cancer":
+        from sklearn.datasets import load_breast_cancer
+
+        X, y = load_breast_cancer(return_X_y=True)
+        return (X - X.mean(0)) / X.std(0), y
+    if name == "bananas":
+        from gpath.datasets import load_bananas
+
+        return load_bananas()
+    if name == "waterflow":
+        from gpath.datasets import load_waterflow_direction
+
+        return load_waterflow_direction()
+    raise KeyError(name)
+
+
+def assert_exact(model, X, y, rtol=1e-7, kkt=1e-9):
+    """The model equals the exact reference on its training set (X, y host, y in classes_).
+
+    Decision values within ``rtol`` of the largest |value|; the model's recomputed KKT
+    violation at most ``kkt``; and the reference itself exact (else LIBSVM's index sets
+    were wrong and the comparison would prove nothing).
+    """
+    y_pm = np.where(y == model.classes_[1], 1.0, -1.0)
+    k = model.kernel_
+    ref = exact_svc(X, y_pm, model.C, k.kind, k.gamma, k.degree, k.coef0, ridge=model.ridge)
+    assert ref.kkt <= 1e-9, f"reference not exact (KKT {ref.kkt:.2e}): LIBSVM's index sets are off"
+    assert model.check_kkt() <= kkt, f"model KKT violation {model.check_kkt():.2e}"
+    xp_X = model.state_.X
+    f = to_host(model.decision_function(xp_X))
+    f_ref = ref.decision_function(X)
+    err = np.abs(f - f_ref).max() / np.abs(f_ref).max()
+    assert err <= rtol, f"decision values differ from the exact reference by {err:.2e} (relative)"
+    np.testing.assert_allclose(model.alpha_, ref.alpha, atol=1e-7 * model.C)
+    return err
+
+
+def snapshot(model) -> bytes:
+    """Every fitted attribute and the whole path state, as bytes."""
+    return pickle.dumps(model.__dict__)

@@ -1,0 +1,306 @@
+"""IncrementalSVC: exactness against the reference on real data, on every backend."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpath import IncrementalSVC
+from gpath._array_api import to_host
+from helpers import assert_exact, dataset, snapshot
+
+
+class Window:
+    """The test's own record of which pool rows the model holds, by sample id."""
+
+    def __init__(self, X, y, backend):
+        self.X, self.y, self.backend = X, y, backend
+        self.rows: dict[int, int] = {}
+        self.next_id = 0
+
+    def fit(self, model, rows):
+        model.fit(self.backend.asarray(self.X[rows]), self.backend.asarray(self.y[rows]))
+        self.rows = {i: int(r) for i, r in enumerate(rows)}
+        self.next_id = len(rows)
+
+    def update(self, model, add_rows, remove_ids):
+        kw = {}
+        if len(add_rows):
+            kw = dict(X_add=self.backend.asarray(self.X[add_rows]), y_add=self.backend.asarray(self.y[add_rows]))
+        model.update(**kw, remove=remove_ids)
+        for i in remove_ids:
+            del self.rows[int(i)]
+        for r in add_rows:
+            self.rows[self.next_id] = int(r)
+            self.next_id += 1
+
+    def current(self, model):
+        ids = list(self.rows)
+        np.testing.assert_array_equal(model.sample_ids_, ids)
+        rows = np.array([self.rows[i] for i in ids])
+        return self.X[rows], self.y[rows]
+
+
+def _run_sequence(model, backend, name, n0, n_updates, seed, check_every=1):
+    X, y = dataset(name)
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(y)) if name != "waterflow" else np.arange(len(y))
+    win = Window(X, y, backend)
+    win.fit(model, order[:n0])
+    assert_exact(model, *win.current(model))
+    nxt = n0
+    for u in range(n_updates):
+        m = int(rng.integers(0, 25))
+        ids = np.array(list(win.rows))
+        ell = int(rng.integers(0, 25)) if u % 3 else 0
+        remove = rng.choice(ids, ell, replace=False) if name != "waterflow" else ids[:ell]
+        win.update(model, order[nxt : nxt + m], remove)
+        nxt += m
+        stats = model.last_update_
+        assert (stats.n_added, stats.n_removed) == (m, ell)
+        if (u + 1) % check_every == 0:
+            assert_exact(model, *win.current(model))
+    return model
+
+
+@pytest.mark.parametrize("name,C,gamma", [
+    ("breast_cancer", 10.0, 0.05), ("breast_cancer", 0.1, "scale"),
+    ("bananas", 100.0, 1.0), ("waterflow", 10.0, "scale"),
+])
+def test_mixed_updates_stay_exact(backend, name, C, gamma):
+    model = IncrementalSVC(C=C, gamma=gamma)
+    _run_sequence(model, backend, name, 300, 6, seed=1, check_every=2)
+    backend.check(model.dual_coef_, (1, len(model.support_)))
+    backend.check(model.support_vectors_, (len(model.support_), model.n_features_in_))
+    backend.check(model.intercept_, (1,))
+
+
+@pytest.mark.parametrize("kernel,params", [("linear", {}), ("poly", {"degree": 2, "coef0": 1.0, "gamma": 0.02})])
+def test_other_kernels_exact(kernel, params):
+    X, y = dataset("breast_cancer")
+    model = IncrementalSVC(C=1.0, kernel=kernel, **params).fit(X[:250], y[:250])
+    model.update(X_add=X[250:300], y_add=y[250:300], remove=np.arange(0, 40))
+    assert_exact(model, X[40:300], y[40:300])
+
+
+def test_numpy_and_array_api_strict_agree():
+    from conftest import make_backend
+
+    results = []
+    for name in ("numpy", "array_api_strict"):
+        backend = make_backend(name)
+        model = _run_sequence(IncrementalSVC(C=10.0, gamma=0.5), backend, "bananas", 250, 5, seed=3,
+                              check_every=5)
+        results.append((to_host(model.decision_function(model.state_.X)), model.alpha_, model.support_,
+                        model.last_update_.n_breakpoints))
+    (f1, a1, s1, b1), (f2, a2, s2, b2) = results
+    np.testing.assert_allclose(f1, f2, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(a1, a2, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(s1, s2)
+    assert b1 == b2
+
+
+def test_single_and_multiple_end_at_the_same_model(backend):
+    X, y = dataset("breast_cancer")
+    models = {}
+    for method in ("multiple", "single"):
+        model = IncrementalSVC(C=10.0, gamma=0.05, method=method).fit(backend.asarray(X[:300]), backend.asarray(y[:300]))
+        model.update(X_add=backend.asarray(X[300:340]), y_add=backend.asarray(y[300:340]), remove=np.arange(10, 50))
+        models[method] = model
+    mid, sid = models["multiple"], models["single"]
+    np.testing.assert_array_equal(mid.sample_ids_, sid.sample_ids_)
+    np.testing.assert_allclose(mid.alpha_, sid.alpha_, atol=1e-10)
+    assert mid.last_update_.n_breakpoints < sid.last_update_.n_breakpoints
+    assert_exact(sid, np.concatenate([X[:10], X[50:340]]), np.concatenate([y[:10], y[50:340]]))
+
+
+# ---------------------------------------------------------------- degenerate cases
+def test_remove_only_zero_alpha_points_needs_no_breakpoint():
+    X, y = dataset("breast_cancer")
+    model = IncrementalSVC(C=1.0, gamma=0.05).fit(X[:300], y[:300])
+    f_before = model.decision_function(X)
+    zero = model.sample_ids_[model.alpha_ == 0][:20]
+    model.update(remove=zero)
+    assert model.last_update_.n_breakpoints == 0
+    np.testing.assert_allclose(model.decision_function(X), f_before, rtol=0, atol=1e-12)
+    keep = np.setdiff1d(np.arange(300), zero)
+    assert_exact(model, X[keep], y[keep])
+
+
+def test_remove_every_margin_point(backend):
+    X, y = dataset("breast_cancer")
+    model = IncrementalSVC(C=10.0, gamma=0.05).fit(backend.asarray(X[:300]), backend.asarray(y[:300]))
+    margin = model.sample_ids_[(model.alpha_ > 0) & (model.alpha_ < model.C)]
+    assert len(margin) > 5
+    model.update(remove=margin)
+    keep = np.setdiff1d(np.arange(300), margin)
+    assert_exact(model, X[keep], y[keep])
+
+
+def test_add_points_of_one_class_only():
+    X, y = dataset("bananas")
+    model = IncrementalSVC(C=100.0, gamma=1.0).fit(X[:300], y[:300])
+    ones = np.flatnonzero(y[300:600] == 1)[:40] + 300
+    model.update(X_add=X[ones], y_add=y[ones])
+    rows = np.concatenate([np.arange(300), ones])
+    assert_exact(model, X[rows], y[rows])
+
+
+def test_point_entering_exactly_on_the_margin():
+    # Linear kernel, 1-D: the optimum is f(x) = x, so a new +1 point at x = 1 has y f = 1.
+    X = np.array([[-1.0], [1.0], [-3.0], [3.0]])
+    y = np.array([0, 1, 0, 1])
+    model = IncrementalSVC(C=10.0, kernel="linear", ridge=0.0).fit(X, y)
+    np.testing.assert_allclose(model.decision_function(np.array([[1.0], [-1.0]])), [1.0, -1.0], atol=1e-14)
+    model.update(X_add=np.array([[1.0], [2.0]]), y_add=np.array([1, 1]))
+    assert model.last_update_.n_breakpoints == 0
+    np.testing.assert_allclose(model.alpha_[-2:], 0.0)
+    assert model.check_kkt() <= 1e-12
+
+
+def test_tied_duplicates_deterministic():
+    X, y = dataset("breast_cancer")
+    add = np.repeat(X[300:310], 3, axis=0)  # every new point three times: exact ties
+    y_add = np.repeat(y[300:310], 3)
+    runs = []
+    for _ in range(2):
+        model = IncrementalSVC(C=10.0, gamma=0.05).fit(X[:300], y[:300])
+        model.update(X_add=add, y_add=y_add, remove=np.arange(5))
+        runs.append(model)
+    np.testing.assert_array_equal(runs[0].alpha_, runs[1].alpha_)
+    assert runs[0].last_update_ == runs[1].last_update_.__class__(**{
+        **runs[1].last_update_.__dict__, "time": runs[0].last_update_.time})
+    assert_exact(runs[0], np.concatenate([X[5:300], add]), np.concatenate([y[5:300], y_add]))
+
+
+def test_duplicates_with_opposite_labels():
+    X, y = dataset("breast_cancer")
+    model = IncrementalSVC(C=1.0, gamma=0.05).fit(X[:300], y[:300])
+    model.update(X_add=X[:20], y_add=1 - y[:20])
+    assert_exact(model, np.concatenate([X[:300], X[:20]]), np.concatenate([y[:300], 1 - y[:20]]))
+
+
+@pytest.mark.parametrize("C", [1e-3, 1e4])
+def test_extreme_C(backend, C):
+    # C = 1e-3: every point at a bound, the margin set is empty (section 3.3) along the path.
+    model = IncrementalSVC(C=C, gamma=0.05)
+    _run_sequence(model, backend, "breast_cancer", 200, 4, seed=5, check_every=2)
+
+
+# ---------------------------------------------------------------- API
+def test_ids_and_partial_fit():
+    X, y = dataset("breast_cancer")
+    model = IncrementalSVC(C=1.0, gamma=0.05).partial_fit(X[:100], y[:100])
+    np.testing.assert_array_equal(model.sample_ids_, np.arange(100))
+    model.update(X_add=X[100:110], y_add=y[100:110], remove=[3, 7])
+    np.testing.assert_array_equal(model.sample_ids_, np.r_[0:3, 4:7, 8:110])
+    model.partial_fit(X[110:115], y[110:115])
+    np.testing.assert_array_equal(model.sample_ids_[-5:], np.arange(110, 115))
+    model.update(remove=[110, 0])
+    assert 0 not in model.sample_ids_ and 110 not in model.sample_ids_
+    assert model.last_update_.n_removed == 2
+
+
+def test_sklearn_attributes_with_string_labels():
+    X, y = dataset("breast_cancer")
+    labels = np.array(["benign", "malignant"])[1 - y]  # classes_ sorted: benign, malignant
+    model = IncrementalSVC(C=1.0, gamma=0.05).fit(X[:300], labels[:300])
+    np.testing.assert_array_equal(model.classes_, ["benign", "malignant"])
+    assert set(model.predict(X[300:])) <= {"benign", "malignant"}
+    assert model.score(X[300:], labels[300:]) > 0.9
+    alpha = model.alpha_
+    np.testing.assert_array_equal(model.support_, np.flatnonzero(alpha > 0))
+    y_pm = np.where(labels[:300] == "malignant", 1.0, -1.0)
+    np.testing.assert_allclose(model.dual_coef_[0], (y_pm * alpha)[model.support_])
+    np.testing.assert_array_equal(model.support_vectors_, X[:300][model.support_])
+    assert model.n_support_.tolist() == [int(np.sum(y_pm[model.support_] < 0)), int(np.sum(y_pm[model.support_] > 0))]
+    f = model.decision_function(X[:300])
+    k = model.kernel_(X[:300], model.support_vectors_)
+    np.testing.assert_allclose(f, k @ model.dual_coef_[0] + model.intercept_[0])
+    assert model.get_params()["C"] == 1.0 and model.set_params(C=2.0) is model
+    assert model.last_update_.n_added == 300 and model.last_update_.margin_size > 0
+
+
+# ---------------------------------------------------------------- bad input
+@pytest.fixture
+def fitted():
+    X, y = dataset("breast_cancer")
+    return IncrementalSVC(C=1.0, gamma=0.05).fit(X[:200], y[:200]), X, y
+
+
+def _nan(X):
+    X = X.copy()
+    X[3, 4] = np.nan
+    return X
+
+
+def _inf(X):
+    X = X.copy()
+    X[0, 0] = np.inf
+    return X
+
+
+@pytest.mark.parametrize("kwargs,error,match", [
+    (lambda X, y: dict(X_add=_nan(X[200:210]), y_add=y[200:210]), ValueError, "X_add must be finite"),
+    (lambda X, y: dict(X_add=_inf(X[200:210]), y_add=y[200:210]), ValueError, "X_add must be finite"),
+    (lambda X, y: dict(X_add=X[200:210, :5], y_add=y[200:210]), ValueError, "30 features"),
+    (lambda X, y: dict(X_add=X[200], y_add=y[200:201]), ValueError, "must be 2-D"),
+    (lambda X, y: dict(X_add=X[200:210], y_add=y[200:209]), ValueError, r"shape \(10,\)"),
+    (lambda X, y: dict(X_add=X[200:210], y_add=np.full(10, 7)), ValueError, "labels not seen in fit: \\[7\\]"),
+    (lambda X, y: dict(X_add=X[200:210]), ValueError, "together"),
+    (lambda X, y: dict(remove=[5, 5]), ValueError, "repeats sample ids: \\[5\\]"),
+    (lambda X, y: dict(remove=[5, 999]), KeyError, "not in the model: \\[999\\]"),
+    (lambda X, y: dict(remove=[0.5]), TypeError, "integer sample ids"),
+    (lambda X, y: dict(remove=np.flatnonzero(y[:200] == 1)), ValueError, "only class"),
+])
+def test_bad_update_input_leaves_model_unchanged(fitted, kwargs, error, match):
+    model, X, y = fitted
+    before = snapshot(model)
+    with pytest.raises(error, match=match):
+        model.update(**kwargs(X, y))
+    assert snapshot(model) == before
+
+
+@pytest.mark.parametrize("params,match", [
+    (dict(C=0.0), "C must be a finite real number > 0; got 0.0"),
+    (dict(C=-1.0), "C must be"), (dict(C=np.inf), "C must be"), (dict(C="1"), "C must be"),
+    (dict(ridge=-1e-3), "ridge must be"), (dict(method="batch"), "method must be one of"),
+    (dict(tol=0), "tol must be"),
+])
+def test_bad_parameters(fitted, params, match):
+    model, X, y = fitted
+    with pytest.raises(ValueError, match=match):
+        IncrementalSVC(**params).fit(X[:50], y[:50])
+    before = snapshot(model)
+    model.set_params(**params)
+    with pytest.raises(ValueError, match=match):
+        model.update(X_add=X[200:210], y_add=y[200:210])
+    model.set_params(**{k: IncrementalSVC().get_params()[k] for k in params})
+    assert snapshot(model) == before
+
+
+def test_bad_fit_input():
+    X, y = dataset("breast_cancer")
+    with pytest.raises(ValueError, match="exactly two classes"):
+        IncrementalSVC().fit(X[:30], np.arange(30) % 3)
+    with pytest.raises(ValueError, match="exactly two classes"):
+        IncrementalSVC().fit(X[:30], np.zeros(30))
+    with pytest.raises(ValueError, match="X must be finite"):
+        IncrementalSVC().fit(_nan(X[:30]), y[:30])
+    with pytest.raises(TypeError, match="real numbers"):
+        IncrementalSVC().fit(np.array([["a", "b"], ["c", "d"]]), [0, 1])
+
+
+def test_device_mismatch_is_a_type_error():
+    from conftest import make_backend
+
+    strict = make_backend("array_api_strict")
+    X, y = dataset("breast_cancer")
+    model = IncrementalSVC(gamma=0.05).fit(strict.asarray(X[:50]), strict.asarray(y[:50]))
+    before = snapshot(model)
+    with pytest.raises(TypeError, match="model's array namespace"):
+        model.update(X_add=X[50:60], y_add=y[50:60])
+    other = strict.xp.asarray(X[50:60], device=strict.xp.Device("device2"))
+    with pytest.raises(TypeError, match="on device"):
+        model.update(X_add=other, y_add=y[50:60])
+    assert snapshot(model) == before

@@ -1,0 +1,71 @@
+"""The host factor of the bordered margin matrix against a dense solve."""
+
+import numpy as np
+import pytest
+
+from gpath.linalg import BorderedFactor, SingularMarginError
+
+
+def _bordered(y, Q):
+    m = len(y)
+    big = np.zeros((m + 1, m + 1))
+    big[0, 1:] = big[1:, 0] = y
+    big[1:, 1:] = Q
+    return big
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_random_insert_delete_matches_dense_solve(seed):
+    rng = np.random.default_rng(seed)
+    pool = rng.standard_normal((60, 5))
+    labels = rng.choice([-1.0, 1.0], 60)
+    K = np.exp(-0.3 * ((pool[:, None] - pool[None]) ** 2).sum(-1)) + 1e-6 * np.eye(60)
+    Q = labels[:, None] * labels[None] * K
+    f = BorderedFactor()
+    members: list[int] = []
+    for _ in range(300):
+        outside = [i for i in range(60) if i not in members]
+        if members and (rng.random() < 0.4 or not outside):
+            pos = int(rng.integers(len(members)))
+            f.delete(pos)
+            members.pop(pos)
+        else:
+            k = int(rng.choice(outside))
+            f.insert(labels[k], Q[k, members], Q[k, k])
+            members.append(k)
+        assert f.size == len(members)
+        if members:
+            big = _bordered(labels[members], Q[np.ix_(members, members)])
+            np.testing.assert_array_equal(f.matrix, big)
+            rhs = rng.standard_normal(len(members) + 1)
+            x = f.solve(rhs)
+            expected = np.linalg.solve(big, rhs)
+            assert np.abs(x - expected).max() <= 1e-9 * max(1.0, np.abs(expected).max())
+            assert np.abs(big @ x - rhs).max() <= 1e-10 * (np.abs(big).max() * np.abs(x).max() + 1)
+
+
+def test_duplicate_point_without_ridge_is_singular_and_factor_kept():
+    y = np.array([1.0, -1.0])
+    Q = np.array([[1.0, -0.5], [-0.5, 1.0]])
+    f = BorderedFactor()
+    f.insert(y[0], Q[0, :0], Q[0, 0])
+    f.insert(y[1], Q[1, :1], Q[1, 1])
+    before = f.matrix.copy()
+    # A copy of point 0 (same label, same kernel row): 𝐌 gets two equal rows.
+    with pytest.raises(SingularMarginError, match="ridge > 0"):
+        f.insert(y[0], Q[0, :2], Q[0, 0])
+    np.testing.assert_array_equal(f.matrix, before)
+    x = f.solve(np.array([0.0, 1.0, 1.0]))
+    np.testing.assert_allclose(before @ x, [0.0, 1.0, 1.0], atol=1e-14)
+
+
+def test_empty_margin_solve_raises():
+    with pytest.raises(SingularMarginError, match="empty"):
+        BorderedFactor().solve(np.zeros(1))
+
+
+def test_delete_out_of_range():
+    f = BorderedFactor()
+    f.insert(1.0, np.zeros(0), 1.0)
+    with pytest.raises(IndexError, match="out of range"):
+        f.delete(1)
