@@ -53,7 +53,9 @@ def make_backend(name):
             pytest.skip("no CUDA device")
     except Exception as exc:  # no driver at all
         pytest.skip(f"no CUDA device ({type(exc).__name__})")
-    return Backend("cupy", cp, cp.cuda.Device(0))
+    import array_api_compat.cupy as xp
+
+    return Backend("cupy", xp, cp.cuda.Device(0))
 
 
 @pytest.fixture(params=list(_backends()))
