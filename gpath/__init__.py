@@ -3,7 +3,13 @@
 from ._path import PathError, PathStats
 from .incremental import IncrementalSVC
 from .linalg import SingularMarginError
+from .robust import CCCPRobustSVC, CCCPRobustSVR, OutlierPath, RobustSVC, RobustSVR
+from .simple import NotSeparableError, SimpleStats, SimpleSVC
 
 __version__ = "0.1.0"
 
-__all__ = ["IncrementalSVC", "PathError", "PathStats", "SingularMarginError", "__version__"]
+__all__ = [
+    "CCCPRobustSVC", "CCCPRobustSVR", "IncrementalSVC", "OutlierPath", "PathError", "PathStats",
+    "NotSeparableError", "RobustSVC", "RobustSVR", "SimpleSVC", "SimpleStats", "SingularMarginError",
+    "__version__",
+]

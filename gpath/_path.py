@@ -245,6 +245,38 @@ class SVCState:
         self.yf = self.yf + self.y * (b - self.b)
         self.b = b
 
+    @classmethod
+    def at_zero(cls, xp, device, X, y, kernel: Kernel, C: float, ridge: float) -> SVCState:
+        """The feasible point α = 0 on the rows (X, y): every point in O, M empty, b = 0.
+
+        SimpleSVM (:mod:`gpath.simple`) starts here and moves this state, in place, to the
+        optimum: its sets S0, Swork, SC are O, M, I, its working-set factor is ``factor`` and
+        its working-set columns are in ``cache``, so the result is a state :meth:`follow` can
+        move on.
+
+        Parameters
+        ----------
+        xp, device
+            Namespace and device of X and y.
+        X : device array of shape (n_samples, n_features), float64
+        y : device array of shape (n_samples,), float64, entries ±1
+        kernel : Kernel
+        C : float
+            Box constraint, > 0 (inf: no upper bound).
+        ridge : float
+            Constant on the diagonal of Q.
+        """
+        state = cls(xp, device, kernel, C, ridge, X.shape[1])
+        n = X.shape[0]
+        state.X, state.y = X, y
+        state.y_host = to_host(y).astype(np.float64)
+        state.yf = xp.zeros(n, dtype=xp.float64, device=device)
+        state.side = xp.ones(n, dtype=xp.float64, device=device)
+        state.alpha = np.zeros(n)
+        state.where = np.full(n, O, dtype=np.int8)
+        state.cache = QColumnCache(xp, device, n)
+        return state
+
 
 class _PathRun:
     """One multi-parametric path: the working variables of :meth:`SVCState.follow`.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -11,17 +12,21 @@ from ._array_api import get_namespace_and_device, is_array_api, to_device, to_ho
 __all__ = ["check_X", "check_labels", "check_ids", "check_positive", "check_choice"]
 
 
-def check_X(X, name="X", n_features=None, xp=None, device=None):
+def check_X(X, name="X", n_features=None, xp=None, device=None, owner=None):
     """Validate a 2-D finite real array and return it as float64 in its namespace.
 
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features)
+        Any array-API array, or anything NumPy turns into a numeric array (lists, pandas
+        frames, object arrays of numbers). Sparse matrices are refused.
     name : str
         Argument name used in messages.
     n_features : int or None
         Expected number of columns.
     xp, device : namespace and device the array must already live in (None: any).
+    owner : str or None
+        Estimator name for the feature-count message (scikit-learn's wording).
 
     Returns
     -------
@@ -31,47 +36,75 @@ def check_X(X, name="X", n_features=None, xp=None, device=None):
     Raises
     ------
     TypeError
-        If X is not numeric, or lives in another namespace or on another device than the model.
+        If X is sparse, not numeric, or lives in another namespace or on another device than
+        the model.
     ValueError
-        If X is not 2-D, is empty, has the wrong number of columns, or holds NaN or inf.
+        If X is complex, not 2-D, has no rows or no columns, has the wrong number of columns,
+        or holds NaN or inf.
     """
+    if _is_sparse(X):
+        raise TypeError(
+            f"{name} is a sparse {type(X).__name__}; sparse input is not supported: pass a dense array"
+        )
     if not is_array_api(X):
         try:
             X = np.asarray(X)
-        except Exception as exc:  # ragged lists and the like
+        except (TypeError, ValueError) as exc:  # ragged lists and the like
             raise ValueError(f"{name} must be a 2-D array of numbers; got {type(X).__name__} ({exc})") from None
+    if isinstance(X, np.ndarray) and X.dtype == object:
+        try:
+            X = X.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{name} must hold real numbers; {exc}") from None
     xq, dev = get_namespace_and_device(X)
     if xp is not None and (xq.__name__ != xp.__name__ or str(dev) != str(device)):
         raise TypeError(
             f"{name} must be in the model's array namespace {xp.__name__!r} on device {device!r}; "
             f"got {xq.__name__!r} on {dev!r}"
         )
+    if xq.isdtype(X.dtype, "complex floating"):
+        raise ValueError(f"{name} must hold real numbers: Complex data not supported (dtype {X.dtype})")
     if not (xq.isdtype(X.dtype, "real floating") or xq.isdtype(X.dtype, "integral")
             or xq.isdtype(X.dtype, "bool")):
         raise TypeError(f"{name} must hold real numbers; got dtype {X.dtype}")
     if X.ndim != 2:
         raise ValueError(f"{name} must be 2-D (n_samples, n_features); got shape {tuple(X.shape)}")
-    if X.shape[0] == 0 or X.shape[1] == 0:
-        raise ValueError(f"{name} must have at least one row and one column; got shape {tuple(X.shape)}")
+    for axis, what in ((0, "sample"), (1, "feature")):
+        if X.shape[axis] == 0:
+            raise ValueError(
+                f"{name} has 0 {what}(s) (shape={tuple(X.shape)}) while a minimum of 1 is required."
+            )
     if n_features is not None and X.shape[1] != n_features:
-        raise ValueError(f"{name} must have {n_features} features, as in fit; got {X.shape[1]}")
+        raise ValueError(
+            f"{name} has {X.shape[1]} features, but {owner or 'the model'} is expecting "
+            f"{n_features} features as input (as in fit)"
+        )
     X = xq.astype(X, xq.float64)
     if not bool(xq.all(xq.isfinite(X))):
         raise ValueError(f"{name} must be finite; got NaN or inf")
     return X, xq, dev
 
 
-def check_labels(y, n_samples, name="y", classes=None):
+def _is_sparse(X) -> bool:
+    import scipy.sparse
+
+    return scipy.sparse.issparse(X)
+
+
+def check_labels(y, n_samples, name="y", classes=None, owner=None):
     """Validate class labels; return them as a host NumPy array and the two classes.
 
     Parameters
     ----------
     y : array-like of shape (n_samples,)
+        A column vector (n_samples, 1) is accepted with a ``DataConversionWarning``.
     n_samples : int
         Rows of the matching X.
     classes : ndarray of shape (2,) or None
         Classes seen in ``fit``; every label must be one of them. None: ``y`` must hold
         exactly two distinct labels, which become the classes (sorted).
+    owner : str or None
+        Estimator name for the message when ``y`` is None.
 
     Returns
     -------
@@ -81,10 +114,22 @@ def check_labels(y, n_samples, name="y", classes=None):
     Raises
     ------
     ValueError
-        On a wrong shape, NaN labels, a number of classes other than two, or an unseen label.
+        If y is None, has a wrong shape, holds NaN or continuous values ("Unknown label
+        type"), holds a number of classes other than two ("Only binary classification is
+        supported" for more), or a label not in ``classes``.
     """
+    from sklearn.exceptions import DataConversionWarning
+    from sklearn.utils.multiclass import type_of_target
+
+    if y is None:
+        raise ValueError(f"{owner or 'this estimator'} requires y to be passed, but the target y is None")
     labels = to_host(y) if is_array_api(y) else np.asarray(y)
     if labels.ndim == 2 and labels.shape[1] == 1:
+        warnings.warn(
+            f"A column-vector y was passed when a 1d array was expected. Please change the shape "
+            f"of {name} to (n_samples,), for example using ravel().",
+            DataConversionWarning, stacklevel=3,
+        )
         labels = labels[:, 0]
     if labels.ndim != 1 or labels.shape[0] != n_samples:
         raise ValueError(f"{name} must have shape ({n_samples},) to match X; got {labels.shape}")
@@ -92,12 +137,24 @@ def check_labels(y, n_samples, name="y", classes=None):
         raise ValueError(f"{name} must not hold NaN or inf labels")
     if labels.dtype.kind not in "biufUSO":
         raise ValueError(f"{name} must hold class labels; got dtype {labels.dtype}")
+    target_type = type_of_target(labels, input_name=name)
+    if target_type not in ("binary", "multiclass"):
+        raise ValueError(
+            f"Unknown label type: {target_type}. {name} must hold two discrete class labels; "
+            f"got {target_type} values"
+        )
     if classes is None:
         classes = np.unique(labels)
-        if classes.shape[0] != 2:
+        if classes.shape[0] > 2:
             raise ValueError(
+                f"Only binary classification is supported. The type of the target is {target_type}: "
                 f"{name} must hold exactly two classes for a binary SVC; got {classes.shape[0]}: "
                 f"{classes[:5].tolist()}"
+            )
+        if classes.shape[0] < 2:
+            raise ValueError(
+                f"{name} must hold exactly two classes for a binary SVC; got 1 class: "
+                f"{classes.tolist()}"
             )
     else:
         unseen = np.setdiff1d(labels, classes)
@@ -151,7 +208,8 @@ def check_positive(value, name, allow_zero=False, allow_inf=False):
     ok = ok and (value >= 0 if allow_zero else value > 0) and (allow_inf or np.isfinite(value))
     if not ok:
         bound = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"{name} must be a finite real number {bound}; got {value!r}")
+        kind = "real number (inf allowed)" if allow_inf else "finite real number"
+        raise ValueError(f"{name} must be a {kind} {bound}; got {value!r}")
     return float(value)
 
 

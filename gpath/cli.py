@@ -3,6 +3,9 @@
 ``gpath demo``: the online time-series experiment of Karasuyama & Takeuchi (2009),
 section 4.2, on river's WaterFlow series: a sliding window updated by MID-SVM and by
 SID-SVM, against a LIBSVM retrain of the same window, with every model checked.
+
+``gpath path``: an outlier path (Suzumura et al. 2015) on a real data set with the paper's
+noise protocol, model selection on the validation set, and a plot of the path.
 """
 
 from __future__ import annotations
@@ -164,6 +167,101 @@ def _plot(records, path) -> None:
     plt.close(fig)
 
 
+PATH_DATA = {
+    "breast_cancer": "classification", "digits": "classification",
+    "diabetes": "regression", "waterflow": "regression",
+}
+
+
+def load_path_data(name: str):
+    """(X, y, task) of the data sets ``gpath path`` and the outlier-path benchmark use."""
+    from . import datasets
+
+    if name == "breast_cancer":
+        from sklearn.datasets import load_breast_cancer
+
+        X, y = load_breast_cancer(return_X_y=True)
+    elif name == "digits":
+        X, y = datasets.load_digits_binary()
+    elif name == "diabetes":
+        from sklearn.datasets import load_diabetes
+
+        X, y = load_diabetes(return_X_y=True)
+    elif name == "waterflow":
+        X, y = datasets.load_waterflow_regression()
+    else:
+        raise ValueError(f"data must be one of {sorted(PATH_DATA)}; got {name!r}")
+    return X, y, PATH_DATA[name]
+
+
+def run_path(data="breast_cancer", path="theta", C=1.0, kernel="rbf", seed=0, plot=None, out=None):
+    """Compute one outlier path with the paper's protocol (section 5.1) and report it.
+
+    Returns
+    -------
+    model : RobustSVC or RobustSVR
+        Fitted, with the point of least validation error selected.
+    """
+    from .datasets import noisy_split
+    from .robust import RobustSVC, RobustSVR
+
+    out = sys.stdout if out is None else out
+    X, y, task = load_path_data(data)
+    (Xtr, ytr), (Xva, yva), (Xte, yte) = noisy_split(X, y, task, random_state=seed)
+    gamma = 1.0 / X.shape[1]  # the paper's γ = 1/d
+    if task == "classification":
+        model = RobustSVC(C=C, kernel=kernel, gamma=gamma, path=path)
+    else:
+        model = RobustSVR(C=C, kernel=kernel, gamma=gamma, path=path, s=1.0)
+    model.fit(Xtr, ytr).select(Xva, yva)
+    p = model.path_
+    if task == "classification":
+        test = float(np.mean(model.predict(Xte) != yte))
+        start = float(np.mean(model.predict(Xte, at=p.params[0]) != yte))
+        measure = "0-1 test error"
+    else:
+        test = float(np.mean(np.abs(model.predict(Xte) - yte)))
+        start = float(np.mean(np.abs(model.predict(Xte, at=p.params[0]) - yte)))
+        measure = "L1 test error"
+    name = "θ" if path == "theta" else "s"
+    print(f"{data}: {Xtr.shape[0]} training points ({task}, noisy), kernel {kernel}, C={C}\n"
+          f"OP-{name}: {len(p.params)} path points, {int(p.discontinuous.sum())} D-step jumps, "
+          f"{p.n_breakpoints} breakpoints, {p.time:.2f} s\n"
+          f"selected {name} = {model.param_:.4g} (validation error {p.validation_error.min():.3f}); "
+          f"{measure}: {test:.3f} (ordinary SVM at the path's start: {start:.3f})", file=out)
+    if plot:
+        _plot_path(model, plot, name, data)
+        print(f"plot written to {plot}", file=out)
+    return model
+
+
+def _plot_path(model, path_file, name, data) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    p = model.path_
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
+    moving = np.flatnonzero(np.ptp(p.alpha, axis=0) > 0)
+    for j in moving[:60]:
+        ax1.plot(p.params, p.alpha[:, j], lw=0.8)
+    for x in p.params[p.discontinuous]:
+        ax1.axvline(x, color="k", ls=":", lw=0.7)
+        ax2.axvline(x, color="k", ls=":", lw=0.7)
+    ax1.set(xlabel=name, ylabel="α", title=f"Outlier path on {data} (dotted: D-step jumps)")
+    ax2.plot(p.params, p.validation_error, marker=".", ms=3)
+    ax2.axvline(model.param_, color="r", lw=1, label=f"selected {name} = {model.param_:.3g}")
+    ax2.set(xlabel=name, ylabel="validation error", title="Validation curve")
+    ax2.legend()
+    if p.kind == "theta":
+        ax1.invert_xaxis()
+        ax2.invert_xaxis()
+    fig.tight_layout()
+    fig.savefig(path_file, dpi=110)
+    plt.close(fig)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="gpath", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -176,7 +274,17 @@ def main(argv=None) -> int:
     demo.add_argument("--plot", metavar="FILE", help="write a PNG of time and breakpoints per update")
     demo.add_argument("--max-updates", type=int, default=None)
     demo.add_argument("--no-progress", action="store_true")
+    outlier = sub.add_parser("path", help="an outlier path (robust SVC/SVR) with model selection and a plot")
+    outlier.add_argument("--data", choices=sorted(PATH_DATA), default="breast_cancer")
+    outlier.add_argument("--path", choices=("theta", "s"), default="theta")
+    outlier.add_argument("--C", type=float, default=1.0)
+    outlier.add_argument("--kernel", choices=("linear", "rbf"), default="rbf")
+    outlier.add_argument("--seed", type=int, default=0, help="seed of the split and the noise")
+    outlier.add_argument("--plot", metavar="FILE", help="write a PNG of the path and the validation curve")
     args = parser.parse_args(argv)
+    if args.command == "path":
+        run_path(data=args.data, path=args.path, C=args.C, kernel=args.kernel, seed=args.seed, plot=args.plot)
+        return 0
     gamma = args.gamma if args.gamma in ("scale", "auto") else float(args.gamma)
     run_demo(C=args.C, gamma=gamma, window=args.window, step=args.step, device=args.device,
              plot=args.plot, max_updates=args.max_updates, progress=not args.no_progress)

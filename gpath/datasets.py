@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["load_waterflow_direction", "load_bananas", "load_adult", "make_two_gaussians"]
+__all__ = [
+    "load_waterflow_direction", "load_waterflow_regression", "load_bananas", "load_adult",
+    "load_digits_binary", "make_two_gaussians", "noisy_split",
+]
 
 
 def load_waterflow_direction(n_lags: int = 7):
@@ -111,3 +114,92 @@ def make_two_gaussians(n_samples: int = 500, random_state: int = 0):
     centres = np.where(rng.random(n_samples)[:, None] < 0.5, [-1.0, 1.5], [1.5, 2.0])
     centres = np.where(y[:, None] == 1, centres, [0.5, 0.0])
     return centres + 0.7 * rng.standard_normal((n_samples, 2)), y.astype(np.int64)
+
+
+def load_waterflow_regression(n_lags: int = 7):
+    """River's ``WaterFlow`` series as regression: the next hour's flow from the last
+    ``n_lags`` flows (raw units). Its anomalous segments (pumping, maintenance) are real
+    outliers. Rows are in time order.
+
+    Returns
+    -------
+    X : ndarray of shape (1268 − n_lags, n_lags), float64
+    y : ndarray of shape (1268 − n_lags,), float64
+    """
+    from river.datasets import WaterFlow
+
+    flow = np.array([v for _, v in WaterFlow()], dtype=np.float64)
+    n = flow.shape[0] - n_lags
+    X = np.stack([flow[t : t + n_lags] for t in range(n)])
+    return X, flow[n_lags:]
+
+
+def load_digits_binary():
+    """scikit-learn's digits (1,797 8×8 images) as a binary problem: digit ≥ 5 (label 1) or
+    not. Pixels scaled to [0, 1].
+
+    Returns
+    -------
+    X : ndarray of shape (1797, 64), float64
+    y : ndarray of shape (1797,), int64
+    """
+    from sklearn.datasets import load_digits
+
+    X, digit = load_digits(return_X_y=True)
+    return X / 16.0, (digit >= 5).astype(np.int64)
+
+
+def noisy_split(X, y, task: str, random_state: int = 0, label_noise: float = 0.15,
+                outlier_fraction: float = 0.05):
+    """The protocol of Suzumura et al. (2015), section 5.1: a random 40/30/30 split into
+    training, validation and test sets, with noise in the training and validation sets.
+
+    Classification: ``label_noise`` of the training and validation labels flipped; inputs
+    standardized with the training set's statistics. Regression: inputs scaled to [−1, 1]
+    and the target standardized (training statistics), then ``outlier_fraction`` of the
+    training and validation points get U(−2, 2) noise on every input and N(0, 10²) on the
+    target.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,)
+        Labels 0/1 (classification) or real targets.
+    task : {"classification", "regression"}
+    random_state : int
+
+    Returns
+    -------
+    (X_train, y_train), (X_val, y_val), (X_test, y_test) : tuples of ndarrays
+    """
+    if task not in ("classification", "regression"):
+        raise ValueError(f"task must be 'classification' or 'regression'; got {task!r}")
+    rng = np.random.default_rng(random_state)
+    rows = rng.permutation(X.shape[0])
+    n_tr, n_va = int(0.4 * len(rows)), int(0.3 * len(rows))
+    parts = [rows[:n_tr], rows[n_tr : n_tr + n_va], rows[n_tr + n_va :]]
+    X_tr = X[parts[0]]
+    y = np.asarray(y)
+    if task == "classification":
+        mean, std = X_tr.mean(0), X_tr.std(0)
+        std[std == 0] = 1.0
+        Xs = (X - mean) / std
+        ys = y.copy()
+    else:
+        lo, hi = X_tr.min(0), X_tr.max(0)
+        span = np.where(hi > lo, hi - lo, 1.0)
+        Xs = 2.0 * (X - lo) / span - 1.0
+        ys = (y - y[parts[0]].mean()) / y[parts[0]].std()
+    out = []
+    for i, idx in enumerate(parts):
+        Xi, yi = Xs[idx].copy(), ys[idx].copy()
+        if i < 2:  # training and validation data are noisy, the test data clean
+            if task == "classification":
+                flip = rng.random(len(idx)) < label_noise
+                yi[flip] = 1 - yi[flip]
+            else:
+                noisy = rng.random(len(idx)) < outlier_fraction
+                Xi[noisy] += rng.uniform(-2.0, 2.0, Xi[noisy].shape)
+                yi[noisy] += rng.normal(0.0, 10.0, int(noisy.sum()))
+        out.append((Xi, yi))
+    return tuple(out)

@@ -5,20 +5,26 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ._array_api import to_device, to_host
-from ._path import I, M, O, PathStats, SVCState
+from ._base import BinarySVC
+from ._path import PathError, PathStats, SVCState
 from ._validation import (
-    check_choice, check_ids, check_labels, check_positive, check_X, signed_labels,
+    check_choice,
+    check_ids,
+    check_labels,
+    check_positive,
+    check_X,
+    signed_labels,
 )
 from .kernels import Kernel
+from .simple import simple_svm
 
 __all__ = ["IncrementalSVC"]
 
 
-class IncrementalSVC(ClassifierMixin, BaseEstimator):
+class IncrementalSVC(BinarySVC):
     """Exact binary C-SVC, updated by multiple incremental decremental learning.
 
     Solves ``min ½ αᵀQα − 1ᵀα`` s.t. ``0 ≤ α ≤ C``, ``yᵀα = 0`` with
@@ -44,8 +50,8 @@ class IncrementalSVC(ClassifierMixin, BaseEstimator):
     coef0 : float, default 0.0
     method : {"multiple", "single"}, default "multiple"
         How :meth:`update` follows the path: one path for all points ("multiple", MID-SVM),
-        or one path per point, additions first ("single", SID-SVM). :meth:`fit` always uses
-        one path.
+        or one path per point, additions first ("single", SID-SVM). :meth:`fit` trains by
+        SimpleSVM (:class:`gpath.SimpleSVC`) whatever the method.
     ridge : float, default 1e-6
         Added to the kernel diagonal so that duplicate points on the margin keep 𝐌
         nonsingular (the paper's choice, section 4). The model is the exact solution for the
@@ -74,7 +80,8 @@ class IncrementalSVC(ClassifierMixin, BaseEstimator):
     alpha_ : ndarray of shape (n_samples,), float64
         Dual coefficients of every training point, in training order.
     last_update_ : PathStats
-        Breakpoints, points added and removed, wall time (s) and final |M| of the last call.
+        Breakpoints, points added and removed, wall time (s) and final |M| of the last call
+        (after ``fit``: SimpleSVM's iterations in place of breakpoints).
     n_features_in_ : int
 
     References
@@ -97,10 +104,11 @@ class IncrementalSVC(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X, y):
-        """Train on (X, y) from scratch, along the incremental path.
+        """Train on (X, y) from scratch, by SimpleSVM.
 
-        The first point of each class forms a two-point model; all other points are then
-        added along one path (section 3.2), and the rows are put back in input order.
+        The exact solution comes from the active-set method of :class:`gpath.SimpleSVC`
+        (hinge loss, the same C and ridge; its working set, factor and cached columns are the
+        margin set, factor and cache that :meth:`update` moves on).
 
         Parameters
         ----------
@@ -123,36 +131,55 @@ class IncrementalSVC(ClassifierMixin, BaseEstimator):
             A numerical failure; the estimator is unchanged.
         """
         start = time.perf_counter()
+        name = type(self).__name__
         params = self._check_params()
-        X, xp, device = check_X(X)
-        labels, classes = check_labels(y, X.shape[0])
+        X, xp, device = check_X(X, owner=name)
+        labels, classes = check_labels(y, X.shape[0], owner=name)
         kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X)
         ys = signed_labels(labels, classes, xp, device)
-        y_host = to_host(ys)
-        state = SVCState(xp, device, kernel, params["C"], params["ridge"], X.shape[1])
-        seed = np.array(sorted([int(np.argmax(y_host > 0)), int(np.argmax(y_host < 0))]))
-        rest = np.setdiff1d(np.arange(X.shape[0]), seed)
-        order = np.concatenate([seed, rest])
-        n_bp = 0
-        for rows in (seed, rest):
-            if rows.size:
-                rows_dev = to_device(rows, xp, device)
-                state, stats = state.follow(xp.take(X, rows_dev, axis=0), xp.take(ys, rows_dev),
-                                            np.zeros(0, dtype=np.int64))
-                n_bp += stats.n_breakpoints
-        state.take_rows(np.argsort(order))
+        # A fixed start for the closest-pair search: fit is deterministic.
+        state, simple = simple_svm(X, ys, kernel, params["C"], params["ridge"],
+                                   random_state=np.random.RandomState(0))
         self._check_state(state)
-        stats = PathStats(n_bp, X.shape[0], 0, time.perf_counter() - start, len(state.margin))
+        stats = PathStats(simple.n_iter, X.shape[0], 0, time.perf_counter() - start, len(state.margin))
         self._commit(state, classes, kernel, np.arange(X.shape[0], dtype=np.int64), X.shape[0], stats)
         return self
 
-    def partial_fit(self, X, y):
+    def partial_fit(self, X, y, classes=None):
         """Add the rows (X, y) to the model (``fit`` if it is not fitted yet).
 
-        Parameters and errors as in :meth:`update` (``X_add``, ``y_add``); returns self.
+        Parameters
+        ----------
+        X, y
+            As ``X_add``, ``y_add`` of :meth:`update` (as in :meth:`fit` on the first call).
+        classes : array-like of shape (2,) or None
+            scikit-learn's argument: the two labels of the whole stream. The first call must
+            still see both (an SVC needs both classes to exist); later calls must name the
+            same ones.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            ``classes`` not two labels, or not those of the model; otherwise as :meth:`fit`
+            (first call) or :meth:`update`.
         """
+        if classes is not None:
+            classes = np.unique(to_host(classes))
+            if classes.shape[0] != 2:
+                raise ValueError(f"classes must hold exactly two labels; got {classes.tolist()}")
         if not hasattr(self, "state_"):
-            return self.fit(X, y)
+            self.fit(X, y)
+            if classes is not None and not np.array_equal(classes, self.classes_):
+                raise ValueError(f"y holds the classes {self.classes_.tolist()}, not classes={classes.tolist()}")
+            return self
+        if classes is not None and not np.array_equal(classes, self.classes_):
+            raise ValueError(f"classes={classes.tolist()} differ from the model's {self.classes_.tolist()}")
+        s = self.state_
+        check_X(X, "X", s.X.shape[1], s.xp, s.device, owner=type(self).__name__)
         return self.update(X_add=X, y_add=y)
 
     def update(self, X_add=None, y_add=None, remove=None):
@@ -195,7 +222,7 @@ class IncrementalSVC(ClassifierMixin, BaseEstimator):
         if (X_add is None) != (y_add is None):
             raise ValueError("X_add and y_add must be given together; got only one of them")
         if X_add is not None:
-            X_add, _, _ = check_X(X_add, "X_add", state.X.shape[1], xp, device)
+            X_add, _, _ = check_X(X_add, "X_add", state.X.shape[1], xp, device, owner=type(self).__name__)
             labels, _ = check_labels(y_add, X_add.shape[0], "y_add", self.classes_)
             y_add = signed_labels(labels, self.classes_, xp, device)
         else:
@@ -239,66 +266,6 @@ class IncrementalSVC(ClassifierMixin, BaseEstimator):
         self._commit(state, self.classes_, self.kernel_, ids, self._next_id + m, stats)
         return self
 
-    # ------------------------------------------------------------------ prediction
-    def decision_function(self, X):
-        """Signed distance to the separating surface: ``f(x) = Σ_j y_j α_j K(x, x_j) + b``.
-
-        Parameters
-        ----------
-        X : array of shape (n_samples, n_features)
-            In the model's namespace and on its device.
-
-        Returns
-        -------
-        f : array of shape (n_samples,), float64
-            Positive for ``classes_[1]``.
-
-        Raises
-        ------
-        ValueError, TypeError
-            As :meth:`fit` for X.
-        """
-        check_is_fitted(self, "state_")
-        s = self.state_
-        X, _, _ = check_X(X, "X", s.X.shape[1], s.xp, s.device)
-        return self.kernel_(X, self.support_vectors_) @ self.dual_coef_[0, :] + self.intercept_[0]
-
-    def predict(self, X):
-        """Class labels of X: ``classes_[1]`` where ``decision_function(X) > 0``.
-
-        Returns
-        -------
-        labels : ndarray of shape (n_samples,) (host NumPy; labels may be strings)
-        """
-        return self.classes_[(to_host(self.decision_function(X)) > 0).astype(int)]
-
-    def score(self, X, y, sample_weight=None):
-        """Mean accuracy of :meth:`predict` on (X, y)."""
-        labels = to_host(y) if not isinstance(y, (list, tuple)) else np.asarray(y)
-        return float(np.average(self.predict(X) == labels, weights=sample_weight))
-
-    def check_kkt(self) -> float:
-        """Largest KKT violation of the model, recomputed from scratch.
-
-        Recomputes every margin ``y_i f(x_i)`` from α with fresh kernel values (O(n·n_SV)
-        kernel evaluations) and returns the largest of: the stationarity violations
-        (``1 − y f`` where α < C, ``y f − 1`` where α > 0; units of y f) and the
-        feasibility violations of ``yᵀα = 0`` and ``0 ≤ α ≤ C`` divided by C.
-
-        Returns
-        -------
-        violation : float
-        """
-        check_is_fitted(self, "state_")
-        s = self.state_
-        f = self.kernel_(s.X, self.support_vectors_) @ self.dual_coef_[0, :] + s.b
-        yf = to_host(s.y * f) + s.ridge * s.alpha
-        g = yf - 1.0
-        alpha, C = s.alpha, s.C
-        stat = np.concatenate([np.where(alpha < C, -g, -np.inf), np.where(alpha > 0, g, -np.inf)])
-        feas = max(abs(float(s.y_host @ alpha)), float(np.max(-alpha)), float(np.max(alpha - C))) / C
-        return float(max(stat.max(), feas, 0.0))
-
     # ------------------------------------------------------------------ internals
     def _check_params(self) -> dict:
         return {
@@ -319,32 +286,26 @@ class IncrementalSVC(ClassifierMixin, BaseEstimator):
         feas = max(abs(float(state.y_host @ a)), float(np.max(-a, initial=0)), float(np.max(a - state.C, initial=0)))
         viol = max(viol, feas / state.C)
         if viol > tol:
-            from ._path import PathError
-
             raise PathError(
                 f"the path ended with a KKT violation of {viol:.3g} > tol={tol:g}; "
                 "the model is unchanged"
             )
 
     def _commit(self, state, classes, kernel, ids, next_id, stats) -> None:
-        xp = state.xp
-        support = np.flatnonzero(state.alpha > 0)
-        sv_dev = to_device(support, xp, state.device)
-        dual = to_device(state.y_host[support] * state.alpha[support], xp, state.device)
-        support_vectors = xp.take(state.X, sv_dev, axis=0)
-        intercept = xp.asarray([state.b], dtype=xp.float64, device=state.device)
-        pos = state.y_host[support] > 0
         # Everything is computed before the first attribute is set.
+        attrs = self._fitted_attributes(state.X, state.y_host, state.alpha, state.b, classes, kernel)
         self.state_ = state
-        self.classes_ = classes
-        self.kernel_ = kernel
-        self.n_features_in_ = int(state.X.shape[1])
+        for key, value in attrs.items():
+            setattr(self, key, value)
         self.sample_ids_ = ids
         self._next_id = int(next_id)
-        self.alpha_ = state.alpha.copy()
-        self.support_ = support
-        self.support_vectors_ = support_vectors
-        self.dual_coef_ = xp.reshape(dual, (1, -1))
-        self.intercept_ = intercept
-        self.n_support_ = np.array([np.count_nonzero(~pos), np.count_nonzero(pos)], dtype=np.int32)
         self.last_update_ = stats
+
+    def _kkt_problem(self) -> tuple[float, float]:
+        return self.state_.C, self.state_.ridge
+
+    def _training_data(self, X, y):
+        """The model's own training rows and labels where X and y are None."""
+        if X is None and y is None:
+            return self.state_.X, self.state_.y_host
+        return super()._training_data(X, y)

@@ -14,7 +14,7 @@ import numpy as np
 
 from ._array_api import get_namespace_and_device, namespace_by_name, to_device
 
-__all__ = ["Kernel", "QColumnCache", "KERNELS"]
+__all__ = ["Kernel", "QColumnCache", "KERNELS", "q_columns"]
 
 KERNELS = ("linear", "rbf", "poly")
 
@@ -34,12 +34,16 @@ class Kernel:
         Degree of ``poly``.
     coef0 : float
         Independent term of ``poly``.
+    offset : float
+        Constant added to every kernel value: K + offset models an intercept (regularized
+        like the weights) in the problems without a bias term (the outlier path).
     """
 
     kind: str
     gamma: float = 1.0
     degree: int = 3
     coef0: float = 0.0
+    offset: float = 0.0
 
     @classmethod
     def from_params(cls, kernel, gamma, degree, coef0, X) -> "Kernel":
@@ -83,6 +87,10 @@ class Kernel:
 
     def __call__(self, X1, X2):
         """Kernel block K(X1, X2) of shape (n1, n2), in the namespace and on the device of X1."""
+        block = self._block(X1, X2)
+        return block + self.offset if self.offset else block
+
+    def _block(self, X1, X2):
         xp, _ = get_namespace_and_device(X1, X2)
         inner = X1 @ X2.T
         if self.kind == "linear":
@@ -93,6 +101,60 @@ class Kernel:
         sq2 = xp.sum(X2 * X2, axis=1)
         dist = xp.maximum(sq1[:, None] + sq2[None, :] - 2.0 * inner, 0.0)
         return xp.exp(-self.gamma * dist)
+
+    def paired(self, X1, X2):
+        """Kernel values of matching rows, ``k(X1[i], X2[i])``: one value per row.
+
+        Parameters
+        ----------
+        X1, X2 : arrays of shape (n, n_features), one namespace and device
+
+        Returns
+        -------
+        k : array of shape (n,), in the namespace and on the device of X1
+            ``paired(X, X)`` is the kernel diagonal.
+        """
+        xp, _ = get_namespace_and_device(X1, X2)
+        if self.kind == "rbf":
+            diff = X1 - X2
+            k = xp.exp(-self.gamma * xp.sum(diff * diff, axis=1))
+        else:
+            k = xp.sum(X1 * X2, axis=1)
+            if self.kind == "poly":
+                k = (self.gamma * k + self.coef0) ** self.degree
+        return k + self.offset if self.offset else k
+
+
+def q_columns(kernel: Kernel, X, X_cols, col_rows: np.ndarray, ridge: float, y=None, y_cols=None):
+    """Columns of Q = diag(y) K diag(y) + ridge·I for the points ``X_cols``.
+
+    Parameters
+    ----------
+    kernel : Kernel
+    X : array of shape (n, d)
+        All training points (rows of Q).
+    X_cols : array of shape (k, d)
+        The points whose columns are wanted.
+    col_rows : host int array of shape (k,)
+        Row of each column's own point in X (-1 if it is not a training row): where the ridge
+        goes.
+    ridge : float
+    y, y_cols : arrays of shape (n,) and (k,), or None
+        Labels ±1 for classification (Q_ij = y_i y_j K_ij); None for regression (Q = K).
+
+    Returns
+    -------
+    Q_cols : array of shape (n, k), in the namespace and on the device of X
+    """
+    xp, device = get_namespace_and_device(X)
+    block = kernel(X, X_cols)
+    if y is not None:
+        block = block * y[:, None] * y_cols[None, :]
+    if ridge and np.any(col_rows >= 0):
+        rows = xp.arange(X.shape[0], device=device)[:, None]
+        at = to_device(col_rows, xp, device, dtype=rows.dtype)[None, :]
+        block = block + ridge * xp.astype(rows == at, block.dtype)
+    return block
 
 
 class QColumnCache:

@@ -1,5 +1,8 @@
 """Host-side factor of the bordered margin matrix with O(|M|^2) insert and delete.
 
+The same factor serves the problems without a bias (the outlier path of Suzumura et al.),
+whose active-set matrix is Q_EE alone: ``BorderedFactor(bordered=False)``.
+
 The margin equations of the C-SVC path (Karasuyama & Takeuchi 2009, eq. 7) are solved
 through the bordered matrix
 
@@ -28,18 +31,23 @@ class BorderedFactor:
     """QR factor of 𝐌 = [[0, yᵀ], [y, Q]] for the current margin set.
 
     Row/column 0 is the border (the bias); row/column ``k + 1`` is the k-th margin point
-    in insertion order. All arrays are float64 NumPy arrays on the host.
+    in insertion order. Without the border (``bordered=False``) the matrix is Q_MM and
+    row/column k is the k-th point. All arrays are float64 NumPy arrays on the host.
 
     Parameters
     ----------
     rcond : float, default 1e-13
         A new diagonal entry of R smaller than ``rcond`` times the largest one means 𝐌 is
         numerically singular; :meth:`insert` then raises :class:`SingularMarginError`.
+    bordered : bool, default True
+        Whether 𝐌 has the border row and column of the equality constraint yᵀα = 0.
     """
 
-    def __init__(self, rcond: float = 1e-13):
+    def __init__(self, rcond: float = 1e-13, bordered: bool = True):
         self.rcond = rcond
-        self.matrix = np.zeros((1, 1))
+        self.bordered = bordered
+        self._offset = 1 if bordered else 0
+        self.matrix = np.zeros((self._offset, self._offset))
         self._q = None  # None while the margin set is empty (𝐌 = [[0]] is singular)
         self._r = None
         self.n_refactor = 0
@@ -47,11 +55,11 @@ class BorderedFactor:
     @property
     def size(self) -> int:
         """Number of margin points |M|."""
-        return self.matrix.shape[0] - 1
+        return self.matrix.shape[0] - self._offset
 
     def copy(self) -> "BorderedFactor":
         """An independent copy (the path is transactional: it works on a copy)."""
-        new = BorderedFactor(self.rcond)
+        new = BorderedFactor(self.rcond, self.bordered)
         new.matrix = self.matrix.copy()
         new._q = None if self._q is None else self._q.copy()
         new._r = None if self._r is None else self._r.copy()
@@ -63,8 +71,8 @@ class BorderedFactor:
 
         Parameters
         ----------
-        y_k : float
-            Label (±1) of the new margin point.
+        y_k : float or None
+            Label (±1) of the new margin point (ignored without the border).
         q_kM : ndarray of shape (|M|,)
             ``Q[k, M]`` for the current margin points, in factor order.
         q_kk : float
@@ -75,20 +83,21 @@ class BorderedFactor:
         SingularMarginError
             If 𝐌 with the new point is numerically singular; the factor is left unchanged.
         """
-        m = self.size
-        row = np.empty(m + 1)
-        row[0] = y_k
-        row[1:] = q_kM
+        m, o = self.size, self._offset
+        row = np.empty(m + o)
+        if o:
+            row[0] = y_k
+        row[o:] = q_kM
         col = np.append(row, q_kk)
-        matrix = np.empty((m + 2, m + 2))
-        matrix[: m + 1, : m + 1] = self.matrix
-        matrix[m + 1, : m + 1] = row
-        matrix[:, m + 1] = col
+        matrix = np.empty((m + o + 1, m + o + 1))
+        matrix[: m + o, : m + o] = self.matrix
+        matrix[m + o, : m + o] = row
+        matrix[:, m + o] = col
         if self._q is None:
             q, r = sla.qr(matrix)
         else:
-            q, r = sla.qr_insert(self._q, self._r, row, m + 1, which="row")
-            q, r = sla.qr_insert(q, r, col, m + 1, which="col")
+            q, r = sla.qr_insert(self._q, self._r, row, m + o, which="row")
+            q, r = sla.qr_insert(q, r, col, m + o, which="col")
         diag = np.abs(np.diag(r))
         if diag[-1] <= self.rcond * max(diag.max(), 1.0):
             raise SingularMarginError(
@@ -100,15 +109,15 @@ class BorderedFactor:
 
     def delete(self, k: int) -> None:
         """Remove the k-th margin point (0-based, in factor order)."""
-        m = self.size
+        m, o = self.size, self._offset
         if not 0 <= k < m:
             raise IndexError(f"margin position {k} out of range for |M| = {m}")
-        self.matrix = np.delete(np.delete(self.matrix, k + 1, axis=0), k + 1, axis=1)
+        self.matrix = np.delete(np.delete(self.matrix, k + o, axis=0), k + o, axis=1)
         if m == 1:
             self._q = self._r = None
             return
-        q, r = sla.qr_delete(self._q, self._r, k + 1, which="row")
-        self._q, self._r = sla.qr_delete(q, r, k + 1, which="col")
+        q, r = sla.qr_delete(self._q, self._r, k + o, which="row")
+        self._q, self._r = sla.qr_delete(q, r, k + o, which="col")
 
     def refactor(self) -> None:
         """Recompute the QR factor from 𝐌 (O(|M|^3); repairs accumulated round-off)."""
@@ -121,11 +130,11 @@ class BorderedFactor:
 
         Parameters
         ----------
-        rhs : ndarray of shape (|M| + 1,)
+        rhs : ndarray of shape (|M| + 1,) ((|M|,) without the border)
 
         Returns
         -------
-        x : ndarray of shape (|M| + 1,), float64
+        x : ndarray of the shape of rhs, float64
 
         Raises
         ------
@@ -133,6 +142,8 @@ class BorderedFactor:
             If the margin set is empty (𝐌 = [[0]] has no inverse).
         """
         if self._q is None:
+            if not self.bordered:
+                return np.zeros(0)
             raise SingularMarginError("the margin set is empty: 𝐌 = [[0]] is singular")
         x = self._solve(rhs)
         # Givens updates keep Q orthogonal only to round-off; check, and repair if needed.

@@ -69,3 +69,21 @@ def test_delete_out_of_range():
     f.insert(1.0, np.zeros(0), 1.0)
     with pytest.raises(IndexError, match="out of range"):
         f.delete(1)
+
+
+def test_unbordered_factor_matches_dense_solve():
+    # The outlier path's active-set matrix has no border: Q_EE alone.
+    rng = np.random.default_rng(7)
+    pool = rng.standard_normal((30, 4))
+    Q = np.exp(-0.5 * ((pool[:, None] - pool[None]) ** 2).sum(-1)) + 1e-6 * np.eye(30)
+    f = BorderedFactor(bordered=False)
+    assert f.solve(np.zeros(0)).shape == (0,)
+    members: list[int] = []
+    for k in rng.permutation(30)[:20]:
+        f.insert(None, Q[k, members], Q[k, k])
+        members.append(int(k))
+        if len(members) % 3 == 0:
+            f.delete(1)
+            members.pop(1)
+        rhs = rng.standard_normal(len(members))
+        np.testing.assert_allclose(f.solve(rhs), np.linalg.solve(Q[np.ix_(members, members)], rhs), rtol=1e-9, atol=1e-10)

@@ -1,0 +1,189 @@
+"""What gpath's exact binary SVCs share: the scikit-learn fitted attributes, prediction, and
+the KKT check recomputed from scratch.
+
+A subclass fits a dual solution α (host, float64) with bias b on training rows X (device) and
+publishes it with :meth:`BinarySVC._fitted_attributes`; it says which problem α solves through
+:meth:`BinarySVC._kkt_problem` (box bound and the constant on the Q diagonal) and where its
+training data are through :meth:`BinarySVC._training_data`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
+
+from ._array_api import get_namespace_and_device, to_device, to_host
+from ._validation import check_labels, check_X
+
+__all__ = ["BinarySVC"]
+
+
+class BinarySVC(ClassifierMixin, BaseEstimator):
+    """Base class of gpath's binary kernel SVCs (not public).
+
+    Fitted attributes (scikit-learn's ``SVC`` names, set by :meth:`_fitted_attributes`):
+    ``classes_``, ``kernel_``, ``n_features_in_``, ``alpha_``, ``support_``,
+    ``support_vectors_``, ``dual_coef_``, ``intercept_``, ``n_support_``.
+    """
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    # ------------------------------------------------------------------ publishing
+    @staticmethod
+    def _fitted_attributes(X, y_host, alpha, b, classes, kernel) -> dict:
+        """The scikit-learn attributes of the solution α, b on the training rows X.
+
+        Parameters
+        ----------
+        X : device array of shape (n_samples, n_features), float64
+        y_host : ndarray of shape (n_samples,), float64, entries ±1 (+1 is ``classes[1]``)
+        alpha : ndarray of shape (n_samples,), float64
+        b : float
+        classes : ndarray of shape (2,)
+        kernel : Kernel
+
+        Returns
+        -------
+        dict
+            Attribute name -> value; set them all at once (nothing is set here, so that a
+            failure leaves the estimator as it was).
+        """
+        xp, device = get_namespace_and_device(X)
+        support = np.flatnonzero(alpha > 0)
+        sv_dev = to_device(support, xp, device)
+        dual = to_device(y_host[support] * alpha[support], xp, device)
+        pos = y_host[support] > 0
+        return {
+            "classes_": classes,
+            "kernel_": kernel,
+            "n_features_in_": int(X.shape[1]),
+            "alpha_": alpha.copy(),
+            "support_": support,
+            "support_vectors_": xp.take(X, sv_dev, axis=0),
+            "dual_coef_": xp.reshape(dual, (1, -1)),
+            "intercept_": xp.asarray([float(b)], dtype=xp.float64, device=device),
+            "n_support_": np.array([np.count_nonzero(~pos), np.count_nonzero(pos)], dtype=np.int32),
+        }
+
+    # ------------------------------------------------------------------ prediction
+    def decision_function(self, X):
+        """Signed distance to the separating surface: ``f(x) = Σ_j y_j α_j K(x, x_j) + b``.
+
+        Parameters
+        ----------
+        X : array of shape (n_samples, n_features)
+            In the model's namespace and on its device.
+
+        Returns
+        -------
+        f : array of shape (n_samples,), float64
+            Positive for ``classes_[1]``.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+        ValueError
+            X not 2-D, with another number of features than in ``fit``, or with NaN or inf.
+        TypeError
+            X not numeric, or in another namespace or on another device than the model.
+        """
+        check_is_fitted(self, "dual_coef_")
+        xp, device = get_namespace_and_device(self.support_vectors_)
+        X, _, _ = check_X(X, "X", self.n_features_in_, xp, device, owner=type(self).__name__)
+        return self.kernel_(X, self.support_vectors_) @ self.dual_coef_[0, :] + self.intercept_[0]
+
+    def predict(self, X):
+        """Class labels of X: ``classes_[1]`` where ``decision_function(X) > 0``.
+
+        Parameters
+        ----------
+        X : array of shape (n_samples, n_features)
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,) (host NumPy; labels may be strings)
+
+        Raises
+        ------
+        As :meth:`decision_function`.
+        """
+        f = self.decision_function(X)
+        return self.classes_[(to_host(f) > 0).astype(int)]
+
+    def score(self, X, y, sample_weight=None):
+        """Mean accuracy of :meth:`predict` on (X, y).
+
+        Parameters
+        ----------
+        X : array of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,) or None
+
+        Returns
+        -------
+        accuracy : float
+        """
+        labels = to_host(y)
+        return float(np.average(self.predict(X) == labels, weights=sample_weight))
+
+    # ------------------------------------------------------------------ KKT check
+    def check_kkt(self, X=None, y=None) -> float:
+        """Largest KKT violation of the model, recomputed from scratch.
+
+        Recomputes every margin ``y_i f(x_i)`` from α with fresh kernel values (O(n·n_SV)
+        kernel evaluations), adds the constant ``d`` on the diagonal of the solved problem's
+        Q (``ridge``, plus 1/C for the quadratic soft margin), and returns the largest of:
+        the stationarity violations (``1 − y f`` where α < the box bound, ``y f − 1`` where
+        α > 0; units of y f) and the feasibility violations of ``yᵀα = 0`` and the box,
+        divided by C (by max(1, max α) without an upper bound).
+
+        Parameters
+        ----------
+        X : array of shape (n_samples, n_features) or None
+            The training inputs given to ``fit``, in the model's namespace and on its device
+            (None where the model keeps them).
+        y : array-like of shape (n_samples,) or None
+            Their labels.
+
+        Returns
+        -------
+        violation : float
+
+        Raises
+        ------
+        ValueError
+            If the training data are needed and not given, or do not match the model.
+        """
+        check_is_fitted(self, "dual_coef_")
+        X, y_pm = self._training_data(X, y)
+        upper, diag = self._kkt_problem()
+        alpha = self.alpha_
+        yf = y_pm * to_host(self.decision_function(X)) + diag * alpha
+        g = yf - 1.0
+        stat = max(np.max(np.where(alpha < upper, -g, -np.inf)), np.max(np.where(alpha > 0, g, -np.inf)))
+        scale = upper if np.isfinite(upper) else max(1.0, float(np.max(alpha)))
+        over = float(np.max(alpha - upper)) if np.isfinite(upper) else 0.0
+        feas = max(abs(float(y_pm @ alpha)), float(np.max(-alpha)), over) / scale
+        return float(max(stat, feas, 0.0))
+
+    def _kkt_problem(self) -> tuple[float, float]:
+        """``(upper, d)``: the box bound on α (inf for none) and the constant on Q's diagonal."""
+        raise NotImplementedError
+
+    def _training_data(self, X, y):
+        """The training rows (device) and their labels as host ±1, validated against the model."""
+        name = type(self).__name__
+        if X is None or y is None:
+            raise ValueError(f"{name}.check_kkt needs the training data: pass the X and y given to fit")
+        xp, device = get_namespace_and_device(self.support_vectors_)
+        X, _, _ = check_X(X, "X", self.n_features_in_, xp, device, owner=name)
+        n = self.alpha_.shape[0]
+        if X.shape[0] != n:
+            raise ValueError(f"X must be the {n} training rows given to fit; got {X.shape[0]} rows")
+        labels, _ = check_labels(y, n, "y", self.classes_, owner=name)
+        return X, np.where(labels == self.classes_[1], 1.0, -1.0)

@@ -1,0 +1,408 @@
+"""Exact paths of kernel machines without a bias whose loss is piecewise linear.
+
+The robust SVC and LAD regression of Suzumura et al. (2015), their CCCP baselines, and the
+ordinary hinge SVC / LAD regression without bias all share one structure. With
+``z = Q α`` (``Q = diag(y) K diag(y)`` and z = y f for classification, ``Q = K`` and z = f for
+regression, plus ``ridge·I``), the optimality conditions of a fixed partition say, point by
+point, that α_i is a non-increasing step function of z_i: constant on the *pieces* between
+the *kinks* of point i's (conditional) loss, and anywhere in a range at a kink. A range that
+is unbounded on one side is a *wall*: the polytope constraint of the partition (eq. 12) that
+keeps z_i on one side of s.
+
+Per point, a table holds up to three kinks (level = ``kbase + ksign·s``) and four piece values
+(α = ``vbase + vslope·θ``; ±inf marks the far side of a wall). A point is either *in a piece*
+(α fixed by the table) or *at a kink* (active: z held at the level, α free in its range).
+Along a segment of a path, the active α solve ``Q_AA Δα_A = −Δu_A`` and every margin moves by
+``ψ = Q[:, A] φ + u`` (the structure of eq. 27 and of Appendix C); the breakpoints are where a
+point reaches a kink or an active α the end of its range. Changing tables (the D-step flip of
+eq. 17, a CCCP relinearization, or starting from α = 0) is a jump of the fixed α's, closed by
+the μ-homotopy of Appendix C: the margins start offset by ``g = Q (α_before − α_after)`` and the
+offset shrinks to zero along a path in μ from 1 to 0.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._array_api import to_device, to_host
+from ._ratio import next_bound_hit, next_level_crossing
+from .kernels import QColumnCache, q_columns
+from .linalg import BorderedFactor
+
+__all__ = ["KinkPath", "Tables", "table_rows"]
+
+INF = np.inf
+
+
+def table_rows(m: int, kinks, ksigns, values, slopes=(0.0,)):
+    """Tables of m points as ``(kbase (m, 3), ksign (m, 3), vbase (m, 4), vslope (m, 4))``.
+
+    ``kinks``/``ksigns`` give up to three kink levels (scalars or (m,) arrays), ``values`` and
+    ``slopes`` the piece values left to right; missing trailing entries repeat the last one
+    (pieces beyond the last kink are never reached).
+    """
+    kbase, ksign = np.full((m, 3), INF), np.zeros((m, 3))
+    vbase, vslope = np.zeros((m, 4)), np.zeros((m, 4))
+    for j in range(len(kinks)):
+        kbase[:, j], ksign[:, j] = kinks[j], ksigns[j]
+    for j in range(4):
+        vbase[:, j] = values[min(j, len(values) - 1)]
+        vslope[:, j] = slopes[min(j, len(slopes) - 1)]
+    return kbase, ksign, vbase, vslope
+
+
+class Tables:
+    """Loss tables of n points (host arrays).
+
+    Attributes
+    ----------
+    kbase, ksign : ndarray of shape (n, 3)
+        Kink levels ``kbase + ksign·s`` in increasing order, padded with +inf.
+    vbase, vslope : ndarray of shape (n, 4)
+        Piece values ``vbase + vslope·θ`` (non-increasing along a row; ±inf = wall).
+    """
+
+    def __init__(self, n: int):
+        self.kbase = np.full((n, 3), INF)
+        self.ksign = np.zeros((n, 3))
+        self.vbase = np.zeros((n, 4))
+        self.vslope = np.zeros((n, 4))
+
+    def rows(self, rows):
+        """The tables of ``rows`` as a :func:`table_rows` tuple (copies)."""
+        return tuple(a[rows].copy() for a in (self.kbase, self.ksign, self.vbase, self.vslope))
+
+
+class KinkPath:
+    """The state of a bias-free piecewise-linear path and the operations that move it.
+
+    Parameters
+    ----------
+    xp, device
+        Namespace and device of the data.
+    X : device array of shape (n, d), float64
+    y : device array of shape (n,) or None
+        Labels ±1 for classification (z = y f); None for regression (z = f).
+    kernel : Kernel
+    C : float
+        Scale of the coefficients (for round-off thresholds).
+    ridge : float
+        Added to the diagonal of Q.
+    """
+
+    def __init__(self, xp, device, X, y, kernel, C, ridge):
+        self.xp, self.device = xp, device
+        self.X, self.y, self.kernel = X, y, kernel
+        self.C, self.ridge = float(C), float(ridge)
+        n = X.shape[0]
+        self.n = n
+        self.theta, self.s = 1.0, 0.0
+        self.alpha = np.zeros(n)
+        self.pos = np.zeros(n, dtype=np.int64)  # 2j: in piece j; 2j + 1: at kink j
+        self.tables = Tables(n)
+        f64 = xp.float64
+        self.z = xp.zeros(n, dtype=f64, device=device)
+        # Levels below/above each point's piece (device): level = base + sign·s.
+        self.lo_b = xp.full(n, -INF, dtype=f64, device=device)
+        self.lo_s = xp.zeros(n, dtype=f64, device=device)
+        self.hi_b = xp.full(n, INF, dtype=f64, device=device)
+        self.hi_s = xp.zeros(n, dtype=f64, device=device)
+        # Σ over points in θ-dependent pieces of Q[:, k]·dα_k/dθ: the driver of OP-θ.
+        self.u_theta = xp.zeros(n, dtype=f64, device=device)
+        self.active: list[int] = []
+        self.factor = BorderedFactor(bordered=False)
+        self.cache = QColumnCache(xp, device, n)
+        self.n_breakpoints = 0
+
+    # ------------------------------------------------------------------ tables
+    def kink_level(self, k: int, j: int) -> float:
+        return float(self.tables.kbase[k, j] + self.tables.ksign[k, j] * self.s)
+
+    def piece_value(self, k: int, j: int) -> float:
+        return float(self.tables.vbase[k, j] + self.tables.vslope[k, j] * self.theta)
+
+    def kink_range(self, k: int, j: int):
+        """``(lower, upper)`` of α at kink j of point k."""
+        return self.piece_value(k, j + 1), self.piece_value(k, j)
+
+    def is_wall(self, k: int, j: int) -> bool:
+        lower, upper = self.kink_range(k, j)
+        return not (np.isfinite(lower) and np.isfinite(upper))
+
+    def boundary_points(self) -> list[int]:
+        """Active points at a wall: y f = s (Theorem 3), in activation order."""
+        return [k for k in self.active if self.is_wall(k, int(self.pos[k]) // 2)]
+
+    def _slope(self, k: int) -> float:
+        """dα_k/dθ while k sits in its piece (0 at a kink)."""
+        return 0.0 if self.pos[k] % 2 else float(self.tables.vslope[k, self.pos[k] // 2])
+
+    # ------------------------------------------------------------------ columns
+    def columns(self, idx: np.ndarray, block: int = 2048):
+        """Yield ``(part, Q[:, part])`` for consecutive parts of ``idx`` (device blocks)."""
+        xp = self.xp
+        for start in range(0, idx.shape[0], block):
+            part = idx[start : start + block]
+            part_dev = to_device(part, xp, self.device)
+            X_cols = xp.take(self.X, part_dev, axis=0)
+            y_cols = None if self.y is None else xp.take(self.y, part_dev)
+            yield part, q_columns(self.kernel, self.X, X_cols, part, self.ridge, self.y, y_cols)
+
+    def column(self, k: int):
+        """``Q[:, k]``: from the cache if the point's column is still there."""
+        slot = self.cache.slot_of.get(k)
+        if slot is not None:
+            return self.cache.column(slot)
+        self.cache.n_columns_computed += 1
+        return next(self.columns(np.array([k])))[1][:, 0]
+
+    def q_matvecs(self, idx: np.ndarray, *coefs: np.ndarray):
+        """``Q[:, idx] @ c`` on the device for each host vector c, one kernel block at a time."""
+        xp = self.xp
+        outs = [xp.zeros(self.n, dtype=xp.float64, device=self.device) for _ in coefs]
+        start = 0
+        for part, cols in self.columns(idx):
+            sl = slice(start, start + part.shape[0])
+            start += part.shape[0]
+            for i, c in enumerate(coefs):
+                if np.any(c[sl]):
+                    outs[i] = outs[i] + cols @ to_device(np.ascontiguousarray(c[sl]), xp, self.device)
+        return outs
+
+    # ------------------------------------------------------------------ positions
+    def _set_levels(self, k: int) -> None:
+        """Device levels of point k from its table and position."""
+        t = self.tables
+        if self.pos[k] % 2:
+            lo = (-INF, 0.0)
+            hi = (INF, 0.0)
+        else:
+            j = self.pos[k] // 2
+            lo = (t.kbase[k, j - 1], t.ksign[k, j - 1]) if j > 0 else (-INF, 0.0)
+            hi = (t.kbase[k, j], t.ksign[k, j]) if j < 3 else (INF, 0.0)
+        self.lo_b[k], self.lo_s[k] = float(lo[0]), float(lo[1])
+        self.hi_b[k], self.hi_s[k] = float(hi[0]), float(hi[1])
+
+    def _activate(self, k: int, j: int) -> None:
+        """Point k joins the active set at kink j (its α stays where it is)."""
+        xp = self.xp
+        slot = self.cache.lookup(k)
+        if slot is None:
+            slot = self.cache.store(k, self.column(k))
+        col = self.cache.column(slot)
+        idx = to_device(np.array(self.active + [k]), xp, self.device)
+        q = to_host(xp.take(col, idx))
+        self.factor.insert(None, q[:-1], q[-1])
+        self.active.append(k)
+        self.pos[k] = 2 * j + 1
+        self.z[k] = self.kink_level(k, j)
+        self._set_levels(k)
+
+    def _deactivate(self, k: int, piece: int) -> None:
+        """Point k leaves the active set into ``piece``; α becomes the piece value."""
+        self.factor.delete(self.active.index(k))
+        self.active.remove(k)
+        self.cache.release(k)
+        self.pos[k] = 2 * piece
+        self.alpha[k] = self.piece_value(k, piece)
+        self._set_levels(k)
+
+    def _drive(self, k: int, old_slope: float) -> None:
+        """Keep u_θ in step with a change of point k's dα/dθ."""
+        new_slope = self._slope(k)
+        if new_slope != old_slope:
+            self.u_theta = self.u_theta + (new_slope - old_slope) * self.column(k)
+
+    # ------------------------------------------------------------------ jumps
+    def retable(self, rows: np.ndarray, tables) -> None:
+        """Give the points ``rows`` new loss tables and close the jump of α by the μ-path.
+
+        An active point whose new table has a kink at the level it is held at stays active
+        there, α clipped into the new range; every other point goes to the piece of the new
+        table that holds its margin (or to a kink its margin sits exactly on). The fixed α's
+        jump; the offset ``g = Q (α_before − α_after)`` is then removed along μ from 1 to 0
+        (Suzumura et al. 2015, Appendix C), which ends at the conditionally optimal solution
+        for the new tables.
+
+        Parameters
+        ----------
+        rows : host int array of shape (m,)
+        tables : tuple (kbase (m, 3), ksign (m, 3), vbase (m, 4), vslope (m, 4))
+        """
+        xp = self.xp
+        rows = np.asarray(rows, dtype=np.int64)
+        if rows.size == 0:
+            return
+        z_h = to_host(xp.take(self.z, to_device(rows, xp, self.device)))
+        held = [self.kink_level(int(k), int(self.pos[k]) // 2) if self.pos[k] % 2 else None for k in rows]
+        old_alpha = self.alpha[rows].copy()
+        old_slope = np.array([self._slope(int(k)) for k in rows])
+        t = self.tables
+        t.kbase[rows], t.ksign[rows], t.vbase[rows], t.vslope[rows] = tables
+        for i, k in enumerate(rows):
+            k = int(k)
+            levels = t.kbase[k] + t.ksign[k] * self.s
+            if held[i] is None:
+                # A margin within round-off of a kink is on it (s may come from y − z).
+                at = np.flatnonzero(np.isfinite(levels)
+                                    & (np.abs(levels - z_h[i]) <= 1e-12 * np.maximum(1.0, np.abs(levels))))
+            else:
+                at = np.flatnonzero(levels == held[i])
+            if at.size:
+                j = int(at[0])
+                lower, upper = self.kink_range(k, j)
+                self.alpha[k] = min(max(self.alpha[k], lower), upper)
+                if held[i] is None:
+                    self._activate(k, j)
+                else:
+                    self.pos[k] = 2 * j + 1
+                continue
+            piece = int(np.count_nonzero(levels < z_h[i]))
+            if held[i] is not None:
+                self._deactivate(k, piece)
+            else:
+                self.pos[k] = 2 * piece
+                self.alpha[k] = self.piece_value(k, piece)
+                self._set_levels(k)
+        d_alpha = old_alpha - self.alpha[rows]
+        d_slope = np.array([self._slope(int(k)) for k in rows]) - old_slope
+        moved = np.flatnonzero((d_alpha != 0) | (d_slope != 0))
+        if moved.size:
+            order = moved[np.argsort(rows[moved])]
+            g, du = self.q_matvecs(rows[order], d_alpha[order], d_slope[order])
+            self.u_theta = self.u_theta + du
+            if np.any(d_alpha != 0):
+                self.segment(-g, 1.0)
+
+    # ------------------------------------------------------------------ segments
+    def _driven(self):
+        """Points whose α moves with θ (in a θ-dependent piece), and dα/dθ of each."""
+        idx = np.flatnonzero((self.pos % 2 == 0) & (self.tables.vslope[np.arange(self.n), self.pos // 2] != 0))
+        return idx, self.tables.vslope[idx, self.pos[idx] // 2]
+
+    def segment(self, u, t_max: float, dtheta_dt: float = 0.0, stop_at_wall: bool = False,
+                on_breakpoint=None) -> tuple[float, bool]:
+        """Follow the path for t ∈ [0, t_max] with driver u (device: dz/dt of the fixed α's).
+
+        With ``dtheta_dt ≠ 0`` this is OP-θ's C-step (eq. 27): θ moves with t, and with it
+        the α's of the points in θ-dependent pieces; u is then ``u_θ · dθ/dt``.
+
+        Returns
+        -------
+        t : float
+            How far the segment went.
+        wall : bool
+            True if it stopped because a point reached a wall (with ``stop_at_wall``).
+        """
+        xp, C = self.xp, self.C
+        t_done = 0.0
+        driven, slopes = self._driven() if dtheta_dt else (np.zeros(0, dtype=np.int64), np.zeros(0))
+        zero_steps, guard = 0, 50 * (self.n + 10)
+        while True:
+            guard -= 1
+            if zero_steps > 2 * self.n + 10 or guard < 0:
+                from ._path import PathError
+
+                raise PathError("the outlier path did not advance: degenerate cycling")
+            act = np.array(self.active, dtype=np.int64)
+            if act.size:
+                phi = -self.factor.solve(to_host(xp.take(u, to_device(act, xp, self.device))))
+                coef = np.zeros(self.cache.capacity)
+                coef[[self.cache.slot_of[k] for k in self.active]] = phi
+                psi = self.cache.matvec(coef) + u
+                ranges = np.array([self.kink_range(k, int(self.pos[k]) // 2) for k in self.active])
+                t_b, jb, up_b = next_bound_hit(self.alpha[act], phi, ranges[:, 0], ranges[:, 1], C)
+            else:
+                phi, psi = np.zeros(0), u
+                t_b, jb, up_b = INF, -1, True
+            lo = self.lo_b + self.lo_s * self.s
+            hi = self.hi_b + self.hi_s * self.s
+            t_l, kl, up_l = next_level_crossing(xp, self.z, psi, lo, hi)
+            remaining = t_max - t_done
+            step = min(t_b, t_l, remaining)
+            if step > 0:
+                self.alpha[act] += step * phi
+                self.z = self.z + step * psi
+                if dtheta_dt:
+                    self.theta += step * dtheta_dt
+                    self.alpha[driven] += step * dtheta_dt * slopes
+                t_done += step
+                zero_steps = 0
+            else:
+                zero_steps += 1
+            if min(t_b, t_l) >= remaining:
+                return t_max, False
+            if t_b <= t_l:
+                k = self.active[jb]
+                j = int(self.pos[k]) // 2
+                old = self._slope(k)
+                self._deactivate(k, j if up_b else j + 1)
+                wall = False
+            else:
+                k = kl
+                piece = int(self.pos[k]) // 2
+                j = piece if up_l else piece - 1
+                old = self._slope(k)
+                self._activate(k, j)
+                wall = self.is_wall(k, j)
+            self._drive(k, old)
+            self.n_breakpoints += 1
+            if on_breakpoint is not None:
+                on_breakpoint()
+            if wall and stop_at_wall:
+                return t_done, True
+            if dtheta_dt and self._slope(k) != old:
+                u = self.u_theta * dtheta_dt
+                driven, slopes = self._driven()
+
+    def d_step(self, flip) -> bool:
+        """One D-step (Theorem 3, eq. 17): flip every boundary point between inliers and
+        outliers and follow the μ-path (Appendix C) to the new conditionally optimal solution.
+
+        Parameters
+        ----------
+        flip : callable ``k -> tables_row``
+            The table of boundary point k on the other side of its wall; it must have a kink
+            at the wall's level.
+
+        Returns
+        -------
+        flipped : bool
+            False if there was no boundary point.
+        """
+        boundary = self.boundary_points()
+        if not boundary:
+            return False
+        new = [flip(k) for k in boundary]
+        self.retable(np.array(boundary), tuple(np.stack([row[i] for row in new]) for i in range(4)))
+        return True
+
+    def next_wall(self, direction: float):
+        """OP-s C-step (section 4.3): the next s, moving in ``direction`` (±1), at which a
+        point in a piece meets a wall, as ``(s, k, kink)``; ``(None, -1, -1)`` if none."""
+        xp = self.xp
+        inf = float("inf")
+        cands = []
+        for base, sign, offset in ((self.lo_b, self.lo_s, -1), (self.hi_b, self.hi_s, 0)):
+            walls = sign != 0.0
+            s_at = (self.z - base) / xp.where(walls, sign, 1.0)
+            ahead = walls & (direction * (s_at - self.s) >= 0.0)
+            score = xp.where(ahead, direction * s_at, inf)
+            k = int(xp.argmin(score))
+            if float(score[k]) < inf:
+                cands.append((float(score[k]), k, offset))
+        if not cands:
+            return None, -1, -1
+        score, k, offset = min(cands)
+        return direction * score, k, int(self.pos[k]) // 2 + offset
+
+    def enter_wall(self, k: int, j: int) -> None:
+        """Point k, whose margin sits on wall kink j at the current s, becomes active there."""
+        self._activate(k, j)
+        self.n_breakpoints += 1
+
+    # ------------------------------------------------------------------ checks
+    def margins(self):
+        """Margins z = Q α recomputed from scratch (device, shape (n,))."""
+        idx = np.flatnonzero(self.alpha)
+        return self.q_matvecs(idx, self.alpha[idx])[0]

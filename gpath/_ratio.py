@@ -1,0 +1,80 @@
+"""The ratio test shared by the path algorithms: where does the next breakpoint fall?
+
+Along a path segment every margin moves linearly, ``z(t) = z + t ψ``, and every free
+coefficient too, ``α(t) = α + t φ``. A breakpoint is the smallest t at which a point that is
+not in the active set reaches one of the two levels bounding its region, or an active point's
+coefficient reaches one end of its range. The n-sized part is reduced on the device; only
+an index and a step length cross to the host.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["next_level_crossing", "next_bound_hit", "EPS"]
+
+# Relative size below which a rate of change (dα/dt, dz/dt) is round-off: a zero-length
+# breakpoint driven by such a rate is what makes degenerate paths cycle.
+EPS = 1e-12
+
+
+def next_level_crossing(xp, z, psi, lo, hi):
+    """First crossing of a level by the margins ``z + t ψ`` (device reduction).
+
+    Parameters
+    ----------
+    xp : namespace
+    z, psi, lo, hi : device arrays of shape (n,)
+        Margins, their rates, and the levels below and above each point (``-inf``/``inf``
+        where there is none, and for points in the active set).
+
+    Returns
+    -------
+    t : float
+        Step length to the first crossing (``inf`` if none); slack already below zero (round-off)
+        counts as zero.
+    k : int
+        The point that crosses.
+    upward : bool
+        True if it crosses its upper level ``hi``.
+    """
+    if z.shape[0] == 0:
+        return float("inf"), -1, True
+    tiny = EPS * max(float(xp.max(xp.abs(psi))), 1.0)
+    up = psi > tiny
+    down = psi < -tiny
+    t_up = xp.where(up, xp.maximum(hi - z, 0.0) / xp.where(up, psi, 1.0), float("inf"))
+    t_down = xp.where(down, xp.maximum(z - lo, 0.0) / xp.where(down, -psi, 1.0), float("inf"))
+    t = xp.minimum(t_up, t_down)
+    k = int(xp.argmin(t))
+    return float(t[k]), k, bool(t_up[k] <= t_down[k])
+
+
+def next_bound_hit(alpha, phi, lower, upper, scale):
+    """First coefficient of the active set to reach its range ``[lower, upper]`` (host).
+
+    Parameters
+    ----------
+    alpha, phi, lower, upper : ndarray of shape (m,)
+        Coefficients, their rates, and the ends of their ranges (±inf for none).
+    scale : float
+        Size of a coefficient (C): rates below ``EPS * max(|φ|, scale)`` are round-off.
+
+    Returns
+    -------
+    t : float
+        Step length (``inf`` if none).
+    j : int
+        Position in the active set (-1 if none).
+    upward : bool
+        True if it reaches ``upper``.
+    """
+    if alpha.shape[0] == 0:
+        return float("inf"), -1, True
+    tiny = EPS * max(float(np.abs(phi).max()), scale)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t_up = np.where(phi > tiny, np.maximum(upper - alpha, 0.0) / phi, np.inf)
+        t_down = np.where(phi < -tiny, np.maximum(alpha - lower, 0.0) / -phi, np.inf)
+    t = np.minimum(t_up, t_down)
+    j = int(np.argmin(t))
+    return float(t[j]), j, bool(t_up[j] <= t_down[j])

@@ -1,0 +1,666 @@
+"""Outlier path: robust SV classification and LAD regression by homotopy, and CCCP.
+
+Suzumura, Ogawa, Sugiyama, Karasuyama & Takeuchi, "Homotopy continuation approaches for
+robust SV classification and regression" (2015; ICML 2014 "Outlier path"). The robust loss
+(eq. 5 for classification, eq. 9 for regression) bridges the convex SVM (θ = 1, or s at the
+far end) and the fully robust one (θ = 0, s = 0). gpath traces the path of *local optima*
+exactly: C-steps follow the piecewise-linear solution inside one partition of the points into
+inliers and outliers (eq. 27; section 4.3), and at a point y f = s, where the solution stops
+being locally optimal (Theorem 3), a D-step flips the boundary points (eq. 17) and reaches the
+strictly better solution of the new partition by the μ-path of Appendix C.
+
+As in the paper there is no bias: f(x) = Σ_j α_j y_j K(x, x_j) (classification) or
+Σ_j α_j K(x, x_j) (regression). ``fit_intercept=True`` adds 1 to the kernel, which models an
+intercept regularized like the weights.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.validation import check_is_fitted
+
+from ._array_api import get_namespace_and_device, to_device, to_host
+from ._kinkpath import KinkPath, table_rows
+from ._path import PathError
+from ._validation import check_choice, check_int, check_labels, check_positive, check_X, signed_labels
+from .kernels import Kernel
+
+__all__ = ["OutlierPath", "RobustSVC", "RobustSVR", "CCCPRobustSVC", "CCCPRobustSVR"]
+
+INF = np.inf
+
+
+@dataclass(frozen=True)
+class OutlierPath:
+    """A computed path of solutions, in path order.
+
+    Attributes
+    ----------
+    params : ndarray of shape (n_points,)
+        θ or s at each path point (monotone along the path; a value repeats at a
+        discontinuity: the point before the D-step jump, then the point after it).
+    alpha : ndarray of shape (n_points, n_samples), float64
+        Dual coefficients at each point: α ≥ 0 with f = Σ α_j y_j K(·, x_j) for
+        classification; signed α with f = Σ α_j K(·, x_j) for regression.
+    discontinuous : ndarray of shape (n_points,), bool
+        True for the point right after a D-step jump.
+    objective : ndarray of shape (n_points,)
+        The robust objective (eq. 2 or 6) at each point, with the kernel K + ridge·I.
+    kind : str
+        ``"theta"`` or ``"s"``.
+    theta, s : float or None
+        The fixed other parameter (s for an OP-θ path, θ for an OP-s path).
+    validation_error : ndarray of shape (n_points,) or None
+        Filled by ``select``: 0-1 error (classification) or mean absolute error (regression).
+    n_breakpoints : int
+        Breakpoints passed, those of the D-steps' μ-paths included.
+    time : float
+        Wall time of the path, seconds.
+    """
+
+    params: np.ndarray
+    alpha: np.ndarray
+    discontinuous: np.ndarray
+    objective: np.ndarray
+    kind: str
+    theta: float | None
+    s: float | None
+    validation_error: np.ndarray | None = None
+    n_breakpoints: int = 0
+    time: float = 0.0
+
+
+class _Recorder:
+    def __init__(self):
+        self.params, self.alpha, self.disc, self.obj = [], [], [], []
+
+    def add(self, param, alpha, objective, discontinuous=False):
+        self.params.append(float(param))
+        self.alpha.append(alpha.copy())
+        self.obj.append(float(objective))
+        self.disc.append(bool(discontinuous))
+
+    def result(self, kind, theta, s, n_breakpoints, seconds) -> OutlierPath:
+        return OutlierPath(np.array(self.params), np.array(self.alpha), np.array(self.disc),
+                           np.array(self.obj), kind, theta, s, None, n_breakpoints, seconds)
+
+
+# ---------------------------------------------------------------------- the two problems
+class _Classification:
+    """Robust SVC (section 2.1): z = y f, kinks of eq. 16 (walls at s, hinge at 1)."""
+
+    direction = 1.0  # OP-s moves s upward, from min y f to 0
+
+    def __init__(self, C):
+        self.C = C
+
+    def plain(self, m, y=None):
+        """Hinge loss: the ordinary SVC without bias (θ = 1)."""
+        return table_rows(m, [1.0], [0.0], [self.C, 0.0])
+
+    def inlier(self, m, y=None):
+        return table_rows(m, [0.0, 1.0], [1.0, 0.0], [INF, self.C, 0.0])
+
+    def outlier(self, m, y=None, side=None):
+        return table_rows(m, [0.0], [1.0], [0.0, -INF], [self.C, 0.0])
+
+    def partition(self, z, y, s):
+        """Robust tables for margins z: inliers y f ≥ s, outliers below."""
+        rows = self.inlier(z.shape[0])
+        out = np.flatnonzero(z < s)
+        if out.size:
+            o = self.outlier(out.size)
+            for a, b in zip(rows, o):
+                a[out] = b
+        return rows
+
+    def flip(self, path: KinkPath, k: int):
+        """Eq. 17: the table across point k's wall."""
+        return [a[0] for a in (self.outlier(1) if path.tables.vbase[k, 0] == INF else self.inlier(1))]
+
+    def cccp(self, z, y, theta, s):
+        """CCCP linearization at margins z (Yuille & Rangarajan): the concave part
+        −(1 − θ)[s − z]_+ of the ramp loss is replaced by its tangent, so points with z < s
+        get the convex loss [1 − z]_+ + (1 − θ) z (α ∈ [−C(1 − θ), Cθ])."""
+        C = self.C
+        rows = self.plain(z.shape[0])
+        out = np.flatnonzero(z < s)
+        if out.size:
+            o = table_rows(out.size, [1.0], [0.0], [C * theta, -C * (1.0 - theta)])
+            for a, b in zip(rows, o):
+                a[out] = b
+        return rows
+
+    def objective(self, alpha, z, y, theta, s):
+        """Eq. 2 with loss (5)."""
+        loss = np.where(z >= s, np.maximum(0.0, 1.0 - z), 1.0 - theta * z - s)
+        return 0.5 * float(alpha @ z) + self.C * float(loss.sum())
+
+    def start_s(self, z, y):
+        return float(z.min())
+
+
+class _Regression:
+    """Robust LAD regression (section 2.2): z = f, kinks at y − s, y, y + s (eq. 25)."""
+
+    direction = -1.0  # OP-s moves s downward, from max |y − f|
+
+    def __init__(self, C):
+        self.C = C
+
+    def plain(self, m, y):
+        """Absolute loss: LAD regression without bias (θ = 1)."""
+        return table_rows(m, [y], [0.0], [self.C, -self.C])
+
+    def inlier(self, m, y):
+        C = self.C
+        return table_rows(m, [y, y, y], [-1.0, 0.0, 1.0], [INF, C, -C, -INF])
+
+    def outlier(self, m, y, side):
+        """side +1: residual ≥ s (f ≤ y − s, α = θC); −1: residual ≤ −s (α = −θC)."""
+        if side > 0:
+            return table_rows(m, [y], [-1.0], [0.0, -INF], [self.C, 0.0])
+        return table_rows(m, [y], [1.0], [INF, 0.0], [0.0, -self.C])
+
+    def partition(self, z, y, s):
+        r = y - z
+        rows = self.inlier(z.shape[0], y)
+        for side in (1.0, -1.0):
+            out = np.flatnonzero(side * r > s)
+            if out.size:
+                for a, b in zip(rows, self.outlier(out.size, y[out], side)):
+                    a[out] = b
+        return rows
+
+    def flip(self, path: KinkPath, k: int):
+        t = path.tables
+        y = t.kbase[k, 0]
+        if np.isfinite(t.kbase[k, 2]):  # inlier at its lower (j = 0) or upper (j = 2) wall
+            side = 1.0 if path.pos[k] // 2 == 0 else -1.0
+            return [a[0] for a in self.outlier(1, y, side)]
+        return [a[0] for a in self.inlier(1, y)]
+
+    def cccp(self, z, y, theta, s):
+        """CCCP linearization of |r| − (1 − θ)[|r| − s]_+ at residuals r = y − z."""
+        C = self.C
+        r = y - z
+        sigma = np.where(np.abs(r) > s, np.sign(r), 0.0)
+        return table_rows(z.shape[0], [y], [0.0],
+                          [C * (1.0 - (1.0 - theta) * sigma), C * (-1.0 - (1.0 - theta) * sigma)])
+
+    def objective(self, alpha, z, y, theta, s):
+        """Eq. 6 with loss (9)."""
+        a = np.abs(y - z)
+        loss = np.where(a < s, a, (a - s) * theta + s)
+        return 0.5 * float(alpha @ z) + self.C * float(loss.sum())
+
+    def start_s(self, z, y):
+        return float(np.abs(y - z).max())
+
+
+# ---------------------------------------------------------------------- estimators
+class _RobustBase(BaseEstimator):
+    """Shared fitting, evaluation along the path, and model selection."""
+
+    _classification = True
+
+    def _check_common(self):
+        return {
+            "C": check_positive(self.C, "C"),
+            "ridge": check_positive(self.ridge, "ridge", allow_zero=True),
+            "path": check_choice(self.path, "path", ("theta", "s")),
+        }
+
+    def _prepare(self, X, y):
+        params = self._check_common()
+        X, xp, device = check_X(X)
+        kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X)
+        if self.fit_intercept:
+            kernel = dataclasses.replace(kernel, offset=1.0)
+        if self._classification:
+            labels, classes = check_labels(y, X.shape[0])
+            y_dev = signed_labels(labels, classes, xp, device)
+            problem = _Classification(params["C"])
+            path = KinkPath(xp, device, X, y_dev, kernel, params["C"], params["ridge"])
+        else:
+            y_host = to_host(y) if hasattr(y, "__dlpack__") else np.asarray(y)
+            y_host = np.asarray(y_host, dtype=np.float64)
+            if y_host.ndim != 1 or y_host.shape[0] != X.shape[0] or not np.all(np.isfinite(y_host)):
+                raise ValueError(f"y must be a finite vector of shape ({X.shape[0]},); got shape {y_host.shape}")
+            y_dev, classes = to_device(y_host, xp, device), None
+            problem = _Regression(params["C"])
+            path = KinkPath(xp, device, X, None, kernel, params["C"], params["ridge"])
+        # Fitted attributes are set by _finish only, so a failed fit changes nothing.
+        fitted = {"kernel_": kernel, "n_features_in_": X.shape[1], "_X": X, "_y_host": to_host(y_dev)}
+        if classes is not None:
+            fitted["classes_"] = classes
+        # The ordinary SVM without bias (θ = 1): all points jump from α = 0 to the hinge
+        # (resp. absolute) loss's α, closed by one μ-path.
+        n = X.shape[0]
+        path.retable(np.arange(n), problem.plain(n, fitted["_y_host"]))
+        return params, problem, path, fitted
+
+    @staticmethod
+    def _objective(problem, path, y_host):
+        return problem.objective(path.alpha, to_host(path.z), y_host, path.theta, path.s)
+
+    # ---- evaluation ----
+    def _alpha_at(self, at):
+        p = self.path_
+        if at is None:
+            return p.alpha[self.selected_index_]
+        order = self._order(p)
+        t = order * float(at)
+        ts = order * p.params
+        if not ts[0] <= t <= ts[-1]:
+            raise ValueError(f"at must lie on the path, between {p.params[0]:.6g} and {p.params[-1]:.6g}; got {at!r}")
+        i = int(np.searchsorted(ts, t, side="right")) - 1
+        if ts[i] == t or i == len(ts) - 1:
+            return p.alpha[i]
+        w = (t - ts[i]) / (ts[i + 1] - ts[i])
+        return (1.0 - w) * p.alpha[i] + w * p.alpha[i + 1]
+
+    def _order(self, p) -> float:
+        """+1 if the parameter increases along the path, −1 if it decreases."""
+        return 1.0 if p.params[-1] >= p.params[0] else -1.0
+
+    def _decision(self, X, coef_matrix):
+        """Decision values for several coefficient vectors: (n_test, k)."""
+        xp, device = get_namespace_and_device(self._X)
+        X, _, _ = check_X(X, "X", self.n_features_in_, xp, device)
+        w = coef_matrix * (self._y_host[:, None] if self._classification else 1.0)
+        used = np.flatnonzero(np.any(w != 0, axis=1))
+        K = self.kernel_(X, xp.take(self._X, to_device(used, xp, device), axis=0))
+        return K @ to_device(np.ascontiguousarray(w[used]), xp, device)
+
+    def decision_function(self, X, at=None):
+        """f(x) at a point of the path.
+
+        Parameters
+        ----------
+        X : array of shape (n_samples, n_features)
+        at : float or None
+            θ or s; between breakpoints the solution is linear in it (at a discontinuity the
+            solution after the jump). None: the selected point (``param_``).
+
+        Returns
+        -------
+        f : array of shape (n_samples,), float64
+
+        Raises
+        ------
+        ValueError
+            If ``at`` is off the path.
+        """
+        check_is_fitted(self, "path_")
+        return self._decision(X, self._alpha_at(at)[:, None])[:, 0]
+
+    def select(self, X_val, y_val):
+        """Pick the path point with the least validation error; sets ``param_``.
+
+        Classification: 0-1 error; regression: mean absolute error. Ties go to the earliest
+        point on the path. ``path_.validation_error`` gets the whole curve.
+
+        Parameters
+        ----------
+        X_val : array of shape (n_val, n_features)
+        y_val : array-like of shape (n_val,)
+
+        Returns
+        -------
+        self
+        """
+        check_is_fitted(self, "path_")
+        F = to_host(self._decision(X_val, self.path_.alpha.T))
+        if self._classification:
+            labels, _ = check_labels(y_val, F.shape[0], "y_val", self.classes_)
+            pred = np.where(F > 0, 1.0, -1.0)
+            err = np.mean(pred != np.where(labels == self.classes_[1], 1.0, -1.0)[:, None], axis=0)
+        else:
+            yv = np.asarray(to_host(y_val) if hasattr(y_val, "__dlpack__") else y_val, dtype=np.float64)
+            err = np.mean(np.abs(yv[:, None] - F), axis=0)
+        self.selected_index_ = int(np.argmin(err))
+        self.param_ = float(self.path_.params[self.selected_index_])
+        self.path_ = dataclasses.replace(self.path_, validation_error=err)
+        return self
+
+    def _finish(self, fitted, recorder, params_kind, theta, s, path, start):
+        for name, value in fitted.items():
+            setattr(self, name, value)
+        self.path_ = recorder.result(params_kind, theta, s, path.n_breakpoints, time.perf_counter() - start)
+        self.selected_index_ = len(self.path_.params) - 1
+        self.param_ = float(self.path_.params[-1])
+        self.alpha_ = self.path_.alpha[-1]
+        return self
+
+
+class _OutlierPathEstimator(_RobustBase):
+    def fit(self, X, y):
+        """Compute the outlier path on (X, y).
+
+        Parameters
+        ----------
+        X : array of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Two class labels (RobustSVC) or real targets (RobustSVR).
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            For bad parameters or data.
+        PathError
+            If the path cycles (degenerate data); the estimator is then not fitted.
+        """
+        start = time.perf_counter()
+        params, problem, path, fitted = self._prepare(X, y)
+        rec = _Recorder()
+        y_h = fitted["_y_host"]
+        obj = lambda: self._objective(problem, path, y_h)  # noqa: E731
+        flip = lambda k: problem.flip(path, k)  # noqa: E731
+        if params["path"] == "theta":
+            path.s = self._fixed_s()
+            path.retable(np.arange(path.n), problem.partition(to_host(path.z), y_h, path.s))
+            rec.add(1.0, path.alpha, obj())
+            record = lambda: rec.add(path.theta, path.alpha, obj())  # noqa: E731
+            while True:
+                n_flips = 0
+                while path.theta < 1.0 and path.d_step(flip):
+                    n_flips += 1
+                    if n_flips > path.n + 10:
+                        raise PathError("D-steps did not reach a locally optimal solution")
+                    rec.add(path.theta, path.alpha, obj(), discontinuous=True)
+                if path.theta <= 0.0:
+                    break
+                _, wall = path.segment(-path.u_theta, path.theta, dtheta_dt=-1.0, stop_at_wall=True,
+                                       on_breakpoint=record)
+                if not wall:
+                    path.theta = 0.0
+                    rec.add(0.0, path.alpha, obj())
+                    break
+            return self._finish(fitted, rec, "theta", None, path.s, path, start)
+        # OP-s (section 4.3): θ = 0, s from the far end toward s_end; the solution is constant
+        # between breakpoints, which are the values of s at which a point meets the wall.
+        path.theta = 0.0
+        z = to_host(path.z)
+        path.s = problem.start_s(z, y_h)
+        s_end = self._s_end(path.s)
+        path.retable(np.arange(path.n), problem.partition(z, y_h, path.s))
+        rec.add(path.s, path.alpha, obj())
+        d = problem.direction
+        while True:
+            n_flips = 0
+            while path.d_step(flip):
+                n_flips += 1
+                if n_flips > path.n + 10:
+                    raise PathError("D-steps did not reach a locally optimal solution")
+                rec.add(path.s, path.alpha, obj(), discontinuous=True)
+            s_next, k, j = path.next_wall(d)
+            if s_next is None or d * (s_next - s_end) >= 0:
+                path.s = s_end
+                rec.add(s_end, path.alpha, obj())
+                break
+            path.s = s_next
+            path.enter_wall(k, j)
+            rec.add(path.s, path.alpha, obj())
+        return self._finish(fitted, rec, "s", 0.0, None, path, start)
+
+
+class RobustSVC(ClassifierMixin, _OutlierPathEstimator):
+    """Robust (ramp-loss) SV classification along the outlier path (OP-θ or OP-s).
+
+    The loss of eq. 5, ``ℓ(z) = [1 − z]_+`` for z ≥ s and ``1 − θz − s`` below, bridges the
+    hinge SVM (θ = 1) and the ramp loss (θ = 0). ``path="theta"`` traces θ from 1 to 0 at
+    fixed ``s`` (OP-θ); ``path="s"`` traces s from min_i y_i f(x_i) of the ordinary SVM up to
+    ``s_max`` at θ = 0 (OP-s). The path points are every breakpoint, and the points before
+    and after each D-step jump; ``select`` picks one by validation error.
+
+    Parameters
+    ----------
+    C : float, default 1.0
+    kernel, gamma, degree, coef0
+        As in :class:`gpath.IncrementalSVC`.
+    path : {"theta", "s"}, default "theta"
+    s : float, default 0.0
+        The fixed s of OP-θ (≤ 0).
+    s_max : float, default 0.0
+        Where OP-s stops (≤ 0).
+    ridge : float, default 1e-6
+        Added to the kernel diagonal (keeps Q_EE nonsingular with duplicate points).
+    fit_intercept : bool, default False
+        Add 1 to the kernel: an intercept regularized like the weights (the paper has none).
+
+    Attributes
+    ----------
+    path_ : OutlierPath
+    param_ : float
+        θ or s of the selected point (the end of the path until ``select`` is called).
+    alpha_ : ndarray of shape (n_samples,)
+        α at the end of the path.
+    classes_ : ndarray of shape (2,)
+
+    References
+    ----------
+    S. Suzumura, K. Ogawa, M. Sugiyama, M. Karasuyama, I. Takeuchi. Homotopy continuation
+    approaches for robust SV classification and regression, 2015 (sections 2.1, 3, 4,
+    Appendix C); ICML 2014 ("Outlier path").
+    """
+
+    _classification = True
+
+    def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, path="theta",
+                 s=0.0, s_max=0.0, ridge=1e-6, fit_intercept=False):
+        self.C, self.kernel, self.gamma, self.degree, self.coef0 = C, kernel, gamma, degree, coef0
+        self.path, self.s, self.s_max, self.ridge, self.fit_intercept = path, s, s_max, ridge, fit_intercept
+
+    def _fixed_s(self):
+        if not (isinstance(self.s, (int, float)) and self.s <= 0):
+            raise ValueError(f"s must be a real number <= 0 for RobustSVC; got {self.s!r}")
+        return float(self.s)
+
+    def _s_end(self, s_start):
+        if not (isinstance(self.s_max, (int, float)) and self.s_max <= 0):
+            raise ValueError(f"s_max must be a real number <= 0; got {self.s_max!r}")
+        return max(float(self.s_max), s_start)
+
+    def predict(self, X, at=None):
+        """Labels: ``classes_[1]`` where ``decision_function(X, at) > 0``."""
+        return self.classes_[(to_host(self.decision_function(X, at)) > 0).astype(int)]
+
+
+class RobustSVR(RegressorMixin, _OutlierPathEstimator):
+    """Robust LAD regression along the outlier path (OP-θ or OP-s).
+
+    The loss of eq. 9, ``|r|`` for |r| < s and ``(|r| − s)θ + s`` beyond, on residuals
+    r = y − f(x). ``path="theta"`` traces θ from 1 to 0 at fixed ``s`` (> 0);
+    ``path="s"`` traces s from max_i |r_i| of the ordinary LAD regression down to ``s_min``
+    at θ = 0.
+
+    Parameters
+    ----------
+    C : float, default 1.0
+    kernel, gamma, degree, coef0
+        As in :class:`gpath.IncrementalSVC`.
+    path : {"theta", "s"}, default "theta"
+    s : float, default 1.0
+        The fixed s of OP-θ (> 0, in the units of y).
+    s_min : float or None, default None
+        Where OP-s stops; None: 0.2 × the starting s (the paper's range, section 5.2).
+    ridge : float, default 1e-6
+    fit_intercept : bool, default False
+
+    Attributes
+    ----------
+    path_ : OutlierPath
+    param_ : float
+    alpha_ : ndarray of shape (n_samples,)
+
+    References
+    ----------
+    Suzumura et al. 2015, sections 2.2, 3.3 (Theorem 5), 4.
+    """
+
+    _classification = False
+
+    def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, path="theta",
+                 s=1.0, s_min=None, ridge=1e-6, fit_intercept=False):
+        self.C, self.kernel, self.gamma, self.degree, self.coef0 = C, kernel, gamma, degree, coef0
+        self.path, self.s, self.s_min, self.ridge, self.fit_intercept = path, s, s_min, ridge, fit_intercept
+
+    def _fixed_s(self):
+        return check_positive(self.s, "s")
+
+    def _s_end(self, s_start):
+        if self.s_min is None:
+            return 0.2 * s_start
+        return min(check_positive(self.s_min, "s_min"), s_start)
+
+    def predict(self, X, at=None):
+        """f(x) at the selected point (or at ``at``)."""
+        return self.decision_function(X, at)
+
+
+# ---------------------------------------------------------------------- CCCP
+class _CCCPEstimator(_RobustBase):
+    def fit(self, X, y):
+        """Run CCCP at every grid value, warm-started from the previous one.
+
+        Each convex subproblem (the ramp loss with its concave part linearized at the current
+        solution) is solved exactly by gpath's own path machinery; iterations stop when the
+        linearization no longer changes (at most ``max_iter`` per grid value).
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            For bad parameters or data.
+        PathError
+            If CCCP does not settle within ``max_iter`` iterations at some grid value.
+        """
+        start = time.perf_counter()
+        params, problem, path, fitted = self._prepare(X, y)
+        max_iter = check_int(self.max_iter, "max_iter", 1)
+        y_h = fitted["_y_host"]
+        z = to_host(path.z)
+        if params["path"] == "theta":
+            grid = self._grid_values(1.0, 0.0)
+            theta_s = [(t, self._fixed_s()) for t in grid]
+        else:
+            s0 = problem.start_s(z, y_h)
+            grid = self._grid_values(s0, self._s_end(s0))
+            theta_s = [(0.0, v) for v in grid]
+        rec = _Recorder()
+        n_iter = []
+        for g, (theta, s) in zip(grid, theta_s):
+            path.theta, path.s = theta, s
+            for it in range(max_iter):
+                z = to_host(path.z)
+                new = problem.cccp(z, y_h, theta, s)
+                old = path.tables.rows(np.arange(path.n))
+                changed = np.flatnonzero(np.any(np.concatenate([a != b for a, b in zip(new, old)], axis=1), axis=1))
+                if changed.size == 0:
+                    break
+                path.retable(changed, tuple(a[changed] for a in new))
+            else:
+                raise PathError(f"CCCP did not settle in max_iter={max_iter} iterations at {params['path']}={g:.4g}")
+            n_iter.append(it)
+            rec.add(g, path.alpha, problem.objective(path.alpha, to_host(path.z), y_h, theta, s))
+        fixed = (None, self._fixed_s()) if params["path"] == "theta" else (0.0, None)
+        fitted["n_iter_"] = n_iter
+        return self._finish(fitted, rec, params["path"], fixed[0], fixed[1], path, start)
+
+    def _grid_values(self, first, last):
+        g = self.grid
+        if isinstance(g, (int, np.integer)) and not isinstance(g, bool):
+            return np.linspace(first, last, check_int(int(g), "grid", 2))
+        values = np.asarray(g, dtype=np.float64)
+        if values.ndim != 1 or values.size < 1:
+            raise ValueError(f"grid must be an int >= 2 or a 1-D sequence of values; got {g!r}")
+        return values
+
+    def _alpha_at(self, at):
+        if at is None:
+            return self.path_.alpha[self.selected_index_]
+        hit = np.flatnonzero(self.path_.params == float(at))
+        if hit.size == 0:
+            raise ValueError(f"at must be one of the grid values {self.path_.params.tolist()}; got {at!r}")
+        return self.path_.alpha[hit[-1]]
+
+
+class CCCPRobustSVC(ClassifierMixin, _CCCPEstimator):
+    """The CCCP baseline for robust SVC (the paper's comparison, section 5).
+
+    The concave-convex procedure (Yuille & Rangarajan 2002; Collobert et al. 2006 for the
+    ramp loss) at each value of a grid of θ (``path="theta"``, s fixed) or of s
+    (``path="s"``, θ = 0, from min_i y_i f(x_i) of the SVM up to ``s_max``), warm-started.
+
+    Parameters
+    ----------
+    C, kernel, gamma, degree, coef0, s, s_max, ridge, fit_intercept
+        As in :class:`RobustSVC`.
+    path : {"theta", "s"}, default "theta"
+    grid : int or sequence of float, default 5
+        Number of evenly spaced grid values (the paper uses 5), or the values themselves.
+    max_iter : int, default 100
+        CCCP iterations per grid value.
+
+    Attributes
+    ----------
+    path_ : OutlierPath
+        One point per grid value (``discontinuous`` all False).
+    n_iter_ : list of int
+        CCCP iterations at each grid value.
+    """
+
+    _classification = True
+
+    def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, path="theta",
+                 s=0.0, s_max=0.0, grid=5, max_iter=100, ridge=1e-6, fit_intercept=False):
+        self.C, self.kernel, self.gamma, self.degree, self.coef0 = C, kernel, gamma, degree, coef0
+        self.path, self.s, self.s_max, self.grid, self.max_iter = path, s, s_max, grid, max_iter
+        self.ridge, self.fit_intercept = ridge, fit_intercept
+
+    _fixed_s = RobustSVC._fixed_s
+    _s_end = RobustSVC._s_end
+    predict = RobustSVC.predict
+
+
+class CCCPRobustSVR(RegressorMixin, _CCCPEstimator):
+    """The CCCP baseline for robust LAD regression (section 5).
+
+    Parameters
+    ----------
+    C, kernel, gamma, degree, coef0, s, s_min, ridge, fit_intercept
+        As in :class:`RobustSVR`.
+    path : {"theta", "s"}, default "theta"
+    grid : int or sequence of float, default 5
+    max_iter : int, default 100
+
+    Attributes
+    ----------
+    path_ : OutlierPath
+    n_iter_ : list of int
+    """
+
+    _classification = False
+
+    def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, path="theta",
+                 s=1.0, s_min=None, grid=5, max_iter=100, ridge=1e-6, fit_intercept=False):
+        self.C, self.kernel, self.gamma, self.degree, self.coef0 = C, kernel, gamma, degree, coef0
+        self.path, self.s, self.s_min, self.grid, self.max_iter = path, s, s_min, grid, max_iter
+        self.ridge, self.fit_intercept = ridge, fit_intercept
+
+    _fixed_s = RobustSVR._fixed_s
+    _s_end = RobustSVR._s_end
+    predict = RobustSVR.predict
