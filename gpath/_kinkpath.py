@@ -330,7 +330,7 @@ class KinkPath:
                 zero_steps = 0
             else:
                 zero_steps += 1
-            if min(t_b, t_l) >= remaining:
+            if min(t_b, t_l) > remaining:  # an event exactly at the end is still taken
                 return t_max, False
             if t_b <= t_l:
                 k = self.active[jb]

@@ -391,8 +391,7 @@ class _OutlierPathEstimator(_RobustBase):
         # between breakpoints, which are the values of s at which a point meets the wall.
         path.theta = 0.0
         z = to_host(path.z)
-        path.s = problem.start_s(z, y_h)
-        s_end = self._s_end(path.s)
+        path.s, s_end = self._s_range(problem.start_s(z, y_h))
         path.retable(np.arange(path.n), problem.partition(z, y_h, path.s))
         rec.add(path.s, path.alpha, obj())
         d = problem.direction
@@ -404,13 +403,15 @@ class _OutlierPathEstimator(_RobustBase):
                     raise PathError("D-steps did not reach a locally optimal solution")
                 rec.add(path.s, path.alpha, obj(), discontinuous=True)
             s_next, k, j = path.next_wall(d)
-            if s_next is None or d * (s_next - s_end) >= 0:
+            if s_next is None or d * (s_next - s_end) > 0:
                 path.s = s_end
                 rec.add(s_end, path.alpha, obj())
                 break
             path.s = s_next
             path.enter_wall(k, j)
             rec.add(path.s, path.alpha, obj())
+            if s_next == s_end and not path.boundary_points():
+                break
         return self._finish(fitted, rec, "s", 0.0, None, path, start)
 
 
@@ -466,10 +467,11 @@ class RobustSVC(ClassifierMixin, _OutlierPathEstimator):
             raise ValueError(f"s must be a real number <= 0 for RobustSVC; got {self.s!r}")
         return float(self.s)
 
-    def _s_end(self, s_start):
+    def _s_range(self, min_margin):
+        """OP-s runs s from min_i y_i f(x_i) up to s_max (a single point if no margin is below)."""
         if not (isinstance(self.s_max, (int, float)) and self.s_max <= 0):
             raise ValueError(f"s_max must be a real number <= 0; got {self.s_max!r}")
-        return max(float(self.s_max), s_start)
+        return min(min_margin, float(self.s_max)), float(self.s_max)
 
     def predict(self, X, at=None):
         """Labels: ``classes_[1]`` where ``decision_function(X, at) > 0``."""
@@ -518,10 +520,10 @@ class RobustSVR(RegressorMixin, _OutlierPathEstimator):
     def _fixed_s(self):
         return check_positive(self.s, "s")
 
-    def _s_end(self, s_start):
-        if self.s_min is None:
-            return 0.2 * s_start
-        return min(check_positive(self.s_min, "s_min"), s_start)
+    def _s_range(self, max_residual):
+        """OP-s runs s from max_i |y_i − f(x_i)| down to s_min (default 0.2 × the start)."""
+        end = 0.2 * max_residual if self.s_min is None else check_positive(self.s_min, "s_min")
+        return max(max_residual, end), end
 
     def predict(self, X, at=None):
         """f(x) at the selected point (or at ``at``)."""
@@ -558,7 +560,7 @@ class _CCCPEstimator(_RobustBase):
             theta_s = [(t, self._fixed_s()) for t in grid]
         else:
             s0 = problem.start_s(z, y_h)
-            grid = self._grid_values(s0, self._s_end(s0))
+            grid = self._grid_values(*self._s_range(s0))
             theta_s = [(0.0, v) for v in grid]
         rec = _Recorder()
         n_iter = []
@@ -632,7 +634,7 @@ class CCCPRobustSVC(ClassifierMixin, _CCCPEstimator):
         self.ridge, self.fit_intercept = ridge, fit_intercept
 
     _fixed_s = RobustSVC._fixed_s
-    _s_end = RobustSVC._s_end
+    _s_range = RobustSVC._s_range
     predict = RobustSVC.predict
 
 
@@ -662,5 +664,5 @@ class CCCPRobustSVR(RegressorMixin, _CCCPEstimator):
         self.ridge, self.fit_intercept = ridge, fit_intercept
 
     _fixed_s = RobustSVR._fixed_s
-    _s_end = RobustSVR._s_end
+    _s_range = RobustSVR._s_range
     predict = RobustSVR.predict
