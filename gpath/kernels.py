@@ -14,7 +14,7 @@ import numpy as np
 
 from ._array_api import get_namespace_and_device, namespace_by_name, to_device
 
-__all__ = ["Kernel", "QColumnCache", "KERNELS", "q_columns"]
+__all__ = ["Kernel", "QColumnCache", "CacheFullError", "KERNELS", "q_columns"]
 
 KERNELS = ("linear", "rbf", "poly")
 
@@ -157,6 +157,10 @@ def q_columns(kernel: Kernel, X, X_cols, col_rows: np.ndarray, ridge: float, y=N
     return block
 
 
+class CacheFullError(MemoryError):
+    """The margin set needs more kernel columns than ``cache_size`` allows."""
+
+
 class QColumnCache:
     """Device-resident columns ``Q[:, k]`` of the margin points, one slot per column.
 
@@ -173,10 +177,15 @@ class QColumnCache:
         Number of training points (rows of every column).
     capacity : int
         Initial number of slots; doubled when full.
+    max_columns : int or None
+        Most slots the cache may hold (from the estimators' ``cache_size`` in MB:
+        ``cache_size · 2**20 / (8 · n_rows)``); None for no limit. When every slot holds a
+        margin column and another is needed, :meth:`store` raises :class:`CacheFullError`.
     """
 
-    def __init__(self, xp, device, n_rows: int, capacity: int = 16):
+    def __init__(self, xp, device, n_rows: int, capacity: int = 16, max_columns: int | None = None):
         self.xp, self.device = xp, device
+        self.max_columns = max_columns
         self.data = xp.zeros((n_rows, max(capacity, 1)), dtype=xp.float64, device=device)
         self.owner = np.full(self.data.shape[1], -1, dtype=np.int64)  # point held by a slot
         self.used = np.zeros(self.data.shape[1], dtype=bool)
@@ -204,7 +213,7 @@ class QColumnCache:
         """
         xp = self.xp
         new = object.__new__(QColumnCache)
-        new.xp, new.device = xp, self.device
+        new.xp, new.device, new.max_columns = xp, self.device, self.max_columns
         data = self.data if rows is None else xp.take(self.data, rows, axis=0)
         if extra_rows is not None:
             data = xp.concat([data, extra_rows], axis=0)
@@ -264,8 +273,15 @@ class QColumnCache:
 
     def _grow(self) -> None:
         xp, old = self.xp, self.capacity
-        pad = xp.zeros((self.data.shape[0], old), dtype=self.data.dtype, device=self.device)
+        extra = old if self.max_columns is None else min(old, self.max_columns - old)
+        if extra <= 0:
+            raise CacheFullError(
+                f"the kernel-column cache is full: the margin set needs more than {old} columns of "
+                f"{self.data.shape[0]} float64 values ({old * self.data.shape[0] * 8 / 2**20:.0f} MB); "
+                "raise cache_size"
+            )
+        pad = xp.zeros((self.data.shape[0], extra), dtype=self.data.dtype, device=self.device)
         self.data = xp.concat([self.data, pad], axis=1)
-        self.owner = np.concatenate([self.owner, np.full(old, -1, dtype=np.int64)])
-        self.used = np.concatenate([self.used, np.zeros(old, dtype=bool)])
-        self.free.extend(range(old, 2 * old))
+        self.owner = np.concatenate([self.owner, np.full(extra, -1, dtype=np.int64)])
+        self.used = np.concatenate([self.used, np.zeros(extra, dtype=bool)])
+        self.free.extend(range(old, old + extra))

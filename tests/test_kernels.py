@@ -65,3 +65,16 @@ def test_cache_reuses_freed_columns_and_grows(backend):
         coef[cache.slot_of[p]] = w
     got = backend.check(cache.matvec(coef), (10,))
     np.testing.assert_allclose(got, cols[:, members] @ weights, rtol=1e-13, atol=1e-13)
+
+
+def test_cache_limit_raises_when_the_margin_needs_more(backend):
+    from gpath.kernels import CacheFullError
+
+    cache = QColumnCache(backend.xp, backend.device, 5, capacity=2, max_columns=3)
+    for p in range(3):
+        cache.store(p, backend.asarray(np.full(5, float(p))))
+    assert cache.capacity == 3
+    cache.release(1)
+    cache.store(3, backend.asarray(np.ones(5)))  # a freed slot is reused: no growth
+    with pytest.raises(CacheFullError, match="raise cache_size"):
+        cache.store(4, backend.asarray(np.ones(5)))
