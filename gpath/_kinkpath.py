@@ -113,6 +113,18 @@ class KinkPath:
         self.factor = BorderedFactor(bordered=False)
         self.cache = QColumnCache(xp, device, n)
         self.n_breakpoints = 0
+        # max_i Q_ii bounds every |Q_ij| (Q is positive semi-definite): with ‖φ‖₁ it bounds
+        # |Q[:, A] φ| on the host, the scale of round-off in the rates (_ratio.EPS).
+        diag = kernel(X[:1, :], X[:1, :]) if kernel.kind == "rbf" else None
+        self.q_max = (float(diag[0, 0]) if diag is not None else self._max_diag()) + self.ridge
+
+    def _max_diag(self) -> float:
+        xp = self.xp
+        sq = xp.sum(self.X * self.X, axis=1)
+        k = self.kernel
+        if k.kind == "linear":
+            return float(xp.max(sq)) + k.offset
+        return float(xp.max(xp.abs(k.gamma * sq + k.coef0) ** k.degree)) + k.offset
 
     # ------------------------------------------------------------------ tables
     def kink_level(self, k: int, j: int) -> float:
@@ -297,6 +309,7 @@ class KinkPath:
         xp, C = self.xp, self.C
         t_done = 0.0
         driven, slopes = self._driven() if dtheta_dt else (np.zeros(0, dtype=np.int64), np.zeros(0))
+        u_max = float(xp.max(xp.abs(u))) if self.n else 0.0
         zero_steps, guard = 0, 50 * (self.n + 10)
         while True:
             guard -= 1
@@ -317,7 +330,8 @@ class KinkPath:
                 t_b, jb, up_b = INF, -1, True
             lo = self.lo_b + self.lo_s * self.s
             hi = self.hi_b + self.hi_s * self.s
-            t_l, kl, up_l = next_level_crossing(xp, self.z, psi, lo, hi)
+            scale = float(np.abs(phi).sum()) * self.q_max + u_max
+            t_l, kl, up_l = next_level_crossing(xp, self.z, psi, lo, hi, scale)
             remaining = t_max - t_done
             step = min(t_b, t_l, remaining)
             if step > 0:
@@ -353,6 +367,7 @@ class KinkPath:
                 return t_done, True
             if dtheta_dt and self._slope(k) != old:
                 u = self.u_theta * dtheta_dt
+                u_max = float(xp.max(xp.abs(u)))
                 driven, slopes = self._driven()
 
     def d_step(self, flip) -> bool:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._array_api import to_host
+
 __all__ = ["next_level_crossing", "next_bound_hit", "EPS"]
 
 # Relative size below which a rate of change (dα/dt, dz/dt) is round-off: a zero-length
@@ -18,7 +20,7 @@ __all__ = ["next_level_crossing", "next_bound_hit", "EPS"]
 EPS = 1e-12
 
 
-def next_level_crossing(xp, z, psi, lo, hi):
+def next_level_crossing(xp, z, psi, lo, hi, scale=None):
     """First crossing of a level by the margins ``z + t ψ`` (device reduction).
 
     Parameters
@@ -27,6 +29,9 @@ def next_level_crossing(xp, z, psi, lo, hi):
     z, psi, lo, hi : device arrays of shape (n,)
         Margins, their rates, and the levels below and above each point (``-inf``/``inf``
         where there is none, and for points in the active set).
+    scale : float or None
+        A bound on max |ψ| known on the host (``‖φ‖₁ · max_i Q_ii + max |u|``): rates below
+        ``EPS * scale`` are round-off. None: measured on the device (one more reduction).
 
     Returns
     -------
@@ -40,14 +45,20 @@ def next_level_crossing(xp, z, psi, lo, hi):
     """
     if z.shape[0] == 0:
         return float("inf"), -1, True
-    tiny = EPS * max(float(xp.max(xp.abs(psi))), 1.0)
+    if scale is None:
+        scale = float(xp.max(xp.abs(psi)))
+    tiny = EPS * max(scale, 1.0)
     up = psi > tiny
     down = psi < -tiny
     t_up = xp.where(up, xp.maximum(hi - z, 0.0) / xp.where(up, psi, 1.0), float("inf"))
     t_down = xp.where(down, xp.maximum(z - lo, 0.0) / xp.where(down, -psi, 1.0), float("inf"))
     t = xp.minimum(t_up, t_down)
-    k = int(xp.argmin(t))
-    return float(t[k]), k, bool(t_up[k] <= t_down[k])
+    k = xp.reshape(xp.argmin(t), (1,))
+    # One device-to-host copy of three numbers: the step, the index and the direction.
+    picked = xp.concat([xp.take(t, k), xp.astype(k, t.dtype),
+                        xp.astype(xp.take(t_up, k) <= xp.take(t_down, k), t.dtype)])
+    t_k, k_f, upward = (float(v) for v in to_host(picked))
+    return t_k, int(k_f), bool(upward)
 
 
 def next_bound_hit(alpha, phi, lower, upper, scale):
