@@ -3,6 +3,7 @@
 from ._path import PathError, PathStats
 from .incremental import IncrementalSVC
 from .linalg import SingularMarginError
+from .persistence import load
 from .robust import CCCPRobustSVC, CCCPRobustSVR, OutlierPath, RobustSVC, RobustSVR
 from .simple import NotSeparableError, SimpleStats, SimpleSVC
 
@@ -11,5 +12,5 @@ __version__ = "0.1.0"
 __all__ = [
     "CCCPRobustSVC", "CCCPRobustSVR", "IncrementalSVC", "OutlierPath", "PathError", "PathStats",
     "NotSeparableError", "RobustSVC", "RobustSVR", "SimpleSVC", "SimpleStats", "SingularMarginError",
-    "__version__",
+    "__version__", "load",
 ]
