@@ -205,8 +205,7 @@ class SVCState:
         n_breakpoints = run.run()
         keep = np.flatnonzero(state.where != R)
         state.take_rows(keep)
-        if not state.margin:
-            state._center_bias()
+        state.release_bounded_margin()
         stats = PathStats(
             n_breakpoints=n_breakpoints,
             n_added=int(X_add.shape[0]),
@@ -229,6 +228,73 @@ class SVCState:
         i_lo, i_hi = int(xp.argmax(lo_vals)), int(xp.argmin(hi_vals))
         lo, hi = float(lo_vals[i_lo]), float(hi_vals[i_hi])
         return (lo, i_lo if lo > -inf else -1), (hi, i_hi if hi < inf else -1)
+
+    def release_bounded_margin(self) -> None:
+        """If no margin coefficient is strictly inside (0, C), the bias is not unique: move
+        those points to O or I and take the middle of the bias interval, as LIBSVM does."""
+        C = self.C
+        a = self.alpha[self.margin]
+        at_0, at_c = a <= 1e-12 * C, a >= C * (1.0 - 1e-12)
+        if not np.all(at_0 | at_c):
+            return
+        for k, zero in zip(list(self.margin), at_0):
+            self.factor.delete(self.margin.index(k))
+            self.margin.remove(k)
+            self.cache.release(k)
+            self.alpha[k] = 0.0 if zero else C
+            self.where[k] = O if zero else I
+            self.side[k] = 1.0 if zero else -1.0
+        self._center_bias()
+
+    def margin_residual(self) -> np.ndarray:
+        """Residual ``[−yᵀα; 1 − y_M f(x_M)]`` of the margin equations with y f recomputed
+        from α (one product with the cached margin columns, O(n·|M|)): the drift of the
+        incremental state."""
+        xp = self.xp
+        r_eq = -float(self.y_host @ self.alpha)
+        if not self.margin:
+            return np.array([r_eq])
+        slots = to_device(np.array([self.cache.slot_of[k] for k in self.margin]), xp, self.device)
+        cols = xp.take(self.cache.data, slots, axis=1)
+        yf_m = to_host(to_device(self.alpha, xp, self.device) @ cols) + self.y_host[self.margin] * self.b
+        return np.concatenate([[r_eq], 1.0 - yf_m])
+
+    def refine(self, tol: float = 1e-12) -> float:
+        """Repair accumulated round-off (iterative refinement).
+
+        When the margin equations' residual (:meth:`margin_residual`) exceeds ``tol``: refactor
+        𝐌, correct (b, α_M) by one solve with it, and recompute every y f from α with fresh
+        kernel values. Large C makes this necessary: the MID direction C − α_A is then huge
+        and each breakpoint's η ψ carries an error of order ε·C.
+
+        Returns
+        -------
+        residual : float
+            The largest residual before the repair.
+        """
+        r = self.margin_residual()
+        worst = float(np.abs(r).max())
+        if worst <= tol:
+            return worst
+        if self.margin:
+            self.factor.refactor()
+            delta = self.factor.solve(r)
+            self.b += float(delta[0])
+            self.alpha[self.margin] = np.clip(self.alpha[self.margin] + delta[1:], 0.0, self.C)
+        self.yf = self.margins_from_alpha()
+        return worst
+
+    def margins_from_alpha(self):
+        """``y ⊙ f`` on the training rows from α with fresh kernel values (device, (n,))."""
+        xp = self.xp
+        sv = np.flatnonzero(self.alpha)
+        yf = self.y * self.b + self.ridge * to_device(self.alpha, xp, self.device)
+        for start in range(0, sv.size, 2048):
+            part = sv[start : start + 2048]
+            part_dev = to_device(part, xp, self.device)
+            coef = to_device(self.y_host[part] * self.alpha[part], xp, self.device)
+            yf = yf + self.y * (self.kernel(self.X, xp.take(self.X, part_dev, axis=0)) @ coef)
+        return yf
 
     def _center_bias(self) -> None:
         """With an empty margin the bias is only bounded; take the middle of its interval

@@ -140,6 +140,8 @@ class IncrementalSVC(BinarySVC):
         # A fixed start for the closest-pair search: fit is deterministic.
         state, simple = simple_svm(X, ys, kernel, params["C"], params["ridge"],
                                    random_state=np.random.RandomState(0))
+        state.release_bounded_margin()
+        state.refine()
         self._check_state(state)
         stats = PathStats(simple.n_iter, X.shape[0], 0, time.perf_counter() - start, len(state.margin))
         self._commit(state, classes, kernel, np.arange(X.shape[0], dtype=np.int64), X.shape[0], stats)
@@ -260,6 +262,7 @@ class IncrementalSVC(BinarySVC):
                 state, stats = state.follow(X_add[:0, :], y_add[:0], np.array([row]))
                 alive[r] = False
                 n_bp += stats.n_breakpoints
+        state.refine()
         self._check_state(state)
         ids = np.concatenate([np.delete(self.sample_ids_, rows), new_ids])
         stats = PathStats(n_bp, m, len(rows), time.perf_counter() - start, len(state.margin))

@@ -1,0 +1,90 @@
+"""Reliability: transactional calls under failures and interrupts, and degenerate data."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gpath._path as path_module
+from gpath import IncrementalSVC, PathError, RobustSVC
+from helpers import assert_exact, dataset, snapshot
+
+
+@pytest.fixture
+def fitted():
+    X, y = dataset("breast_cancer")
+    return IncrementalSVC(C=10.0, gamma=0.05).fit(X[:250], y[:250]), X, y
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt, PathError("injected numerical failure")])
+@pytest.mark.parametrize("method", ["multiple", "single"])
+def test_interrupted_update_leaves_the_model_as_it_was(fitted, monkeypatch, error, method):
+    model, X, y = fitted
+    model.set_params(method=method)
+    before = snapshot(model)
+    calls = {"n": 0}
+    original = path_module._PathRun._apply
+
+    def failing(self, event):
+        calls["n"] += 1
+        if calls["n"] == 5:  # part-way along the path
+            raise error
+        return original(self, event)
+
+    monkeypatch.setattr(path_module._PathRun, "_apply", failing)
+    with pytest.raises(type(error) if isinstance(error, Exception) else error):
+        model.update(X_add=X[250:280], y_add=y[250:280], remove=model.sample_ids_[:30])
+    assert calls["n"] == 5
+    assert snapshot(model) == before
+    monkeypatch.undo()
+    model.update(X_add=X[250:280], y_add=y[250:280], remove=model.sample_ids_[:30])
+    assert_exact(model, X[30:280], y[30:280])
+
+
+def test_interrupted_fit_keeps_the_previous_model(fitted, monkeypatch):
+    model, X, y = fitted
+    before = snapshot(model)
+    monkeypatch.setattr(path_module.SVCState, "follow", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
+    monkeypatch.setattr("gpath.incremental.simple_svm", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt),
+                        raising=False)
+    with pytest.raises(KeyboardInterrupt):
+        model.fit(X[:100], y[:100])
+    assert snapshot(model) == before
+
+
+@pytest.mark.parametrize("gamma", [1e4, 1e-6])
+def test_kernel_near_identity_and_near_constant(gamma):
+    # gamma = 1e4: K ≈ I (every point its own island); 1e-6: K ≈ 11ᵀ (all points alike).
+    X, y = dataset("breast_cancer")
+    model = IncrementalSVC(C=1.0, gamma=gamma).fit(X[:150], y[:150])
+    model.update(X_add=X[150:170], y_add=y[150:170], remove=np.arange(10))
+    assert_exact(model, X[10:170], y[10:170])
+
+
+def test_near_hard_margin():
+    X, y = dataset("breast_cancer")
+    model = IncrementalSVC(C=1e8, gamma=0.05).fit(X[:200], y[:200])  # the MID direction C − α_A is huge
+    model.update(X_add=X[200:220], y_add=y[200:220], remove=np.arange(15))
+    assert model.check_kkt() <= 1e-9
+    assert np.all(model.alpha_ < model.C)  # separable: no bounded support vector
+
+
+def test_duplicates_with_opposite_labels_in_a_window():
+    X, y = dataset("bananas")
+    X = np.vstack([X[:100], X[:100]])
+    y = np.concatenate([y[:100], 1 - y[:100]])  # every point twice, once per label
+    model = IncrementalSVC(C=1.0, gamma=1.0).fit(X[:150], y[:150])
+    model.update(X_add=X[150:], y_add=y[150:], remove=model.sample_ids_[:20])
+    assert_exact(model, X[20:], y[20:])
+
+
+def test_robust_fit_failure_keeps_the_previous_path(monkeypatch):
+    X, y = dataset("breast_cancer")
+    model = RobustSVC(C=1.0, gamma=1 / 30).fit(X[:120], y[:120])
+    before = snapshot(model)
+    import gpath._kinkpath as kp
+
+    monkeypatch.setattr(kp.KinkPath, "d_step", lambda self, flip: (_ for _ in ()).throw(KeyboardInterrupt))
+    with pytest.raises(KeyboardInterrupt):
+        model.fit(X[:200], 1 - y[:200] * (np.arange(200) % 5 > 0))
+    assert snapshot(model) == before
