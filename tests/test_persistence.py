@@ -49,7 +49,7 @@ def test_pickle_round_trip_keeps_updating(model_and_data):
 def test_save_load_round_trip_keeps_updating(model_and_data, tmp_path):
     model, X, labels = model_and_data
     path = tmp_path / "model.npz"
-    save(model, path)
+    model.save(path)
     loaded = gpath.load(path)
     _same(model, loaded, X)
     assert loaded.get_params() == model.get_params()
