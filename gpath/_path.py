@@ -206,6 +206,7 @@ class SVCState:
         keep = np.flatnonzero(state.where != R)
         state.take_rows(keep)
         state.release_bounded_margin()
+        state.cache.compact()
         stats = PathStats(
             n_breakpoints=n_breakpoints,
             n_added=int(X_add.shape[0]),
@@ -254,12 +255,12 @@ class SVCState:
         r_eq = -float(self.y_host @ self.alpha)
         if not self.margin:
             return np.array([r_eq])
-        slots = to_device(np.array([self.cache.slot_of[k] for k in self.margin]), xp, self.device)
-        cols = xp.take(self.cache.data, slots, axis=1)
-        yf_m = to_host(to_device(self.alpha, xp, self.device) @ cols) + self.y_host[self.margin] * self.b
+        slots = np.array([self.cache.slot_of[k] for k in self.margin])
+        used = self.cache.data[:, : int(slots.max()) + 1]
+        yf_m = to_host(to_device(self.alpha, xp, self.device) @ used)[slots] + self.y_host[self.margin] * self.b
         return np.concatenate([[r_eq], 1.0 - yf_m])
 
-    def refine(self, tol: float = 1e-12) -> float:
+    def refine(self, tol: float = 1e-10) -> float:
         """Repair accumulated round-off (iterative refinement).
 
         When the margin equations' residual (:meth:`margin_residual`) exceeds ``tol``: refactor

@@ -141,6 +141,7 @@ class IncrementalSVC(BinarySVC):
         state, simple = simple_svm(X, ys, kernel, params["C"], params["ridge"],
                                    random_state=np.random.RandomState(0))
         state.release_bounded_margin()
+        state.cache.compact()
         state.refine()
         self._check_state(state)
         stats = PathStats(simple.n_iter, X.shape[0], 0, time.perf_counter() - start, len(state.margin))

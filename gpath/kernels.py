@@ -225,6 +225,24 @@ class QColumnCache:
         new.n_columns_computed = self.n_columns_computed
         return new
 
+    def compact(self) -> None:
+        """Move the used columns to the front and drop the stale ones, when the products
+        would otherwise read many free slots (after SimpleSVM, or a margin set that shrank)."""
+        used = np.flatnonzero(self.used)
+        hi = int(used[-1]) + 1 if used.size else 0
+        if hi <= 2 * used.size + 16:
+            return
+        xp = self.xp
+        capacity = max(16, 2 * used.size)
+        data = xp.take(self.data, to_device(used, xp, self.device), axis=1)
+        pad = xp.zeros((self.data.shape[0], capacity - used.size), dtype=self.data.dtype, device=self.device)
+        self.data = xp.concat([data, pad], axis=1)
+        owners = self.owner[used]
+        self.owner = np.concatenate([owners, np.full(capacity - used.size, -1, dtype=np.int64)])
+        self.used = np.arange(capacity) < used.size
+        self.slot_of = {int(p): i for i, p in enumerate(owners)}
+        self.free = deque(range(used.size, capacity))
+
     def renumber(self, new_index: np.ndarray) -> None:
         """Map owners through ``new_index`` (old point -> new point, -1 = removed)."""
         held = self.owner >= 0

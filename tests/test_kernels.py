@@ -78,3 +78,21 @@ def test_cache_limit_raises_when_the_margin_needs_more(backend):
     cache.store(3, backend.asarray(np.ones(5)))  # a freed slot is reused: no growth
     with pytest.raises(CacheFullError, match="raise cache_size"):
         cache.store(4, backend.asarray(np.ones(5)))
+
+
+def test_cache_compaction_keeps_the_used_columns(backend):
+    rng = np.random.default_rng(3)
+    cols = rng.standard_normal((6, 60))
+    cache = QColumnCache(backend.xp, backend.device, 6, capacity=4)
+    for p in range(60):
+        cache.store(p, backend.asarray(cols[:, p]))
+    for p in range(60):
+        if p % 10:
+            cache.release(p)
+    cache.compact()
+    assert cache.capacity == 16
+    coef = np.zeros(cache.capacity)
+    for p in range(0, 60, 10):
+        coef[cache.slot_of[p]] = p
+    np.testing.assert_allclose(backend.check(cache.matvec(coef)), cols[:, ::10] @ np.arange(0, 60, 10))
+    assert cache.lookup(5) is None  # stale columns are gone
