@@ -172,7 +172,7 @@ class SVCState:
         self.cache.renumber(new_index)
 
     # ------------------------------------------------------------------ the path
-    def follow(self, X_add, y_add, remove: np.ndarray) -> tuple["SVCState", PathStats]:
+    def follow(self, X_add, y_add, remove: np.ndarray, max_columns=None) -> tuple["SVCState", PathStats]:
         """Add the rows ``X_add`` and remove the rows ``remove`` along one path.
 
         Parameters
@@ -181,6 +181,8 @@ class SVCState:
         y_add : device array of shape (m,), float64, entries ±1
         remove : host int array of shape (ℓ,)
             Row indices of the points to remove.
+        max_columns : int or None
+            Limit of the kernel-column cache (see :class:`QColumnCache`).
 
         Returns
         -------
@@ -201,6 +203,8 @@ class SVCState:
         """
         start = time.perf_counter()
         state, QA = self._extended(X_add, y_add)
+        state.cache.max_columns = max_columns
+        state.cache.check_limit()
         run = _PathRun(state, QA, self.n, np.asarray(remove, dtype=np.int64))
         n_breakpoints = run.run()
         keep = np.flatnonzero(state.where != R)

@@ -60,6 +60,14 @@ class IncrementalSVC(BinarySVC):
     tol : float, default 1e-9
         After every fit/update the maintained margins must satisfy the KKT conditions to
         ``tol`` (units of y f); otherwise the call fails and the model is kept.
+    cache_size : float, default 1024
+        Most device memory, in MB, for the cached kernel columns of the margin set (as
+        scikit-learn's SVC). An update needs on the device about
+        ``8·n·(d + c + m + ℓ + 6)`` bytes (X, the c ≤ 2|M| cached columns, the columns of
+        the m added and ℓ removed points, and a few n-vectors) and on the host
+        ``24·(|M| + 1)²`` bytes (𝐌 and its QR factor). When the margin set needs more
+        columns than ``cache_size`` allows, the call raises ``gpath.kernels.CacheFullError``
+        and the model is kept.
 
     Attributes
     ----------
@@ -92,7 +100,8 @@ class IncrementalSVC(BinarySVC):
     """
 
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
-                 method="multiple", ridge=1e-6, tol=1e-9):
+                 method="multiple", ridge=1e-6, tol=1e-9, cache_size=1024):
+        self.cache_size = cache_size
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -142,6 +151,7 @@ class IncrementalSVC(BinarySVC):
                                    random_state=np.random.RandomState(0))
         state.release_bounded_margin()
         state.cache.compact()
+        state.cache.max_columns = _max_columns(params["cache_size"], X.shape[0])
         state.refine()
         self._check_state(state)
         stats = PathStats(simple.n_iter, X.shape[0], 0, time.perf_counter() - start, len(state.margin))
@@ -248,19 +258,21 @@ class IncrementalSVC(BinarySVC):
         start = time.perf_counter()
         m = X_add.shape[0]
         new_ids = self._next_id + np.arange(m, dtype=np.int64)
+        max_columns = _max_columns(params["cache_size"], state.n + X_add.shape[0])
         if params["method"] == "multiple":
-            state, stats = state.follow(X_add, y_add, rows)
+            state, stats = state.follow(X_add, y_add, rows, max_columns=max_columns)
             n_bp = stats.n_breakpoints
         else:
             n_bp = 0
             for j in range(m):
-                state, stats = state.follow(X_add[j : j + 1, :], y_add[j : j + 1], np.zeros(0, dtype=np.int64))
+                state, stats = state.follow(X_add[j : j + 1, :], y_add[j : j + 1], np.zeros(0, dtype=np.int64),
+                                            max_columns=max_columns)
                 n_bp += stats.n_breakpoints
             # Rows shift as points leave: find each by its position among the survivors.
             alive = np.ones(state.n, dtype=bool)
             for r in rows:
                 row = int(np.count_nonzero(alive[:r]))
-                state, stats = state.follow(X_add[:0, :], y_add[:0], np.array([row]))
+                state, stats = state.follow(X_add[:0, :], y_add[:0], np.array([row]), max_columns=max_columns)
                 alive[r] = False
                 n_bp += stats.n_breakpoints
         state.refine()
@@ -277,6 +289,7 @@ class IncrementalSVC(BinarySVC):
             "ridge": check_positive(self.ridge, "ridge", allow_zero=True),
             "tol": check_positive(self.tol, "tol"),
             "method": check_choice(self.method, "method", ("multiple", "single")),
+            "cache_size": check_positive(self.cache_size, "cache_size"),
         }
 
     def _check_state(self, state: SVCState) -> None:
@@ -326,3 +339,8 @@ class IncrementalSVC(BinarySVC):
         if X is None and y is None:
             return self.state_.X, self.state_.y_host
         return super()._training_data(X, y)
+
+
+def _max_columns(cache_size_mb: float, n_rows: int) -> int:
+    """Columns of n_rows float64 values that fit in ``cache_size_mb`` MB (at least one)."""
+    return max(1, int(cache_size_mb * 2**20 // (8 * max(n_rows, 1))))

@@ -261,6 +261,8 @@ class QColumnCache:
 
     def store(self, point: int, column) -> int:
         """Put ``column`` (device, shape (n_rows,)) for ``point`` in a free slot; return it."""
+        if self.max_columns is not None and np.count_nonzero(self.used) >= self.max_columns:
+            self._full(np.count_nonzero(self.used))
         if not self.free:
             self._grow()
         slot = self.free.popleft()
@@ -289,15 +291,24 @@ class QColumnCache:
         coef = to_device(coef_by_slot[:hi], self.xp, self.device)
         return self.data[:, :hi] @ coef
 
+    def check_limit(self) -> None:
+        """Raise :class:`CacheFullError` if the used columns already exceed ``max_columns``."""
+        used = int(np.count_nonzero(self.used))
+        if self.max_columns is not None and used > self.max_columns:
+            self._full(self.max_columns)
+
+    def _full(self, columns: int):
+        raise CacheFullError(
+            f"the kernel-column cache is full: the margin set needs more than {columns} columns of "
+            f"{self.data.shape[0]} float64 values ({columns * self.data.shape[0] * 8 / 2**20:.2f} MB); "
+            "raise cache_size"
+        )
+
     def _grow(self) -> None:
         xp, old = self.xp, self.capacity
         extra = old if self.max_columns is None else min(old, self.max_columns - old)
         if extra <= 0:
-            raise CacheFullError(
-                f"the kernel-column cache is full: the margin set needs more than {old} columns of "
-                f"{self.data.shape[0]} float64 values ({old * self.data.shape[0] * 8 / 2**20:.0f} MB); "
-                "raise cache_size"
-            )
+            self._full(old)
         pad = xp.zeros((self.data.shape[0], extra), dtype=self.data.dtype, device=self.device)
         self.data = xp.concat([self.data, pad], axis=1)
         self.owner = np.concatenate([self.owner, np.full(extra, -1, dtype=np.int64)])

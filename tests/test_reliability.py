@@ -88,3 +88,17 @@ def test_robust_fit_failure_keeps_the_previous_path(monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         model.fit(X[:200], 1 - y[:200] * (np.arange(200) % 5 > 0))
     assert snapshot(model) == before
+
+
+def test_cache_size_limit_is_a_clear_error_and_keeps_the_model():
+    from gpath.kernels import CacheFullError
+
+    X, y = dataset("breast_cancer")
+    model = IncrementalSVC(C=10.0, gamma=0.05).fit(X[:250], y[:250])
+    before = snapshot(model)
+    # 0.01 MB holds 5 columns of 255 float64 values: fewer than the margin set needs.
+    model.set_params(cache_size=0.01)
+    with pytest.raises(CacheFullError, match="raise cache_size"):
+        model.update(X_add=X[250:255], y_add=y[250:255])
+    model.set_params(cache_size=1024)
+    assert snapshot(model) == before
