@@ -68,7 +68,9 @@ def check_X(X, name="X", n_features=None, xp=None, device=None, owner=None):
             or xq.isdtype(X.dtype, "bool")):
         raise TypeError(f"{name} must hold real numbers; got dtype {X.dtype}")
     if X.ndim != 2:
-        raise ValueError(f"{name} must be 2-D (n_samples, n_features); got shape {tuple(X.shape)}")
+        hint = (" Reshape your data either using array.reshape(-1, 1) if it has a single feature "
+                "or array.reshape(1, -1) if it holds a single sample.") if X.ndim == 1 else ""
+        raise ValueError(f"{name} must be 2-D (n_samples, n_features); got shape {tuple(X.shape)}.{hint}")
     for axis, what in ((0, "sample"), (1, "feature")):
         if X.shape[axis] == 0:
             raise ValueError(

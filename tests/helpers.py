@@ -30,20 +30,23 @@ def dataset(name: str):
     raise KeyError(name)
 
 
-def assert_exact(model, X, y, rtol=1e-7, kkt=1e-9):
+def assert_exact(model, X, y, rtol=1e-7, kkt=1e-9, X_device=None):
     """The model equals the exact reference on its training set (X, y host, y in classes_).
 
     Decision values within ``rtol`` of the largest |value|; the model's recomputed KKT
     violation at most ``kkt``; and the reference itself exact (else LIBSVM's index sets
-    were wrong and the comparison would prove nothing).
+    were wrong and the comparison would prove nothing). ``X_device``: the training rows in
+    the model's namespace (default: the model's own, or X).
     """
     y_pm = np.where(y == model.classes_[1], 1.0, -1.0)
     k = model.kernel_
     ref = exact_svc(X, y_pm, model.C, k.kind, k.gamma, k.degree, k.coef0, ridge=model.ridge)
     assert ref.kkt <= 1e-9, f"reference not exact (KKT {ref.kkt:.2e}): LIBSVM's index sets are off"
-    assert model.check_kkt() <= kkt, f"model KKT violation {model.check_kkt():.2e}"
-    xp_X = model.state_.X
-    f = to_host(model.decision_function(xp_X))
+    if X_device is None:
+        X_device = model.state_.X if hasattr(model, "state_") else X
+    violation = model.check_kkt(X_device, y) if not hasattr(model, "state_") else model.check_kkt()
+    assert violation <= kkt, f"model KKT violation {violation:.2e}"
+    f = to_host(model.decision_function(X_device))
     f_ref = ref.decision_function(X)
     err = np.abs(f - f_ref).max() / np.abs(f_ref).max()
     assert err <= rtol, f"decision values differ from the exact reference by {err:.2e} (relative)"
