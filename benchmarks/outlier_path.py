@@ -32,7 +32,7 @@ METHODS = ["SVM", "CCCP-θ", "OP-θ", "CCCP-s", "OP-s"]
 
 
 def _estimators(task, kernel, gamma, C):
-    common = dict(C=C, kernel=kernel, gamma=gamma)
+    common = {"C": C, "kernel": kernel, "gamma": gamma}
     if task == "classification":
         return {"CCCP-θ": CCCPRobustSVC(path="theta", **common), "OP-θ": RobustSVC(path="theta", **common),
                 "CCCP-s": CCCPRobustSVC(path="s", **common), "OP-s": RobustSVC(path="s", **common)}

@@ -23,8 +23,8 @@ def main(argv=None):
     parser.add_argument("--top", type=int, default=25)
     args = parser.parse_args(argv)
     X, y = load_adult()
-    X, y = X[np.random.default_rng(0).permutation(len(y))], y
-    y = y[np.random.default_rng(0).permutation(len(y))]
+    order = np.random.default_rng(0).permutation(len(y))
+    X, y = X[order], y[order]
     if args.device == "cuda":
         import cupy
 

@@ -15,7 +15,7 @@ import platform
 import time
 
 import numpy as np
-from sklearn.svm import SVC
+from peers import peers
 
 from gpath import SimpleSVC
 from gpath.datasets import load_adult, load_bananas
@@ -35,26 +35,8 @@ def data(name, n):
     return X[rows], y[rows]
 
 
-def peers():
-    out = {"LIBSVM 1e-3": lambda C, g: SVC(C=C, gamma=g, tol=1e-3),
-           "LIBSVM 1e-10": lambda C, g: SVC(C=C, gamma=g, tol=1e-10)}
-    try:
-        from sklearnex.svm import SVC as IntelSVC
-
-        out["sklearnex"] = lambda C, g: IntelSVC(C=C, gamma=g)
-    except ImportError:
-        pass
-    try:
-        from thundersvm import SVC as ThunderSVC
-
-        out["ThunderSVM"] = lambda C, g: ThunderSVC(C=C, gamma=g)
-    except ImportError:
-        pass
-    return out
-
-
 def main():
-    available = peers()
+    available = peers(libsvm_tols=(1e-3, 1e-10))
     print(f"# SimpleSVC vs peers; {platform.machine()}, {time.strftime('%Y-%m-%d')}; RBF, gamma='scale'")
     print("| data | n | C | SimpleSVC s | kernel evals / n² | iterations | KKT | "
           + " | ".join(f"{p} s | Simple/{p}" for p in available) + " |")

@@ -50,8 +50,8 @@ def main(argv=None):
           f"{args.updates} updates per setting; gpath on {args.device}; "
           f"{platform.processor() or platform.machine()}, "
           f"{time.strftime('%Y-%m-%d')}")
-    head = (f"| n | m = ℓ | MID s | SID s | LIBSVM s | MID/LIBSVM | SID/LIBSVM | bp MID | bp SID "
-            f"| MID/SID bp | √m/m | MID/SID time | \\|M\\| | max KKT |")
+    head = ("| n | m = ℓ | MID s | SID s | LIBSVM s | MID/LIBSVM | SID/LIBSVM | bp MID | bp SID "
+            "| MID/SID bp | √m/m | MID/SID time | \\|M\\| | max KKT |")
     print(head)
     print("|" + "---|" * 14)
     for n in args.sizes:

@@ -20,7 +20,7 @@ import platform
 import time
 
 import numpy as np
-from sklearn.svm import SVC
+from peers import peers
 
 from gpath import IncrementalSVC
 from gpath.datasets import load_adult, load_bananas
@@ -33,23 +33,6 @@ SETTINGS = [  # (data, n, m, C, gamma)
     ("adult", 10000, 100, 1.0, "scale"),
     ("adult", 10000, 1000, 1.0, "scale"),
 ]
-
-
-def peers():
-    out = {"LIBSVM": lambda C, g: SVC(C=C, gamma=g)}
-    try:
-        from sklearnex.svm import SVC as IntelSVC
-
-        out["sklearnex"] = lambda C, g: IntelSVC(C=C, gamma=g)
-    except ImportError:
-        pass
-    try:
-        from thundersvm import SVC as ThunderSVC
-
-        out["ThunderSVM"] = lambda C, g: ThunderSVC(C=C, gamma=g)
-    except ImportError:
-        pass
-    return out
 
 
 def timer(xp_name):

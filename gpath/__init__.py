@@ -10,7 +10,18 @@ from .simple import NotSeparableError, SimpleStats, SimpleSVC
 __version__ = "0.1.0"
 
 __all__ = [
-    "CCCPRobustSVC", "CCCPRobustSVR", "IncrementalSVC", "OutlierPath", "PathError", "PathStats",
-    "NotSeparableError", "RobustSVC", "RobustSVR", "SimpleSVC", "SimpleStats", "SingularMarginError",
-    "__version__", "load",
+    "CCCPRobustSVC",
+    "CCCPRobustSVR",
+    "IncrementalSVC",
+    "NotSeparableError",
+    "OutlierPath",
+    "PathError",
+    "PathStats",
+    "RobustSVC",
+    "RobustSVR",
+    "SimpleSVC",
+    "SimpleStats",
+    "SingularMarginError",
+    "__version__",
+    "load",
 ]

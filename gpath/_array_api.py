@@ -7,13 +7,17 @@ Algorithm modules take their namespace and device from the user's arrays through
 
 from __future__ import annotations
 
-import numpy as np
 import array_api_compat
+import numpy as np
 from array_api_compat import array_namespace, is_cupy_array
 
 __all__ = [
-    "get_namespace_and_device", "to_host", "to_device", "host_array", "is_array_api",
+    "get_namespace_and_device",
+    "host_array",
+    "is_array_api",
     "namespace_by_name",
+    "to_device",
+    "to_host",
 ]
 
 

@@ -23,7 +23,7 @@ from ._array_api import namespace_by_name, to_device, to_host
 from .kernels import Kernel, QColumnCache
 from .linalg import BorderedFactor
 
-__all__ = ["SVCState", "PathStats", "PathError", "O", "M", "I", "A", "R"]
+__all__ = ["A", "I", "M", "O", "PathError", "PathStats", "R", "SVCState"]
 
 # Set codes of the host array ``where``.
 O, M, I, A, R = 0, 1, 2, 3, 4
@@ -123,7 +123,7 @@ class SVCState:
         return cols[:, 0]
 
     # ------------------------------------------------------------------ copies
-    def _extended(self, X_add, y_add) -> tuple["SVCState", object]:
+    def _extended(self, X_add, y_add) -> tuple[SVCState, object]:
         """A copy of the state with the rows ``X_add`` appended (α = 0, set A), and the device
         block ``Q[:, A]`` of the new points (n_new × m)."""
         xp = self.xp
@@ -172,7 +172,7 @@ class SVCState:
         self.cache.renumber(new_index)
 
     # ------------------------------------------------------------------ the path
-    def follow(self, X_add, y_add, remove: np.ndarray, max_columns=None) -> tuple["SVCState", PathStats]:
+    def follow(self, X_add, y_add, remove: np.ndarray, max_columns=None) -> tuple[SVCState, PathStats]:
         """Add the rows ``X_add`` and remove the rows ``remove`` along one path.
 
         Parameters
@@ -214,7 +214,7 @@ class SVCState:
         stats = PathStats(
             n_breakpoints=n_breakpoints,
             n_added=int(X_add.shape[0]),
-            n_removed=int(len(remove)),
+            n_removed=len(remove),
             time=time.perf_counter() - start,
             margin_size=len(state.margin),
         )

@@ -13,7 +13,7 @@ import numpy as np
 
 from ._array_api import to_host
 
-__all__ = ["next_level_crossing", "next_bound_hit", "EPS"]
+__all__ = ["EPS", "next_bound_hit", "next_level_crossing"]
 
 # Relative size below which a rate of change (dα/dt, dz/dt) is round-off: a zero-length
 # breakpoint driven by such a rate is what makes degenerate paths cycle.

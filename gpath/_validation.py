@@ -9,7 +9,7 @@ import numpy as np
 
 from ._array_api import get_namespace_and_device, is_array_api, to_device, to_host
 
-__all__ = ["check_X", "check_labels", "check_ids", "check_positive", "check_choice"]
+__all__ = ["check_X", "check_choice", "check_ids", "check_labels", "check_positive"]
 
 
 def check_X(X, name="X", n_features=None, xp=None, device=None, owner=None):

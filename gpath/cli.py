@@ -130,7 +130,7 @@ def _print_table(records, out) -> None:
         print(f"{r.step:>6} {1e3 * r.mid_time:>8.1f} {1e3 * r.sid_time:>8.1f} {1e3 * r.libsvm_time:>9.1f} "
               f"{r.mid_breakpoints:>6} {r.sid_breakpoints:>6} "
               f"{r.accuracy:>5.2f} {r.kkt:>8.1e} {r.reference_diff:>8.1e} {r.libsvm_raw_diff:>8.1e}", file=out)
-    mean = lambda name: float(np.mean([getattr(r, name) for r in records]))  # noqa: E731
+    mean = lambda name: float(np.mean([getattr(r, name) for r in records]))
     print(f"\nmean per update: MID {1e3 * mean('mid_time'):.1f} ms, SID {1e3 * mean('sid_time'):.1f} ms, "
           f"LIBSVM retrain {1e3 * mean('libsvm_time'):.1f} ms (scikit-learn SVC, default tol 1e-3)\n"
           f"breakpoints: MID {mean('mid_breakpoints'):.1f}, SID {mean('sid_breakpoints'):.1f} "

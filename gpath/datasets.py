@@ -10,8 +10,13 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
-    "load_waterflow_direction", "load_waterflow_regression", "load_bananas", "load_adult",
-    "load_digits_binary", "make_two_gaussians", "noisy_split",
+    "load_adult",
+    "load_bananas",
+    "load_digits_binary",
+    "load_waterflow_direction",
+    "load_waterflow_regression",
+    "make_two_gaussians",
+    "noisy_split",
 ]
 
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from ._array_api import get_namespace_and_device, namespace_by_name, to_device
 
-__all__ = ["Kernel", "QColumnCache", "CacheFullError", "KERNELS", "q_columns"]
+__all__ = ["KERNELS", "CacheFullError", "Kernel", "QColumnCache", "q_columns"]
 
 KERNELS = ("linear", "rbf", "poly")
 
@@ -46,7 +46,7 @@ class Kernel:
     offset: float = 0.0
 
     @classmethod
-    def from_params(cls, kernel, gamma, degree, coef0, X) -> "Kernel":
+    def from_params(cls, kernel, gamma, degree, coef0, X) -> Kernel:
         """Validate scikit-learn-style parameters and resolve ``gamma`` on training data ``X``.
 
         Parameters
@@ -203,7 +203,7 @@ class QColumnCache:
     def capacity(self) -> int:
         return self.data.shape[1]
 
-    def copy_with_rows(self, rows, extra_rows=None) -> "QColumnCache":
+    def copy_with_rows(self, rows, extra_rows=None) -> QColumnCache:
         """A new cache whose rows are ``self.data[rows]`` followed by ``extra_rows``.
 
         Parameters

@@ -57,7 +57,7 @@ class BorderedFactor:
         """Number of margin points |M|."""
         return self.matrix.shape[0] - self._offset
 
-    def copy(self) -> "BorderedFactor":
+    def copy(self) -> BorderedFactor:
         """An independent copy (the path is transactional: it works on a copy)."""
         new = BorderedFactor(self.rcond, self.bordered)
         new.matrix = self.matrix.copy()

@@ -35,7 +35,7 @@ from ._array_api import get_namespace_and_device, to_device, to_host
 from ._path import I, M, O, PathStats, SVCState
 from .kernels import Kernel
 
-__all__ = ["save", "load", "FORMAT", "VERSION"]
+__all__ = ["FORMAT", "VERSION", "load", "save"]
 
 FORMAT = "gpath.IncrementalSVC"
 VERSION = 1

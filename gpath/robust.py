@@ -30,7 +30,7 @@ from ._path import PathError
 from ._validation import check_choice, check_int, check_labels, check_positive, check_X, signed_labels
 from .kernels import Kernel
 
-__all__ = ["OutlierPath", "RobustSVC", "RobustSVR", "CCCPRobustSVC", "CCCPRobustSVR"]
+__all__ = ["CCCPRobustSVC", "CCCPRobustSVR", "OutlierPath", "RobustSVC", "RobustSVR"]
 
 INF = np.inf
 
@@ -364,13 +364,13 @@ class _OutlierPathEstimator(_RobustBase):
         params, problem, path, fitted = self._prepare(X, y)
         rec = _Recorder()
         y_h = fitted["_y_host"]
-        obj = lambda: self._objective(problem, path, y_h)  # noqa: E731
-        flip = lambda k: problem.flip(path, k)  # noqa: E731
+        obj = lambda: self._objective(problem, path, y_h)
+        flip = lambda k: problem.flip(path, k)
         if params["path"] == "theta":
             path.s = self._fixed_s()
             path.retable(np.arange(path.n), problem.partition(to_host(path.z), y_h, path.s))
             rec.add(1.0, path.alpha, obj())
-            record = lambda: rec.add(path.theta, path.alpha, obj())  # noqa: E731
+            record = lambda: rec.add(path.theta, path.alpha, obj())
             while True:
                 n_flips = 0
                 while path.theta < 1.0 and path.d_step(flip):

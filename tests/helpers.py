@@ -11,7 +11,7 @@ from gpath._array_api import to_host
 from gpath.reference import exact_svc
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def dataset(name: str):
     """Real data (host NumPy): X standardized or scaled as in the demo, y in {0, 1}."""
     if name == "breast_cancer":

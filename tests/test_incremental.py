@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import assert_exact, dataset, snapshot
 
 from gpath import IncrementalSVC
 from gpath._array_api import to_host
-from helpers import assert_exact, dataset, snapshot
 
 
 class Window:

@@ -8,12 +8,12 @@ import pickle
 
 import numpy as np
 import pytest
+from conftest import make_backend
+from helpers import assert_exact, dataset
 
 import gpath
-from conftest import make_backend
 from gpath._array_api import to_host
 from gpath.persistence import save
-from helpers import assert_exact, dataset
 
 
 @pytest.fixture
@@ -61,7 +61,7 @@ def test_save_load_round_trip_keeps_updating(model_and_data, tmp_path):
 
 
 def test_load_onto_another_device_and_back(model_and_data):
-    model, X, labels = model_and_data
+    model, X, _ = model_and_data
     strict = make_backend("array_api_strict")
     buf = io.BytesIO()
     save(model, buf)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from robust_check import gram, svc_violation
 
 from gpath import IncrementalSVC, RobustSVC
 from gpath.reference import kernel_matrix
-from robust_check import gram, svc_violation
 
 
 def _kkt(X, y_pm, alpha, b, C, gamma, ridge):

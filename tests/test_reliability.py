@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import assert_exact, dataset, snapshot
 
 import gpath._path as path_module
 from gpath import IncrementalSVC, PathError, RobustSVC
-from helpers import assert_exact, dataset, snapshot
 
 
 @pytest.fixture

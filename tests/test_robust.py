@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import dataset, snapshot
+from robust_check import gram, svc_violation, svr_violation
 from scipy.optimize import minimize
 
 from gpath import CCCPRobustSVC, CCCPRobustSVR, RobustSVC, RobustSVR
-from helpers import dataset, snapshot
-from robust_check import gram, svc_violation, svr_violation
 
 
 def _box_qp(H, c, lower, upper):

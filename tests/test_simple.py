@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import assert_exact, dataset, snapshot
 from sklearn.utils.estimator_checks import check_estimator
 
 from gpath import IncrementalSVC, NotSeparableError, SimpleSVC
 from gpath._array_api import to_host
 from gpath.datasets import load_digits_binary
 from gpath.reference import exact_svc, kernel_matrix
-from helpers import assert_exact, dataset, snapshot
 
 
 def _data(name):

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import make_backend
+from helpers import dataset
 
 import gpath._array_api as aa
 import gpath._kinkpath as kinkpath
 import gpath._path as path_module
 import gpath.robust as robust_module
-from conftest import make_backend
 from gpath import IncrementalSVC, RobustSVC
-from helpers import dataset
 
 
 @pytest.fixture
