@@ -98,3 +98,14 @@ def test_untrusted_or_foreign_files_are_refused(model_and_data, tmp_path):
         gpath.load(future)
     with pytest.raises(TypeError, match="fitted gpath.IncrementalSVC"):
         save(gpath.IncrementalSVC(), tmp_path / "unfitted.npz")
+
+
+@pytest.mark.parametrize("make", [lambda: gpath.SimpleSVC(C=1.0, gamma=0.05),
+                                  lambda: gpath.RobustSVC(C=1.0, gamma=0.05, path="s")],
+                         ids=["SimpleSVC", "RobustSVC"])
+def test_pickle_round_trip_of_the_other_estimators(make):
+    X, y = dataset("breast_cancer")
+    model = make().fit(X[:200], y[:200])
+    copy = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(copy.decision_function(X[200:]), model.decision_function(X[200:]))
+    np.testing.assert_array_equal(copy.predict(X[200:]), model.predict(X[200:]))
