@@ -115,6 +115,19 @@ class BinarySVC(ClassifierMixin, BaseEstimator):
         f = self.decision_function(X)
         return self.classes_[(to_host(f) > 0).astype(int)]
 
+    def save(self, file) -> None:
+        """Write the fitted model to ``file`` (a path or binary file) in gpath's versioned,
+        NumPy-only format; :func:`gpath.load` reads it back, onto any device.
+
+        Raises
+        ------
+        TypeError
+            If the model is not fitted.
+        """
+        from .persistence import save
+
+        save(self, file)
+
     def score(self, X, y, sample_weight=None):
         """Mean accuracy of :meth:`predict` on (X, y).
 

@@ -318,19 +318,6 @@ class IncrementalSVC(BinarySVC):
         self._next_id = int(next_id)
         self.last_update_ = stats
 
-    def save(self, file) -> None:
-        """Write the fitted model to ``file`` (a path or binary file) in gpath's versioned,
-        NumPy-only format; :func:`gpath.load` reads it back, onto any device.
-
-        Raises
-        ------
-        TypeError
-            If the model is not fitted, or its labels are neither numbers nor strings.
-        """
-        from .persistence import save
-
-        save(self, file)
-
     def _kkt_problem(self) -> tuple[float, float]:
         return self.state_.C, self.state_.ridge
 

@@ -27,11 +27,12 @@ classes    any, (2,)          the two labels (numbers or strings)
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
 
-from ._array_api import get_namespace_and_device, to_device, to_host
+from ._array_api import get_namespace_and_device, is_array_api, to_device, to_host
 from ._path import I, M, O, PathStats, SVCState
 from .kernels import Kernel
 
@@ -39,27 +40,101 @@ __all__ = ["FORMAT", "VERSION", "load", "save"]
 
 FORMAT = "gpath.IncrementalSVC"
 VERSION = 1
+# The other estimators (SimpleSVC, RobustSVC, RobustSVR, CCCPRobustSVC, CCCPRobustSVR) are
+# stored as their fitted attributes: arrays as entries ``attr:<name>``, everything else in
+# the JSON under "attributes" (kernels and result records by their fields).
+FITTED_FORMAT = "gpath.fitted"
+
+
+def _estimators():
+    from . import robust, simple
+
+    return {c.__name__: c for c in (simple.SimpleSVC, robust.RobustSVC, robust.RobustSVR,
+                                    robust.CCCPRobustSVC, robust.CCCPRobustSVR)}
+
+
+def _records():
+    from . import robust, simple
+
+    return {"OutlierPath": robust.OutlierPath, "SimpleStats": simple.SimpleStats, "PathStats": PathStats}
+
+
+# Attributes that live in the model's namespace and on its device (the rest is host data).
+DEVICE_ATTRIBUTES = {"support_vectors_", "dual_coef_", "intercept_", "_X"}
+
+
+def _encode(value, name, arrays):
+    """A JSON-able description of ``value``; arrays go to ``arrays`` under ``name``."""
+    if name in DEVICE_ATTRIBUTES:
+        arrays[f"attr:{name}"] = to_host(value)
+        return {"device_array": name}
+    if isinstance(value, Kernel):
+        return {"kernel": dataclasses.asdict(value)}
+    if dataclasses.is_dataclass(value):
+        return {"record": type(value).__name__,
+                "fields": {f.name: _encode(getattr(value, f.name), f"{name}.{f.name}", arrays)
+                           for f in dataclasses.fields(value)}}
+    if isinstance(value, np.ndarray):
+        if value.dtype == object:
+            value = value.astype(str)
+        arrays[f"attr:{name}"] = value
+        return {"array": name}
+    if is_array_api(value):
+        arrays[f"attr:{name}"] = to_host(value)
+        return {"device_array": name}
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, tuple):
+        return {"tuple": [_encode(v, f"{name}.{i}", arrays) for i, v in enumerate(value)]}
+    if isinstance(value, list):
+        return [_encode(v, f"{name}.{i}", arrays) for i, v in enumerate(value)]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise TypeError(f"cannot save attribute {name!r} of type {type(value).__name__}")
+
+
+def _decode(spec, data, xp, device):
+    if isinstance(spec, list):
+        return [_decode(v, data, xp, device) for v in spec]
+    if not isinstance(spec, dict):
+        return spec
+    if "kernel" in spec:
+        return Kernel(**spec["kernel"])
+    if "record" in spec:
+        cls = _records().get(spec["record"])
+        if cls is None:
+            raise ValueError(f"corrupt gpath model file: unknown record {spec['record']!r}")
+        return cls(**{k: _decode(v, data, xp, device) for k, v in spec["fields"].items()})
+    if "array" in spec:
+        return data[f"attr:{spec['array']}"]
+    if "device_array" in spec:
+        return to_device(data[f"attr:{spec['device_array']}"], xp, device)
+    if "tuple" in spec:
+        return tuple(_decode(v, data, xp, device) for v in spec["tuple"])
+    raise ValueError(f"corrupt gpath model file: cannot read {spec!r}")
 
 
 def save(model, file) -> None:
-    """Write a fitted :class:`gpath.IncrementalSVC` to ``file`` (a path or a binary file).
+    """Write a fitted gpath estimator to ``file`` (a path or a binary file).
 
     Parameters
     ----------
-    model : IncrementalSVC
+    model : IncrementalSVC, SimpleSVC, RobustSVC, RobustSVR, CCCPRobustSVC or CCCPRobustSVR
         Fitted; its arrays may live on any device (they are copied to the host).
     file : str, os.PathLike or binary file object
 
     Raises
     ------
     TypeError
-        If ``model`` is not a fitted IncrementalSVC, or its labels are neither numbers nor
+        If ``model`` is not a fitted gpath estimator, or its labels are neither numbers nor
         strings.
     """
     from .incremental import IncrementalSVC
 
+    if type(model).__name__ in _estimators() and type(model) is _estimators()[type(model).__name__]:
+        return _save_fitted(model, file)
     if not isinstance(model, IncrementalSVC) or not hasattr(model, "state_"):
-        raise TypeError(f"model must be a fitted gpath.IncrementalSVC; got {type(model).__name__}")
+        raise TypeError(f"model must be a fitted gpath estimator; got {type(model).__name__}")
     s = model.state_
     classes = np.asarray(model.classes_)
     if classes.dtype == object:
@@ -98,8 +173,9 @@ def load(file, like=None):
 
     Returns
     -------
-    model : IncrementalSVC
-        Equal to the saved one (same α, b, sets, ids and parameters) and ready to update.
+    model : gpath estimator
+        Equal to the saved one (an IncrementalSVC with the same α, b, sets, ids and
+        parameters, ready to update; the others with the same fitted attributes).
 
     Raises
     ------
@@ -112,9 +188,14 @@ def load(file, like=None):
     with np.load(file, allow_pickle=False) as data:
         try:
             meta = json.loads(str(data["meta"]))
-            arrays = {key: data[key] for key in ("X", "y", "alpha", "yf", "where", "margin", "ids", "classes")}
+            if meta.get("format") == FITTED_FORMAT:
+                file = dict(data)
+            else:
+                arrays = {key: data[key] for key in ("X", "y", "alpha", "yf", "where", "margin", "ids", "classes")}
         except KeyError as exc:
             raise ValueError(f"not a gpath model file: missing {exc}") from None
+    if meta.get("format") == FITTED_FORMAT:
+        return _load_fitted(file, meta, like)
     if meta.get("format") != FORMAT:
         raise ValueError(f"not a gpath model file: format {meta.get('format')!r}, expected {FORMAT!r}")
     if meta.get("version") != VERSION:
@@ -149,3 +230,28 @@ def _enter_margin(state: SVCState, k: int) -> None:
     q = to_host(xp.take(col, to_device(np.array(state.margin + [k]), xp, state.device)))
     state.factor.insert(state.y_host[k], q[:-1], q[-1])
     state.margin.append(k)
+
+
+def _save_fitted(model, file) -> None:
+    params = model.get_params()
+    if not hasattr(model, "n_features_in_"):
+        raise TypeError(f"model must be a fitted gpath estimator; {type(model).__name__} is not fitted")
+    arrays: dict = {}
+    attributes = {name: _encode(value, name, arrays) for name, value in vars(model).items()
+                  if name not in params}
+    meta = {"format": FITTED_FORMAT, "version": VERSION, "estimator": type(model).__name__,
+            "params": params, "attributes": attributes}
+    np.savez(file, meta=np.array(json.dumps(meta)), **arrays)
+
+
+def _load_fitted(data, meta, like):
+    if meta.get("version") != VERSION:
+        raise ValueError(f"unknown {FITTED_FORMAT} format version {meta.get('version')!r}; this gpath reads {VERSION}")
+    cls = _estimators().get(meta.get("estimator"))
+    if cls is None:
+        raise ValueError(f"not a gpath model file: unknown estimator {meta.get('estimator')!r}")
+    xp, device = get_namespace_and_device(like)
+    model = cls(**meta["params"])
+    for name, spec in meta["attributes"].items():
+        setattr(model, name, _decode(spec, data, xp, device))
+    return model

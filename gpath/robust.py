@@ -300,6 +300,19 @@ class _RobustBase(BaseEstimator):
         check_is_fitted(self, "path_")
         return self._decision(X, self._alpha_at(at)[:, None])[:, 0]
 
+    def save(self, file) -> None:
+        """Write the fitted model to ``file`` (a path or binary file) in gpath's versioned,
+        NumPy-only format; :func:`gpath.load` reads it back, onto any device.
+
+        Raises
+        ------
+        TypeError
+            If the model is not fitted.
+        """
+        from .persistence import save
+
+        save(self, file)
+
     def select(self, X_val, y_val):
         """Pick the path point with the least validation error; sets ``param_``.
 
