@@ -50,6 +50,7 @@ class BorderedFactor:
         self.matrix = np.zeros((self._offset, self._offset))
         self._q = None  # None while the margin set is empty (𝐌 = [[0]] is singular)
         self._r = None
+        self._scale = 0.0  # an upper bound of max |𝐌_ij|, for the residual check
         self.n_refactor = 0
 
     @property
@@ -63,6 +64,7 @@ class BorderedFactor:
         new.matrix = self.matrix.copy()
         new._q = None if self._q is None else self._q.copy()
         new._r = None if self._r is None else self._r.copy()
+        new._scale = self._scale
         new.n_refactor = self.n_refactor
         return new
 
@@ -106,13 +108,15 @@ class BorderedFactor:
                 f"ridge > 0"
             )
         self.matrix, self._q, self._r = matrix, q, r
+        self._scale = max(self._scale, float(np.abs(col).max()))
 
     def delete(self, k: int) -> None:
         """Remove the k-th margin point (0-based, in factor order)."""
         m, o = self.size, self._offset
         if not 0 <= k < m:
             raise IndexError(f"margin position {k} out of range for |M| = {m}")
-        self.matrix = np.delete(np.delete(self.matrix, k + o, axis=0), k + o, axis=1)
+        keep = np.delete(np.arange(m + o), k + o)
+        self.matrix = self.matrix[np.ix_(keep, keep)]
         if m == 1:
             self._q = self._r = None
             return
@@ -156,5 +160,5 @@ class BorderedFactor:
         return sla.solve_triangular(self._r, self._q.T @ rhs, check_finite=False)
 
     def _residual(self, x, rhs) -> float:
-        scale = np.abs(self.matrix).max() * np.abs(x).max() + np.abs(rhs).max()
+        scale = self._scale * np.abs(x).max() + np.abs(rhs).max()
         return float(np.abs(self.matrix @ x - rhs).max() / scale) if scale > 0 else 0.0
