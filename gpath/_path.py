@@ -20,6 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._array_api import namespace_by_name, to_device, to_host
+from ._ratio import EPS as _EPS
+from ._ratio import next_bound_hit, next_side_crossing
 from .kernels import Kernel, QColumnCache
 from .linalg import BorderedFactor
 
@@ -27,10 +29,6 @@ __all__ = ["A", "I", "M", "O", "PathError", "PathStats", "R", "SVCState"]
 
 # Set codes of the host array ``where``.
 O, M, I, A, R = 0, 1, 2, 3, 4
-
-# Relative size below which a rate of change (dα/dη, d(y f)/dη) or δ(α) is round-off:
-# a zero-length breakpoint driven by such a rate is what makes degenerate paths cycle.
-_EPS = 1e-12
 
 
 class PathError(RuntimeError):
@@ -497,24 +495,12 @@ class _PathRun:
         s, xp, C = self.s, self.s.xp, self.s.C
         best_eta, best = 1.0, None
         if s.margin:
-            a_m = s.alpha[s.margin]
-            dphi = phi[1:]
-            tiny = _EPS * max(np.abs(dphi).max(), C)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                to_c = np.where(dphi > tiny, np.maximum(C - a_m, 0.0) / dphi, np.inf)
-                to_0 = np.where(dphi < -tiny, np.maximum(a_m, 0.0) / -dphi, np.inf)
-            for cand, kind in ((to_0, "bound0"), (to_c, "boundC")):
-                j = int(np.argmin(cand))
-                k = s.margin[j]
-                if cand[j] < best_eta or (best is not None and cand[j] == best_eta and k < best[0]):
-                    best_eta, best = float(cand[j]), (k, kind)
+            t, j, up = next_bound_hit(s.alpha[s.margin], phi[1:], np.zeros(len(s.margin)),
+                                      np.full(len(s.margin), C), C)
+            if t < best_eta:
+                best_eta, best = t, (s.margin[j], "boundC" if up else "bound0")
         # O, I, A: slack side·(y f − 1) ≥ 0 shrinks at rate −side·ψ (device reductions).
-        rate = -s.side * psi
-        tiny = _EPS * max(float(xp.max(xp.abs(psi))), 1.0) if s.n else 0.0
-        slack = xp.maximum(s.side * (s.yf - 1.0), 0.0)
-        cand = xp.where(rate > tiny, slack / xp.where(rate > tiny, rate, 1.0), float("inf"))
-        k = int(xp.argmin(cand))
-        eta_k = float(cand[k])
+        eta_k, k = next_side_crossing(xp, s.yf, psi, s.side)
         if eta_k < best_eta or (best is not None and eta_k == best_eta and k < best[0]):
             best_eta, best = eta_k, (k, "margin")
         return best_eta, best

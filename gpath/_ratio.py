@@ -45,20 +45,54 @@ def next_level_crossing(xp, z, psi, lo, hi, scale=None):
     """
     if z.shape[0] == 0:
         return float("inf"), -1, True
+    return _first_crossing(xp, [(hi - z, psi), (z - lo, -psi)], _tiny(xp, psi, scale))
+
+
+def next_side_crossing(xp, yf, psi, side, scale=None):
+    """First point of O, I or A whose margin ``y f + t ψ`` reaches 1 (the MID ratio test of
+    Karasuyama & Takeuchi 2009, eqs. 8–9, on the device).
+
+    Parameters
+    ----------
+    xp : namespace
+    yf, psi : device arrays of shape (n,)
+        Margins y f and their rates.
+    side : device array of shape (n,)
+        +1 where y f must stay above 1 (O), −1 where below (I and A), 0 for no constraint.
+    scale : float or None
+        As in :func:`next_level_crossing`.
+
+    Returns
+    -------
+    t : float
+    k : int
+    """
+    if yf.shape[0] == 0:
+        return float("inf"), -1
+    t, k, _ = _first_crossing(xp, [(side * (yf - 1.0), -side * psi)], _tiny(xp, psi, scale))
+    return t, k
+
+
+def _tiny(xp, psi, scale):
     if scale is None:
         scale = float(xp.max(xp.abs(psi)))
-    tiny = EPS * max(scale, 1.0)
-    up = psi > tiny
-    down = psi < -tiny
-    t_up = xp.where(up, xp.maximum(hi - z, 0.0) / xp.where(up, psi, 1.0), float("inf"))
-    t_down = xp.where(down, xp.maximum(z - lo, 0.0) / xp.where(down, -psi, 1.0), float("inf"))
-    t = xp.minimum(t_up, t_down)
+    return EPS * max(scale, 1.0)
+
+
+def _first_crossing(xp, pairs, tiny):
+    """Smallest ``slack / rate`` over the pairs (slack clipped at 0, rates ≤ tiny ignored):
+    the step, the index, and whether the first pair attains it. One 3-number transfer."""
+    inf = float("inf")
+    ts = []
+    for slack, rate in pairs:
+        moving = rate > tiny
+        ts.append(xp.where(moving, xp.maximum(slack, 0.0) / xp.where(moving, rate, 1.0), inf))
+    t = ts[0] if len(ts) == 1 else xp.minimum(ts[0], ts[1])
     k = xp.reshape(xp.argmin(t), (1,))
-    # One device-to-host copy of three numbers: the step, the index and the direction.
-    picked = xp.concat([xp.take(t, k), xp.astype(k, t.dtype),
-                        xp.astype(xp.take(t_up, k) <= xp.take(t_down, k), t.dtype)])
-    t_k, k_f, upward = (float(v) for v in to_host(picked))
-    return t_k, int(k_f), bool(upward)
+    first = xp.take(ts[0], k) <= (xp.take(ts[1], k) if len(ts) > 1 else xp.take(ts[0], k))
+    picked = xp.concat([xp.take(t, k), xp.astype(k, t.dtype), xp.astype(first, t.dtype)])
+    t_k, k_f, first_f = (float(v) for v in to_host(picked))
+    return t_k, int(k_f), bool(first_f)
 
 
 def next_bound_hit(alpha, phi, lower, upper, scale):
