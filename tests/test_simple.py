@@ -117,3 +117,233 @@ def test_scikit_learn_estimator_checks(estimator):
     results = check_estimator(estimator, on_fail=None)
     failed = [(r["check_name"], str(r["exception"])[:200]) for r in results if r["status"] == "failed"]
     assert failed == []
+
+
+def test_scikit_learn_array_api_check_in_a_fresh_interpreter():
+    # The one check scikit-learn skips above needs SCIPY_ARRAY_API=1 before SciPy is
+    # imported: run it in a subprocess with the variable set.
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "from sklearn.utils.estimator_checks import check_array_api_input\n"
+        "from gpath import IncrementalSVC, SimpleSVC\n"
+        "for est in (SimpleSVC(), IncrementalSVC()):\n"
+        "    check_array_api_input(type(est).__name__, est, array_namespace='numpy',\n"
+        "                          expect_only_array_outputs=False)\n"
+        "print('passed')\n"
+    )
+    env = {**os.environ, "SCIPY_ARRAY_API": "1"}
+    out = subprocess.run([sys.executable, "-c", code], check=False, env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "passed", out.stderr[-2000:]
+
+
+# ---------------------------------------------------------------- large C, kernels
+@pytest.mark.parametrize("kernel,params,C", [
+    ("rbf", {"gamma": 0.05}, 1e4), ("linear", {}, 0.1), ("poly", {"degree": 2, "coef0": 1.0, "gamma": 0.02}, 1.0),
+])
+def test_exact_large_c_and_other_kernels(kernel, params, C):
+    X, y = dataset("breast_cancer")
+    model = SimpleSVC(C=C, kernel=kernel, random_state=1, **params).fit(X, y)
+    assert_exact(model, X, y)
+
+
+# ---------------------------------------------------------------- the paper's measures
+def test_kernel_evaluations_are_counted_exactly(monkeypatch):
+    # Every kernel value computed during fit goes through Kernel.__call__ or Kernel.paired:
+    # count them independently and compare with the model's own count.
+    from gpath.kernels import Kernel
+
+    counted = [0]
+    call, paired = Kernel.__call__, Kernel.paired
+
+    def counting_call(self, X1, X2):
+        counted[0] += X1.shape[0] * X2.shape[0]
+        return call(self, X1, X2)
+
+    def counting_paired(self, X1, X2):
+        counted[0] += X1.shape[0]
+        return paired(self, X1, X2)
+
+    monkeypatch.setattr(Kernel, "__call__", counting_call)
+    monkeypatch.setattr(Kernel, "paired", counting_paired)
+    X, y = dataset("breast_cancer")
+    for init in ("closest_pair", "randomized"):
+        counted[0] = 0
+        model = SimpleSVC(C=1.0, gamma=0.05, init=init, random_state=2).fit(X, y)
+        assert model.n_kernel_evaluations_ == counted[0]
+        stats = model.fit_stats_
+        # n per column, plus the diagonal (closest pair) or 3 values per random pair.
+        other = len(y) if init == "closest_pair" else 3 * 59
+        assert model.n_kernel_evaluations_ == len(y) * stats.n_columns + other
+
+
+def test_closest_pair_is_mutually_nearest_and_init_does_not_change_the_model():
+    # Algorithm 2 ends at a pair where each point is the other's nearest opposite point in
+    # feature space (checked here with the full distance matrix the algorithm never forms).
+    X, y = dataset("bananas")
+    X, y = X[:800], y[:800]
+    K = kernel_matrix(X, X, "rbf", 1.0)
+    d2 = np.diag(K)[:, None] + np.diag(K)[None, :] - 2 * K
+    models = []
+    for seed in range(3):
+        m = SimpleSVC(C=10.0, gamma=1.0, random_state=seed).fit(X, y)
+        p, q = m.fit_stats_.init_pair
+        assert y[p] == 1 and y[q] == 0
+        assert d2[p, q] == pytest.approx(d2[y == 1, q].min(), abs=1e-12)
+        assert d2[p, q] == pytest.approx(d2[p, y == 0].min(), abs=1e-12)
+        models.append(m)
+    models.append(SimpleSVC(C=10.0, gamma=1.0, init="randomized", random_state=0).fit(X, y))
+    for m in models[1:]:
+        np.testing.assert_allclose(m.alpha_, models[0].alpha_, atol=1e-9)
+
+
+def test_solution_is_a_path_state():
+    # simple_svm leaves a state the incremental path can move on: its factor holds exactly
+    # [[0, y_Mᵀ], [y_M, Q_MM]] in margin order, its cache the columns Q[:, M], its margins y f
+    # the fresh values, its side codes the sets.
+    from gpath._path import I, M, O
+    from gpath.kernels import Kernel
+    from gpath.simple import simple_svm
+
+    X, y = dataset("breast_cancer")
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    ridge = 1e-6
+    state, stats = simple_svm(X, y_pm, Kernel("rbf", 0.05), 1.0, ridge, random_state=np.random.RandomState(0))
+    Q = y_pm[:, None] * y_pm[None, :] * kernel_matrix(X, X, "rbf", 0.05) + ridge * np.eye(len(y))
+    m = np.array(state.margin)
+    assert stats.working_set_size == m.size > 0
+    expected = np.zeros((m.size + 1, m.size + 1))
+    expected[0, 1:] = expected[1:, 0] = y_pm[m]
+    expected[1:, 1:] = Q[np.ix_(m, m)]
+    np.testing.assert_allclose(state.factor.matrix, expected, atol=1e-12)
+    for k in m:
+        np.testing.assert_allclose(to_host(state.cache.column(state.cache.slot_of[k])), Q[:, k], atol=1e-12)
+    np.testing.assert_allclose(to_host(state.yf), Q @ state.alpha + y_pm * state.b, atol=1e-12)
+    np.testing.assert_array_equal(state.where == M, np.isin(np.arange(len(y)), m))
+    side = to_host(state.side)
+    np.testing.assert_array_equal(side[state.where == O], 1.0)
+    np.testing.assert_array_equal(side[state.where == I], -1.0)
+    assert np.all(state.alpha[state.where == I] == 1.0) and np.all(state.alpha[state.where == O] == 0.0)
+
+
+# ---------------------------------------------------------------- hard margin, degenerate data
+def test_hard_margin_unbounded_dual_detected_with_ridge_zero():
+    # ridge = 0: a duplicate with the opposite label, or XOR with a linear kernel, makes the
+    # dual unbounded along a null direction of the working-set matrix: an error, not a loop.
+    X, y = dataset("breast_cancer")
+    Xd, yd = np.vstack([X[:200], X[:1]]), np.concatenate([y[:200], 1 - y[:1]])
+    with pytest.raises(NotSeparableError, match="unbounded"):
+        SimpleSVC(C=np.inf, gamma=0.05, ridge=0.0).fit(Xd, yd)
+    with pytest.raises(NotSeparableError, match=r"y f\(x\) = .* <= 0"):  # ridge > 0: detected after
+        SimpleSVC(C=np.inf, gamma=0.05).fit(Xd, yd)
+    rng = np.random.default_rng(0)
+    Xx = rng.standard_normal((200, 2))
+    with pytest.raises(NotSeparableError, match="not separable"):
+        SimpleSVC(C=np.inf, kernel="linear", ridge=0.0).fit(Xx, (Xx[:, 0] * Xx[:, 1] > 0).astype(int))
+
+
+def test_hard_margin_linear_separable_ridge_zero():
+    rng = np.random.default_rng(1)
+    X = np.vstack([rng.standard_normal((100, 2)) + 3.0, rng.standard_normal((100, 2)) - 3.0])
+    y = np.r_[np.ones(100), np.zeros(100)].astype(int)
+    model = SimpleSVC(C=np.inf, kernel="linear", ridge=0.0).fit(X, y)
+    assert model.check_kkt(X, y) <= 1e-12
+    ref = exact_svc(X, np.where(y == 1, 1.0, -1.0), 1e6, "linear", 1.0, ridge=0.0)
+    assert ref.alpha.max() < 1e6  # the box is inactive: the reference is the hard margin
+    np.testing.assert_allclose(model.decision_function(X), ref.decision_function(X), atol=1e-9)
+
+
+@pytest.mark.parametrize("C", [0.1, 10.0])
+def test_ridge_zero_duplicates_exact(C):
+    # Same-label duplicates with ridge = 0 make the working-set matrix singular: SimpleSVM
+    # steps along its null direction; the result is the exact solution all the same.
+    X, y = dataset("breast_cancer")
+    X, y = np.vstack([X[:200], X[:50]]), np.concatenate([y[:200], y[:50]])
+    model = SimpleSVC(C=C, gamma=0.05, ridge=0.0, random_state=0).fit(X, y)
+    ref = exact_svc(X, np.where(y == 1, 1.0, -1.0), C, "rbf", 0.05, ridge=0.0)
+    assert ref.kkt <= 1e-9 and model.check_kkt(X, y) <= 1e-9
+    f, f_ref = model.decision_function(X), ref.decision_function(X)
+    assert np.abs(f - f_ref).max() <= 1e-7 * np.abs(f_ref).max()
+
+
+def test_max_iter_warns_and_returns_a_feasible_point():
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y = dataset("breast_cancer")
+    with pytest.warns(ConvergenceWarning, match="max_iter=5"):
+        model = SimpleSVC(C=1.0, gamma=0.05, max_iter=5).fit(X, y)
+    assert model.n_iter_ == 5
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    assert abs(y_pm @ model.alpha_) <= 1e-12 and model.alpha_.min() >= 0 and model.alpha_.max() <= 1.0
+    assert model.check_kkt(X, y) > 1e-3
+
+
+# ---------------------------------------------------------------- bad input
+def _sparse(X):
+    import scipy.sparse
+
+    return scipy.sparse.csr_matrix(X)
+
+
+@pytest.mark.parametrize("make,error,match", [
+    (lambda X, y: (np.where(np.arange(40)[:, None] == 2, np.inf, X), y), ValueError, "X must be finite"),
+    (lambda X, y: (X[:, 0], y), ValueError, "X must be 2-D"),
+    (lambda X, y: (X[:, :0], y), ValueError, r"0 feature\(s\)"),
+    (lambda X, y: (X.astype(complex), y), ValueError, "Complex data not supported"),
+    (lambda X, y: (np.full(X.shape, "a"), y), TypeError, "X must hold real numbers"),
+    (lambda X, y: (_sparse(X), y), TypeError, "sparse input is not supported"),
+    (lambda X, y: (X, y[:39]), ValueError, r"y must have shape \(40,\)"),
+    (lambda X, y: (X, None), ValueError, "requires y to be passed"),
+    (lambda X, y: (X, np.arange(40) % 3), ValueError, "Only binary classification is supported"),
+    (lambda X, y: (X, np.zeros(40)), ValueError, "got 1 class"),
+    (lambda X, y: (X, np.linspace(0, 1, 40)), ValueError, "Unknown label type: continuous"),
+])
+def test_bad_fit_input(make, error, match):
+    X, y = dataset("breast_cancer")
+    Xb, yb = make(X[:40], y[:40])
+    with pytest.raises(error, match=match):
+        SimpleSVC().fit(Xb, yb)
+
+
+@pytest.mark.parametrize("params,match", [
+    (dict(C=-1.0), "C must be a real number"), (dict(C="1"), "C must be"), (dict(ridge=-1e-3), "ridge must be"),
+    (dict(max_iter=2.5), "max_iter must be an integer"), (dict(gamma=-1.0), "gamma must be"),
+    (dict(kernel="sigmoid"), "kernel must be one of"), (dict(degree=0, kernel="poly"), "degree must be"),
+])
+def test_more_bad_parameters(params, match):
+    X, y = dataset("breast_cancer")
+    with pytest.raises(ValueError, match=match):
+        SimpleSVC(**params).fit(X[:50], y[:50])
+
+
+def test_bad_predict_and_check_kkt_input():
+    from conftest import make_backend
+
+    X, y = dataset("breast_cancer")
+    model = SimpleSVC(gamma=0.05).fit(X[:100], y[:100])
+    with pytest.raises(ValueError, match="X has 5 features, but SimpleSVC is expecting 30"):
+        model.predict(X[:10, :5])
+    with pytest.raises(ValueError, match="needs the training data"):
+        model.check_kkt()
+    with pytest.raises(ValueError, match="the 100 training rows"):
+        model.check_kkt(X[:90], y[:90])
+    strict = make_backend("array_api_strict")
+    with pytest.raises(TypeError, match="model's array namespace"):
+        model.decision_function(strict.asarray(X[:10]))
+    on_device = SimpleSVC(gamma=0.05).fit(strict.asarray(X[:100]), strict.asarray(y[:100]))
+    with pytest.raises(TypeError, match="on device"):
+        on_device.decision_function(strict.xp.asarray(X[:10], device=strict.xp.Device("device2")))
+
+
+def test_incremental_partial_fit_classes():
+    X, y = dataset("breast_cancer")
+    model = IncrementalSVC(gamma=0.05).partial_fit(X[:100], y[:100], classes=[0, 1])
+    model.partial_fit(X[100:120], y[100:120], classes=[1, 0])
+    assert_exact(model, X[:120], y[:120])
+    with pytest.raises(ValueError, match="differ from the model's"):
+        model.partial_fit(X[120:130], y[120:130], classes=[0, 2])
+    with pytest.raises(ValueError, match="exactly two labels"):
+        IncrementalSVC().partial_fit(X[:100], y[:100], classes=[0, 1, 2])
