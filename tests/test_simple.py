@@ -112,8 +112,8 @@ def test_refit_failure_keeps_the_previous_model():
 
 @pytest.mark.parametrize("estimator", [SimpleSVC(), IncrementalSVC()], ids=lambda e: type(e).__name__)
 def test_scikit_learn_estimator_checks(estimator):
-    # Every check of check_estimator passes. scikit-learn itself skips check_array_api_input
-    # unless SCIPY_ARRAY_API=1; the array API is tested here on array_api_strict instead.
+    # Every check of check_estimator passes (check_array_api_input, which scikit-learn skips
+    # unless SCIPY_ARRAY_API=1, runs in a subprocess below).
     results = check_estimator(estimator, on_fail=None)
     failed = [(r["check_name"], str(r["exception"])[:200]) for r in results if r["status"] == "failed"]
     assert failed == []
