@@ -15,11 +15,12 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._array_api import get_namespace_and_device, to_device, to_host
 from ._validation import check_labels, check_X
+from .persistence import SaveMixin
 
 __all__ = ["BinarySVC"]
 
 
-class BinarySVC(ClassifierMixin, BaseEstimator):
+class BinarySVC(SaveMixin, ClassifierMixin, BaseEstimator):
     """Base class of gpath's binary kernel SVCs (not public).
 
     Fitted attributes (scikit-learn's ``SVC`` names, set by :meth:`_fitted_attributes`):
@@ -114,19 +115,6 @@ class BinarySVC(ClassifierMixin, BaseEstimator):
         """
         f = self.decision_function(X)
         return self.classes_[(to_host(f) > 0).astype(int)]
-
-    def save(self, file) -> None:
-        """Write the fitted model to ``file`` (a path or binary file) in gpath's versioned,
-        NumPy-only format; :func:`gpath.load` reads it back, onto any device.
-
-        Raises
-        ------
-        TypeError
-            If the model is not fitted.
-        """
-        from .persistence import save
-
-        save(self, file)
 
     def score(self, X, y, sample_weight=None):
         """Mean accuracy of :meth:`predict` on (X, y).

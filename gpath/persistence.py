@@ -114,6 +114,21 @@ def _decode(spec, data, xp, device):
     raise ValueError(f"corrupt gpath model file: cannot read {spec!r}")
 
 
+class SaveMixin:
+    """``save(file)`` for every gpath estimator."""
+
+    def save(self, file) -> None:
+        """Write the fitted model to ``file`` (a path or binary file) in gpath's versioned,
+        NumPy-only format; :func:`gpath.load` reads it back, onto any device.
+
+        Raises
+        ------
+        TypeError
+            If the model is not fitted, or its labels are neither numbers nor strings.
+        """
+        save(self, file)
+
+
 def save(model, file) -> None:
     """Write a fitted gpath estimator to ``file`` (a path or a binary file).
 

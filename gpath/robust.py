@@ -29,6 +29,7 @@ from ._kinkpath import KinkPath, table_rows
 from ._path import PathError
 from ._validation import check_choice, check_int, check_labels, check_positive, check_X, signed_labels
 from .kernels import Kernel
+from .persistence import SaveMixin
 
 __all__ = ["CCCPRobustSVC", "CCCPRobustSVR", "OutlierPath", "RobustSVC", "RobustSVR"]
 
@@ -204,7 +205,7 @@ class _Regression:
 
 
 # ---------------------------------------------------------------------- estimators
-class _RobustBase(BaseEstimator):
+class _RobustBase(SaveMixin, BaseEstimator):
     """Shared fitting, evaluation along the path, and model selection."""
 
     _classification = True
@@ -299,19 +300,6 @@ class _RobustBase(BaseEstimator):
         """
         check_is_fitted(self, "path_")
         return self._decision(X, self._alpha_at(at)[:, None])[:, 0]
-
-    def save(self, file) -> None:
-        """Write the fitted model to ``file`` (a path or binary file) in gpath's versioned,
-        NumPy-only format; :func:`gpath.load` reads it back, onto any device.
-
-        Raises
-        ------
-        TypeError
-            If the model is not fitted.
-        """
-        from .persistence import save
-
-        save(self, file)
 
     def select(self, X_val, y_val):
         """Pick the path point with the least validation error; sets ``param_``.
