@@ -22,8 +22,7 @@ import time
 import numpy as np
 
 from gpath import CCCPRobustSVC, CCCPRobustSVR, RobustSVC, RobustSVR
-from gpath.cli import load_path_data
-from gpath.datasets import noisy_split
+from gpath.datasets import load_path_data, noisy_split
 
 CONFIGS = [("breast_cancer", "linear"), ("breast_cancer", "rbf"), ("digits", "rbf"),
            ("diabetes", "linear"), ("diabetes", "rbf"), ("waterflow", "rbf")]

@@ -167,33 +167,6 @@ def _plot(records, path) -> None:
     plt.close(fig)
 
 
-PATH_DATA = {
-    "breast_cancer": "classification", "digits": "classification",
-    "diabetes": "regression", "waterflow": "regression",
-}
-
-
-def load_path_data(name: str):
-    """(X, y, task) of the data sets ``gpath path`` and the outlier-path benchmark use."""
-    from . import datasets
-
-    if name == "breast_cancer":
-        from sklearn.datasets import load_breast_cancer
-
-        X, y = load_breast_cancer(return_X_y=True)
-    elif name == "digits":
-        X, y = datasets.load_digits_binary()
-    elif name == "diabetes":
-        from sklearn.datasets import load_diabetes
-
-        X, y = load_diabetes(return_X_y=True)
-    elif name == "waterflow":
-        X, y = datasets.load_waterflow_regression()
-    else:
-        raise ValueError(f"data must be one of {sorted(PATH_DATA)}; got {name!r}")
-    return X, y, PATH_DATA[name]
-
-
 def run_path(data="breast_cancer", path="theta", C=1.0, kernel="rbf", seed=0, plot=None, out=None):
     """Compute one outlier path with the paper's protocol (section 5.1) and report it.
 
@@ -202,7 +175,7 @@ def run_path(data="breast_cancer", path="theta", C=1.0, kernel="rbf", seed=0, pl
     model : RobustSVC or RobustSVR
         Fitted, with the point of least validation error selected.
     """
-    from .datasets import noisy_split
+    from .datasets import load_path_data, noisy_split
     from .robust import RobustSVC, RobustSVR
 
     out = sys.stdout if out is None else out
@@ -275,6 +248,8 @@ def main(argv=None) -> int:
     demo.add_argument("--max-updates", type=int, default=None)
     demo.add_argument("--no-progress", action="store_true")
     outlier = sub.add_parser("path", help="an outlier path (robust SVC/SVR) with model selection and a plot")
+    from .datasets import PATH_DATA
+
     outlier.add_argument("--data", choices=sorted(PATH_DATA), default="breast_cancer")
     outlier.add_argument("--path", choices=("theta", "s"), default="theta")
     outlier.add_argument("--C", type=float, default=1.0)

@@ -208,3 +208,45 @@ def noisy_split(X, y, task: str, random_state: int = 0, label_noise: float = 0.1
                 yi[noisy] += rng.normal(0.0, 10.0, int(noisy.sum()))
         out.append((Xi, yi))
     return tuple(out)
+
+
+PATH_DATA = {
+    "breast_cancer": "classification", "digits": "classification",
+    "diabetes": "regression", "waterflow": "regression",
+}
+
+
+def load_path_data(name: str):
+    """The data sets of the outlier-path experiment (``gpath path``, benchmarks/outlier_path.py).
+
+    Parameters
+    ----------
+    name : {"breast_cancer", "digits", "diabetes", "waterflow"}
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features), float64
+    y : ndarray of shape (n_samples,)
+        Labels 0/1 (classification) or real targets (regression), unscaled.
+    task : {"classification", "regression"}
+
+    Raises
+    ------
+    ValueError
+        For an unknown name.
+    """
+    if name == "breast_cancer":
+        from sklearn.datasets import load_breast_cancer
+
+        X, y = load_breast_cancer(return_X_y=True)
+    elif name == "digits":
+        X, y = load_digits_binary()
+    elif name == "diabetes":
+        from sklearn.datasets import load_diabetes
+
+        X, y = load_diabetes(return_X_y=True)
+    elif name == "waterflow":
+        X, y = load_waterflow_regression()
+    else:
+        raise ValueError(f"data must be one of {sorted(PATH_DATA)}; got {name!r}")
+    return X, y, PATH_DATA[name]
