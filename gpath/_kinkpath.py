@@ -115,16 +115,7 @@ class KinkPath:
         self.n_breakpoints = 0
         # max_i Q_ii bounds every |Q_ij| (Q is positive semi-definite): with ‖φ‖₁ it bounds
         # |Q[:, A] φ| on the host, the scale of round-off in the rates (_ratio.EPS).
-        diag = kernel(X[:1, :], X[:1, :]) if kernel.kind == "rbf" else None
-        self.q_max = (float(diag[0, 0]) if diag is not None else self._max_diag()) + self.ridge
-
-    def _max_diag(self) -> float:
-        xp = self.xp
-        sq = xp.sum(self.X * self.X, axis=1)
-        k = self.kernel
-        if k.kind == "linear":
-            return float(xp.max(sq)) + k.offset
-        return float(xp.max(xp.abs(k.gamma * sq + k.coef0) ** k.degree)) + k.offset
+        self.q_max = float(xp.max(xp.abs(kernel.paired(X, X)))) + self.ridge if n else 0.0
 
     # ------------------------------------------------------------------ tables
     def kink_level(self, k: int, j: int) -> float:

@@ -22,7 +22,7 @@ import numpy as np
 from ._array_api import namespace_by_name, to_device, to_host
 from ._ratio import EPS as _EPS
 from ._ratio import next_bound_hit, next_side_crossing
-from .kernels import Kernel, QColumnCache
+from .kernels import Kernel, QColumnCache, q_columns
 from .linalg import BorderedFactor
 
 __all__ = ["A", "I", "M", "O", "PathError", "PathStats", "R", "SVCState"]
@@ -106,13 +106,7 @@ class SVCState:
     def q_block(self, X_cols, y_cols, col_rows: np.ndarray):
         """Columns ``Q[:, cols]`` (n × k, device) for points with inputs ``X_cols`` (k × d),
         labels ``y_cols`` (device, ±1) and row indices ``col_rows`` (host; -1 if not a row)."""
-        xp = self.xp
-        block = self.kernel(self.X, X_cols) * self.y[:, None] * y_cols[None, :]
-        if self.ridge and np.any(col_rows >= 0):
-            rows = xp.arange(self.n, device=self.device)[:, None]
-            at = to_device(col_rows, xp, self.device, dtype=rows.dtype)[None, :]
-            block = block + self.ridge * xp.astype(rows == at, block.dtype)
-        return block
+        return q_columns(self.kernel, self.X, X_cols, col_rows, self.ridge, self.y, y_cols)
 
     def q_column(self, k: int):
         """Column ``Q[:, k]`` (device, shape (n,)) for training point k."""

@@ -223,6 +223,7 @@ def check_choice(value, name, choices):
 
 
 def check_int(value, name, minimum):
+    """An integer ≥ ``minimum``; returns it as int. Raises ValueError otherwise."""
     if not isinstance(value, Integral) or isinstance(value, bool) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
     return int(value)

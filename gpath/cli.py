@@ -23,6 +23,9 @@ log = logging.getLogger("gpath")
 
 @dataclass
 class StepRecord:
+    """One update of the demo: times (s), breakpoints, online accuracy and the checks'
+    values (KKT and relative distances to the exact reference, raw LIBSVM and SID)."""
+
     step: int
     mid_time: float
     sid_time: float
@@ -236,6 +239,7 @@ def _plot_path(model, path_file, name, data) -> None:
 
 
 def main(argv=None) -> int:
+    """Entry point of the ``gpath`` command (``gpath demo``, ``gpath path``); returns 0."""
     parser = argparse.ArgumentParser(prog="gpath", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="sliding-window MID-SVM vs SID-SVM vs LIBSVM on WaterFlow")

@@ -41,6 +41,7 @@ class Reference:
     params: dict
 
     def decision_function(self, Xt):
+        """f(x) = Σ_j α_j y_j K(x, x_j) + b for host rows Xt of shape (m, d); shape (m,)."""
         K = kernel_matrix(Xt, self.X, **self.params)
         return K @ (self.y * self.alpha) + self.b
 
