@@ -193,9 +193,9 @@ class KinkPath:
         if slot is None:
             slot = self.cache.store(k, self.column(k))
         col = self.cache.column(slot)
-        idx = to_device(np.array(self.active + [k]), xp, self.device)
+        idx = to_device(np.append(self.factor.basis, k), xp, self.device)
         q = to_host(xp.take(col, idx))
-        self.factor.insert(None, q[:-1], q[-1])
+        self.factor.insert(k, None, q[:-1], q[-1])
         self.active.append(k)
         self.pos[k] = 2 * j + 1
         self.z[k] = self.kink_level(k, j)

@@ -139,9 +139,9 @@ class SVCState:
             new.side = xp.concat([self.side, -xp.ones(m, dtype=xp.float64, device=self.device)])
             # Rows of the new points in the cached columns: Q[A, p] = Q[p, A].
             owners = np.maximum(self.cache.owner, 0)
-            rows = xp.take(QA, to_device(owners, xp, self.device), axis=0).T
+            rows = xp.take(QA, to_device(owners, xp, self.device), axis=0)
             held = to_device((self.cache.owner >= 0).astype(np.float64), xp, self.device)
-            new.cache = self.cache.copy_with_rows(None, rows * held[None, :])
+            new.cache = self.cache.copy_with_rows(None, rows * held[:, None])
         else:
             new.yf = xp.asarray(self.yf, copy=True)
             new.side = xp.asarray(self.side, copy=True)
@@ -160,6 +160,7 @@ class SVCState:
         new_index[keep] = np.arange(keep.shape[0])
         self.y_host, self.alpha, self.where = self.y_host[keep], self.alpha[keep], self.where[keep]
         self.margin = [int(new_index[k]) for k in self.margin]
+        self.factor.renumber(new_index)
         self.cache = self.cache.copy_with_rows(keep_dev)
         self.cache.renumber(new_index)
 
@@ -252,8 +253,8 @@ class SVCState:
         if not self.margin:
             return np.array([r_eq])
         slots = np.array([self.cache.slot_of[k] for k in self.margin])
-        used = self.cache.data[:, : int(slots.max()) + 1]
-        yf_m = to_host(to_device(self.alpha, xp, self.device) @ used)[slots] + self.y_host[self.margin] * self.b
+        used = self.cache.data[: int(slots.max()) + 1, :]
+        yf_m = to_host(used @ to_device(self.alpha, xp, self.device))[slots] + self.y_host[self.margin] * self.b
         return np.concatenate([[r_eq], 1.0 - yf_m])
 
     def refine(self, tol: float = 1e-10) -> float:
@@ -355,11 +356,11 @@ class _PathRun:
         # Points of A already satisfying (1a) go straight to O (section 3.2).
         a_rows = np.arange(n_old, state.n)
         yf_a = to_host(state.yf[n_old:]) if a_rows.size else np.zeros(0)
-        to_o = a_rows[yf_a >= 1.0]
+        to_o = a_rows[yf_a >= 1.0 - _EPS]  # on the margin to round-off: KKT holds at α = 0
         for k in to_o:
             self._set_side(int(k), 1.0)
         state.where[to_o] = O
-        self.a_rows = list(a_rows[yf_a < 1.0])
+        self.a_rows = list(a_rows[yf_a < 1.0 - _EPS])
         self.a_col = {int(k): j for j, k in enumerate(a_rows)}  # column of QA
         # Points of R leave every set now; those with α = 0 have no influence at all.
         self.r_rows = [int(k) for k in remove if state.alpha[k] > 0.0]
@@ -402,11 +403,8 @@ class _PathRun:
                 if k in self.a_col else s.q_column(k)
             slot = s.cache.store(k, col)
         col = s.cache.column(slot)
-        if s.margin:
-            q = to_host(xp.take(col, to_device(np.array(s.margin + [k]), xp, s.device)))
-            s.factor.insert(s.y_host[k], q[:-1], q[-1])
-        else:
-            s.factor.insert(s.y_host[k], np.zeros(0), float(col[k]))
+        q = to_host(xp.take(col, to_device(np.append(s.factor.basis, k), xp, s.device)))
+        s.factor.insert(k, s.y_host[k], q[:-1], q[-1])
         s.margin.append(k)
         s.where[k] = M
         s.yf[k] = 1.0

@@ -167,7 +167,8 @@ class QColumnCache:
     Slots are reused in the order they were freed; a point that leaves the margin keeps its
     column in a free slot until that slot is taken, so re-entering the margin costs no kernel
     evaluation. The product ``Q[:, M] φ_M`` is one matrix-vector product with the used slots
-    (free slots get coefficient 0).
+    (free slots get coefficient 0). Each column is stored contiguously (``data`` is
+    slots × rows), so that product reads one contiguous block whatever the number of slots.
 
     Parameters
     ----------
@@ -186,11 +187,11 @@ class QColumnCache:
     def __init__(self, xp, device, n_rows: int, capacity: int = 16, max_columns: int | None = None):
         self.xp, self.device = xp, device
         self.max_columns = max_columns
-        self.data = xp.zeros((n_rows, max(capacity, 1)), dtype=xp.float64, device=device)
-        self.owner = np.full(self.data.shape[1], -1, dtype=np.int64)  # point held by a slot
-        self.used = np.zeros(self.data.shape[1], dtype=bool)
+        self.data = xp.zeros((max(capacity, 1), n_rows), dtype=xp.float64, device=device)
+        self.owner = np.full(self.data.shape[0], -1, dtype=np.int64)  # point held by a slot
+        self.used = np.zeros(self.data.shape[0], dtype=bool)
         self.slot_of: dict[int, int] = {}
-        self.free = deque(range(self.data.shape[1]))
+        self.free = deque(range(self.data.shape[0]))
         self.n_columns_computed = 0
 
     def __getstate__(self):
@@ -201,22 +202,23 @@ class QColumnCache:
 
     @property
     def capacity(self) -> int:
-        return self.data.shape[1]
+        return self.data.shape[0]
 
     def copy_with_rows(self, rows, extra_rows=None) -> QColumnCache:
-        """A new cache whose rows are ``self.data[rows]`` followed by ``extra_rows``.
+        """A new cache whose columns hold the rows ``rows`` followed by ``extra_rows``.
 
         Parameters
         ----------
         rows : device int array of shape (n_keep,) or None (all rows, in order)
-        extra_rows : device array of shape (n_extra, capacity) or None
+        extra_rows : device array of shape (capacity, n_extra) or None
+            Entries of the new rows in each slot's column.
         """
         xp = self.xp
         new = object.__new__(QColumnCache)
         new.xp, new.device, new.max_columns = xp, self.device, self.max_columns
-        data = self.data if rows is None else xp.take(self.data, rows, axis=0)
+        data = self.data if rows is None else xp.take(self.data, rows, axis=1)
         if extra_rows is not None:
-            data = xp.concat([data, extra_rows], axis=0)
+            data = xp.concat([data, extra_rows], axis=1)
         elif rows is None:
             data = xp.asarray(data, copy=True)
         new.data = data
@@ -234,9 +236,9 @@ class QColumnCache:
             return
         xp = self.xp
         capacity = max(16, 2 * used.size)
-        data = xp.take(self.data, to_device(used, xp, self.device), axis=1)
-        pad = xp.zeros((self.data.shape[0], capacity - used.size), dtype=self.data.dtype, device=self.device)
-        self.data = xp.concat([data, pad], axis=1)
+        data = xp.take(self.data, to_device(used, xp, self.device), axis=0)
+        pad = xp.zeros((capacity - used.size, self.data.shape[1]), dtype=self.data.dtype, device=self.device)
+        self.data = xp.concat([data, pad], axis=0)
         owners = self.owner[used]
         self.owner = np.concatenate([owners, np.full(capacity - used.size, -1, dtype=np.int64)])
         self.used = np.arange(capacity) < used.size
@@ -269,7 +271,7 @@ class QColumnCache:
         old = int(self.owner[slot])
         if old >= 0:
             self.slot_of.pop(old, None)
-        self.data[:, slot] = column
+        self.data[slot, :] = column
         self.owner[slot], self.used[slot] = point, True
         self.slot_of[point] = slot
         return slot
@@ -281,15 +283,16 @@ class QColumnCache:
         self.free.append(slot)
 
     def column(self, slot: int):
-        return self.data[:, slot]
+        """The column held in ``slot`` (device, shape (n_rows,); a view)."""
+        return self.data[slot, :]
 
     def matvec(self, coef_by_slot: np.ndarray):
         """``Q[:, slots] @ coef`` on the device; ``coef_by_slot`` is a host vector (capacity,)."""
         hi = int(np.flatnonzero(coef_by_slot)[-1]) + 1 if np.any(coef_by_slot) else 0
         if hi == 0:
-            return self.xp.zeros(self.data.shape[0], dtype=self.data.dtype, device=self.device)
+            return self.xp.zeros(self.data.shape[1], dtype=self.data.dtype, device=self.device)
         coef = to_device(coef_by_slot[:hi], self.xp, self.device)
-        return self.data[:, :hi] @ coef
+        return coef @ self.data[:hi, :]
 
     def check_limit(self) -> None:
         """Raise :class:`CacheFullError` if the used columns already exceed ``max_columns``."""
@@ -300,7 +303,7 @@ class QColumnCache:
     def _full(self, columns: int):
         raise CacheFullError(
             f"the kernel-column cache is full: the margin set needs more than {columns} columns of "
-            f"{self.data.shape[0]} float64 values ({columns * self.data.shape[0] * 8 / 2**20:.2f} MB); "
+            f"{self.data.shape[1]} float64 values ({columns * self.data.shape[0] * 8 / 2**20:.2f} MB); "
             "raise cache_size"
         )
 
@@ -309,8 +312,8 @@ class QColumnCache:
         extra = old if self.max_columns is None else min(old, self.max_columns - old)
         if extra <= 0:
             self._full(old)
-        pad = xp.zeros((self.data.shape[0], extra), dtype=self.data.dtype, device=self.device)
-        self.data = xp.concat([self.data, pad], axis=1)
+        pad = xp.zeros((extra, self.data.shape[1]), dtype=self.data.dtype, device=self.device)
+        self.data = xp.concat([self.data, pad], axis=0)
         self.owner = np.concatenate([self.owner, np.full(extra, -1, dtype=np.int64)])
         self.used = np.concatenate([self.used, np.zeros(extra, dtype=bool)])
         self.free.extend(range(old, old + extra))

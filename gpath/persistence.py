@@ -242,8 +242,8 @@ def _enter_margin(state: SVCState, k: int) -> None:
     xp = state.xp
     col = state.q_column(k)
     state.cache.store(k, col)
-    q = to_host(xp.take(col, to_device(np.array(state.margin + [k]), xp, state.device)))
-    state.factor.insert(state.y_host[k], q[:-1], q[-1])
+    q = to_host(xp.take(col, to_device(np.append(state.factor.basis, k), xp, state.device)))
+    state.factor.insert(k, state.y_host[k], q[:-1], q[-1])
     state.margin.append(k)
 
 

@@ -343,12 +343,12 @@ class _SimpleRun:
             self.sum_y_upper -= s.y_host[k]
             sign = -1.0
         while True:
-            rows = to_device(np.array(s.margin + [k], dtype=np.int64), xp, s.device)
+            rows = to_device(np.append(s.factor.basis, k), xp, s.device)
             q = to_host(xp.take(col, rows))
             try:
-                s.factor.insert(s.y_host[k], q[:-1], q[-1])
+                s.factor.insert(k, s.y_host[k], q[:-1], q[-1])
             except SingularMarginError:
-                if self._null_step(k, sign, col, q):
+                if self._null_step(k, sign, col):
                     return
                 continue
             s.margin.append(k)
@@ -357,11 +357,12 @@ class _SimpleRun:
             self.h_max = max(self.h_max, float(q[-1]))
             return
 
-    def _null_step(self, k: int, sign: float, col, q) -> bool:
+    def _null_step(self, k: int, sign: float, col) -> bool:
         """Move along the null direction of the singular 𝐌 with k; True if k hit its bound."""
-        s = self.s
+        s, xp = self.s, self.s.xp
         W = np.array(s.margin, dtype=np.int64)
-        z = s.factor.solve(np.concatenate([[s.y_host[k]], q[:-1]]))
+        q_kW = to_host(xp.take(col, to_device(W, xp, s.device)))
+        z = s.factor.solve(np.concatenate([[s.y_host[k]], q_kW]))
         dW = -sign * z[1:]
         a_k = s.alpha[k]
         ratio = np.append(self._ratios(s.alpha[W], dW), (self.U - a_k) if sign > 0 else a_k)

@@ -31,7 +31,7 @@ def test_random_insert_delete_matches_dense_solve(seed):
             members.pop(pos)
         else:
             k = int(rng.choice(outside))
-            f.insert(labels[k], Q[k, members], Q[k, k])
+            f.insert(k, labels[k], Q[k, f.basis], Q[k, k])
             members.append(k)
         assert f.size == len(members)
         if members:
@@ -48,12 +48,12 @@ def test_duplicate_point_without_ridge_is_singular_and_factor_kept():
     y = np.array([1.0, -1.0])
     Q = np.array([[1.0, -0.5], [-0.5, 1.0]])
     f = BorderedFactor()
-    f.insert(y[0], Q[0, :0], Q[0, 0])
-    f.insert(y[1], Q[1, :1], Q[1, 1])
+    f.insert(0, y[0], Q[0, :0], Q[0, 0])
+    f.insert(1, y[1], Q[1, :1], Q[1, 1])
     before = f.matrix.copy()
     # A copy of point 0 (same label, same kernel row): 𝐌 gets two equal rows.
     with pytest.raises(SingularMarginError, match="ridge > 0"):
-        f.insert(y[0], Q[0, :2], Q[0, 0])
+        f.insert(2, y[0], Q[0, :2], Q[0, 0])
     np.testing.assert_array_equal(f.matrix, before)
     x = f.solve(np.array([0.0, 1.0, 1.0]))
     np.testing.assert_allclose(before @ x, [0.0, 1.0, 1.0], atol=1e-14)
@@ -66,7 +66,7 @@ def test_empty_margin_solve_raises():
 
 def test_delete_out_of_range():
     f = BorderedFactor()
-    f.insert(1.0, np.zeros(0), 1.0)
+    f.insert(0, 1.0, np.zeros(0), 1.0)
     with pytest.raises(IndexError, match="out of range"):
         f.delete(1)
 
@@ -80,7 +80,7 @@ def test_unbordered_factor_matches_dense_solve():
     assert f.solve(np.zeros(0)).shape == (0,)
     members: list[int] = []
     for k in rng.permutation(30)[:20]:
-        f.insert(None, Q[k, members], Q[k, k])
+        f.insert(int(k), None, Q[k, f.basis], Q[k, k])
         members.append(int(k))
         if len(members) % 3 == 0:
             f.delete(1)
