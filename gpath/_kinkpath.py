@@ -26,7 +26,8 @@ import numpy as np
 
 from ._array_api import to_device, to_host
 from ._ratio import next_bound_hit, next_level_crossing
-from .kernels import QColumnCache, q_columns
+from .cache import QColumnCache
+from .kernels import q_columns
 from .linalg import BorderedFactor
 
 __all__ = ["KinkPath", "Tables", "table_rows"]

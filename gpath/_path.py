@@ -22,7 +22,8 @@ import numpy as np
 from ._array_api import namespace_by_name, to_device, to_host
 from ._ratio import EPS as _EPS
 from ._ratio import next_bound_hit, next_side_crossing
-from .kernels import Kernel, QColumnCache, q_columns
+from .cache import QColumnCache
+from .kernels import Kernel, q_columns
 from .linalg import BorderedFactor
 
 __all__ = ["A", "I", "M", "O", "PathError", "PathStats", "R", "SVCState"]
@@ -141,11 +142,11 @@ class SVCState:
             owners = np.maximum(self.cache.owner, 0)
             rows = xp.take(QA, to_device(owners, xp, self.device), axis=0)
             held = to_device((self.cache.owner >= 0).astype(np.float64), xp, self.device)
-            new.cache = self.cache.copy_with_rows(None, rows * held[:, None])
+            new.cache = self.cache.with_rows_appended(rows * held[:, None])
         else:
             new.yf = xp.asarray(self.yf, copy=True)
             new.side = xp.asarray(self.side, copy=True)
-            new.cache = self.cache.copy_with_rows(None)
+            new.cache = self.cache.with_rows_kept(np.arange(n_old))
         return new, QA
 
     def take_rows(self, keep: np.ndarray) -> None:
@@ -161,7 +162,7 @@ class SVCState:
         self.y_host, self.alpha, self.where = self.y_host[keep], self.alpha[keep], self.where[keep]
         self.margin = [int(new_index[k]) for k in self.margin]
         self.factor.renumber(new_index)
-        self.cache = self.cache.copy_with_rows(keep_dev)
+        self.cache = self.cache.with_rows_kept(keep)
         self.cache.renumber(new_index)
 
     # ------------------------------------------------------------------ the path
@@ -195,15 +196,16 @@ class SVCState:
         Karasuyama & Takeuchi (2009), section 3.2 (eqs. 3–11) and 3.3 (empty margin).
         """
         start = time.perf_counter()
-        state, QA = self._extended(X_add, y_add)
-        state.cache.max_columns = max_columns
-        state.cache.check_limit()
-        run = _PathRun(state, QA, self.n, np.asarray(remove, dtype=np.int64))
-        n_breakpoints = run.run()
-        keep = np.flatnonzero(state.where != R)
-        state.take_rows(keep)
-        state.release_bounded_margin()
-        state.cache.compact()
+        with self.cache.transaction():  # the new state writes into the shared cache buffer
+            state, QA = self._extended(X_add, y_add)
+            state.cache.max_columns = max_columns
+            state.cache.check_limit()
+            run = _PathRun(state, QA, self.n, np.asarray(remove, dtype=np.int64))
+            n_breakpoints = run.run()
+            keep = np.flatnonzero(state.where != R)
+            state.take_rows(keep)
+            state.release_bounded_margin()
+            state.cache.compact()
         stats = PathStats(
             n_breakpoints=n_breakpoints,
             n_added=int(X_add.shape[0]),
@@ -253,8 +255,8 @@ class SVCState:
         if not self.margin:
             return np.array([r_eq])
         slots = np.array([self.cache.slot_of[k] for k in self.margin])
-        used = self.cache.data[: int(slots.max()) + 1, :]
-        yf_m = to_host(used @ to_device(self.alpha, xp, self.device))[slots] + self.y_host[self.margin] * self.b
+        alpha = to_device(self.alpha, xp, self.device)
+        yf_m = to_host(self.cache.column_dots(slots, alpha)) + self.y_host[self.margin] * self.b
         return np.concatenate([[r_eq], 1.0 - yf_m])
 
     def refine(self, tol: float = 1e-10) -> float:
@@ -402,8 +404,7 @@ class _PathRun:
             col = xp.take(self.QA, to_device(np.array([self.a_col[k]]), xp, s.device), axis=1)[:, 0] \
                 if k in self.a_col else s.q_column(k)
             slot = s.cache.store(k, col)
-        col = s.cache.column(slot)
-        q = to_host(xp.take(col, to_device(np.append(s.factor.basis, k), xp, s.device)))
+        q = to_host(s.cache.entries(slot, np.append(s.factor.basis, k)))
         s.factor.insert(k, s.y_host[k], q[:-1], q[-1])
         s.margin.append(k)
         s.where[k] = M

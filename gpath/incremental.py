@@ -18,6 +18,7 @@ from ._validation import (
     check_X,
     signed_labels,
 )
+from .cache import max_columns
 from .kernels import Kernel
 from .simple import simple_svm
 
@@ -62,12 +63,13 @@ class IncrementalSVC(BinarySVC):
         ``tol`` (units of y f); otherwise the call fails and the model is kept.
     cache_size : float, default 1024
         Most device memory, in MB, for the cached kernel columns of the margin set (as
-        scikit-learn's SVC). An update needs on the device about
-        ``8·n·(d + c + m + ℓ + 6)`` bytes (X, the c ≤ 2|M| cached columns, the columns of
-        the m added and ℓ removed points, and a few n-vectors) and on the host
-        ``24·(|M| + 1)²`` bytes (𝐌 and its QR factor). When the margin set needs more
-        columns than ``cache_size`` allows, the call raises ``gpath.kernels.CacheFullError``
-        and the model is kept.
+        scikit-learn's SVC). An update of n points by m added and ℓ removed needs on the
+        device about ``8·(n·d + c·r + n·(m + ℓ) + 6·n)`` bytes, with float64 values: X, the
+        c ≤ 2|M| cached columns of r ≤ 1.25·(n + m) + m buffer rows (:mod:`gpath.cache`),
+        the columns of the added and removed points, and a few n-vectors; on the host about
+        ``40·(|M| + 64)²`` bytes (Q_MM, its Cholesky factor and the points that left M,
+        :mod:`gpath.linalg`). When the margin set needs more columns than ``cache_size``
+        allows, the call raises ``gpath.cache.CacheFullError`` and the model is kept.
 
     Attributes
     ----------
@@ -151,7 +153,7 @@ class IncrementalSVC(BinarySVC):
                                    random_state=np.random.RandomState(0))
         state.release_bounded_margin()
         state.cache.compact()
-        state.cache.max_columns = _max_columns(params["cache_size"], X.shape[0])
+        state.cache.max_columns = max_columns(params["cache_size"], X.shape[0])
         state.refine()
         self._check_state(state)
         stats = PathStats(simple.n_iter, X.shape[0], 0, time.perf_counter() - start, len(state.margin))
@@ -258,25 +260,11 @@ class IncrementalSVC(BinarySVC):
         start = time.perf_counter()
         m = X_add.shape[0]
         new_ids = self._next_id + np.arange(m, dtype=np.int64)
-        max_columns = _max_columns(params["cache_size"], state.n + X_add.shape[0])
-        if params["method"] == "multiple":
-            state, stats = state.follow(X_add, y_add, rows, max_columns=max_columns)
-            n_bp = stats.n_breakpoints
-        else:
-            n_bp = 0
-            for j in range(m):
-                state, stats = state.follow(X_add[j : j + 1, :], y_add[j : j + 1], np.zeros(0, dtype=np.int64),
-                                            max_columns=max_columns)
-                n_bp += stats.n_breakpoints
-            # Rows shift as points leave: find each by its position among the survivors.
-            alive = np.ones(state.n, dtype=bool)
-            for r in rows:
-                row = int(np.count_nonzero(alive[:r]))
-                state, stats = state.follow(X_add[:0, :], y_add[:0], np.array([row]), max_columns=max_columns)
-                alive[r] = False
-                n_bp += stats.n_breakpoints
-        state.refine()
-        self._check_state(state)
+        with state.cache.transaction():  # the cache buffer is shared until the new state is accepted
+            limit = max_columns(params["cache_size"], state.n + m)
+            state, n_bp = _follow(state, X_add, y_add, rows, limit, params["method"])
+            state.refine()
+            self._check_state(state)
         ids = np.concatenate([np.delete(self.sample_ids_, rows), new_ids])
         stats = PathStats(n_bp, m, len(rows), time.perf_counter() - start, len(state.margin))
         self._commit(state, self.classes_, self.kernel_, ids, self._next_id + m, stats)
@@ -328,6 +316,21 @@ class IncrementalSVC(BinarySVC):
         return super()._training_data(X, y)
 
 
-def _max_columns(cache_size_mb: float, n_rows: int) -> int:
-    """Columns of n_rows float64 values that fit in ``cache_size_mb`` MB (at least one)."""
-    return max(1, int(cache_size_mb * 2**20 // (8 * max(n_rows, 1))))
+def _follow(state, X_add, y_add, rows, limit, method):
+    """The new state and its number of breakpoints: one path (MID) or one per point (SID)."""
+    if method == "multiple":
+        state, stats = state.follow(X_add, y_add, rows, max_columns=limit)
+        return state, stats.n_breakpoints
+    n_bp = 0
+    for j in range(X_add.shape[0]):
+        state, stats = state.follow(X_add[j : j + 1, :], y_add[j : j + 1], np.zeros(0, dtype=np.int64),
+                                    max_columns=limit)
+        n_bp += stats.n_breakpoints
+    # Rows shift as points leave: find each by its position among the survivors.
+    alive = np.ones(state.n, dtype=bool)
+    for r in rows:
+        row = int(np.count_nonzero(alive[:r]))
+        state, stats = state.follow(X_add[:0, :], y_add[:0], np.array([row]), max_columns=limit)
+        alive[r] = False
+        n_bp += stats.n_breakpoints
+    return state, n_bp

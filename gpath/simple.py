@@ -517,7 +517,7 @@ class SimpleSVC(BinarySVC):
     constrained problem on it is solved through a QR factor of the bordered matrix
     [[0, y_Wᵀ], [y_W, H_WW]] updated in O(|W|²) (:class:`gpath.linalg.BorderedFactor`, on the
     host in float64); the kernel columns of the working set are computed on the device of
-    ``X`` and cached (:class:`gpath.kernels.QColumnCache`); the margins y f are an n-vector on
+    ``X`` and cached (:class:`gpath.cache.QColumnCache`); the margins y f are an n-vector on
     that device. No n × n kernel matrix is ever formed.
 
     Parameters

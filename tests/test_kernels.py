@@ -5,7 +5,8 @@ import pytest
 from sklearn.datasets import load_breast_cancer
 from sklearn.svm import SVC
 
-from gpath.kernels import Kernel, QColumnCache
+from gpath.cache import QColumnCache
+from gpath.kernels import Kernel
 from gpath.reference import kernel_matrix
 
 
@@ -68,7 +69,7 @@ def test_cache_reuses_freed_columns_and_grows(backend):
 
 
 def test_cache_limit_raises_when_the_margin_needs_more(backend):
-    from gpath.kernels import CacheFullError
+    from gpath.cache import CacheFullError
 
     cache = QColumnCache(backend.xp, backend.device, 5, capacity=2, max_columns=3)
     for p in range(3):

@@ -91,7 +91,7 @@ def test_robust_fit_failure_keeps_the_previous_path(monkeypatch):
 
 
 def test_cache_size_limit_is_a_clear_error_and_keeps_the_model():
-    from gpath.kernels import CacheFullError
+    from gpath.cache import CacheFullError
 
     X, y = dataset("breast_cancer")
     model = IncrementalSVC(C=10.0, gamma=0.05).fit(X[:250], y[:250])
