@@ -24,7 +24,7 @@ from ._ratio import EPS as _EPS
 from ._ratio import next_bound_hit, next_side_crossing
 from .cache import QColumnCache
 from .kernels import Kernel, q_columns
-from .linalg import BorderedFactor
+from .linalg import BorderedFactor, single_threaded_host_blas
 
 __all__ = ["A", "I", "M", "O", "PathError", "PathStats", "R", "SVCState"]
 
@@ -166,6 +166,7 @@ class SVCState:
         self.cache.renumber(new_index)
 
     # ------------------------------------------------------------------ the path
+    @single_threaded_host_blas
     def follow(self, X_add, y_add, remove: np.ndarray, max_columns=None) -> tuple[SVCState, PathStats]:
         """Add the rows ``X_add`` and remove the rows ``remove`` along one path.
 

@@ -115,22 +115,25 @@ class QColumnCache:
         extra : device array of shape (capacity, m)
             Entries of the new rows in each slot's column (0 for a slot without a column).
         """
-        xp, m = self.xp, extra.shape[1]
-        new = self._derived()
-        rows = np.arange(self.n_rows) if self.rows_host is None else self.rows_host
-        if self.top + m <= self.data.shape[1]:
-            # Buffer rows past ``top`` belong to no state: write there in place.
-            new.data[:, self.top : self.top + m] = extra
-            rows = np.concatenate([rows, np.arange(self.top, self.top + m)])
-        else:
-            n = self.n_rows + m
-            new.data = xp.zeros((self.capacity, n + n // 4 + m), dtype=self.data.dtype, device=self.device)
-            live = self.data[:, : self.n_rows] if self._rows is None else xp.take(self.data, self._rows, axis=1)
-            new.data[:, : self.n_rows] = live
-            new.data[:, self.n_rows : n] = extra
-            rows = np.arange(n)
-        new.n_rows, new.top = rows.size, int(rows.max(initial=-1)) + 1
+        m = extra.shape[1]
+        base = self if self.top + m <= self.data.shape[1] else self.with_spare_rows(m)
+        new = base._derived()
+        # Buffer rows past ``top`` belong to no state: write there in place.
+        new.data[:, base.top : base.top + m] = extra
+        rows = np.arange(base.n_rows) if base.rows_host is None else base.rows_host
+        rows = np.concatenate([rows, np.arange(base.top, base.top + m)])
+        new.n_rows, new.top = rows.size, base.top + m
         new._set_rows(rows)
+        return new
+
+    def with_spare_rows(self, m: int = 0) -> QColumnCache:
+        """A copy holding only the live rows, with room for ``m`` and a quarter more."""
+        xp, n = self.xp, self.n_rows
+        new = self._derived()
+        new.data = xp.zeros((self.capacity, n + (n + m) // 4 + m), dtype=self.data.dtype, device=self.device)
+        new.data[:, :n] = self.data[:, :n] if self._rows is None else xp.take(self.data, self._rows, axis=1)
+        new.top = n
+        new._set_rows(None)
         return new
 
     def with_rows_kept(self, keep: np.ndarray) -> QColumnCache:

@@ -153,6 +153,7 @@ class IncrementalSVC(BinarySVC):
                                    random_state=np.random.RandomState(0))
         state.release_bounded_margin()
         state.cache.compact()
+        state.cache = state.cache.with_spare_rows()  # room for the first updates
         state.cache.max_columns = max_columns(params["cache_size"], X.shape[0])
         state.refine()
         self._check_state(state)

@@ -96,8 +96,8 @@ class Kernel:
             return inner
         if self.kind == "poly":
             return (self.gamma * inner + self.coef0) ** self.degree
-        sq1 = xp.sum(X1 * X1, axis=1)
-        sq2 = xp.sum(X2 * X2, axis=1)
+        sq1 = xp.vecdot(X1, X1)  # no n × d temporary
+        sq2 = xp.vecdot(X2, X2)
         dist = xp.maximum(sq1[:, None] + sq2[None, :] - 2.0 * inner, 0.0)
         return xp.exp(-self.gamma * dist)
 

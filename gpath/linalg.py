@@ -27,14 +27,51 @@ How it is factored, and why:
 
 Q_BB itself is kept beside the factor: each solve checks its residual against it, and a factor
 that has drifted is recomputed before the answer is used.
+
+These host matrices are small (|M| + 1 square), and the path alternates between them and the
+n × |M| product. A multi-threaded BLAS wastes more on waking and spinning its threads for
+such matrices than it gains, and its spinning threads slow the product down: the path
+algorithms therefore run SciPy's BLAS single-threaded (:func:`single_threaded_host_blas`,
+through threadpoolctl), leaving NumPy's (the product on the CPU) as it is.
 """
 
 from __future__ import annotations
 
-import numpy as np
-import scipy.linalg as sla
+import functools
+import os
 
-__all__ = ["BorderedFactor", "SingularMarginError"]
+import numpy as np
+import scipy
+import scipy.linalg as sla
+from threadpoolctl import ThreadpoolController
+
+__all__ = ["BorderedFactor", "SingularMarginError", "single_threaded_host_blas"]
+
+_SCIPY_DIR = os.path.dirname(os.path.dirname(os.path.abspath(scipy.__file__)))
+
+
+@functools.cache
+def _scipy_blas():
+    """threadpoolctl's controller of the BLAS libraries that SciPy ships (none when SciPy uses
+    a system BLAS shared with NumPy: that one is left alone)."""
+    controller = ThreadpoolController()
+    paths = [lib.filepath for lib in controller.lib_controllers
+             if lib.user_api == "blas" and os.path.abspath(lib.filepath).startswith(os.path.join(_SCIPY_DIR, "scipy"))]
+    return controller.select(filepath=paths) if paths else None
+
+
+def single_threaded_host_blas(func):
+    """Run ``func`` with SciPy's BLAS on one thread (see the module docstring)."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        libs = _scipy_blas()
+        if libs is None:
+            return func(*args, **kwargs)
+        with libs.limit(limits=1):
+            return func(*args, **kwargs)
+
+    return wrapper
 
 
 class SingularMarginError(np.linalg.LinAlgError):

@@ -29,6 +29,7 @@ from ._kinkpath import KinkPath, table_rows
 from ._path import PathError
 from ._validation import check_choice, check_int, check_labels, check_positive, check_X, signed_labels
 from .kernels import Kernel
+from .linalg import single_threaded_host_blas
 from .persistence import SaveMixin
 
 __all__ = ["CCCPRobustSVC", "CCCPRobustSVR", "OutlierPath", "RobustSVC", "RobustSVR"]
@@ -341,6 +342,7 @@ class _RobustBase(SaveMixin, BaseEstimator):
 
 
 class _OutlierPathEstimator(_RobustBase):
+    @single_threaded_host_blas
     def fit(self, X, y):
         """Compute the outlier path on (X, y).
 
@@ -533,6 +535,7 @@ class RobustSVR(RegressorMixin, _OutlierPathEstimator):
 
 # ---------------------------------------------------------------------- CCCP
 class _CCCPEstimator(_RobustBase):
+    @single_threaded_host_blas
     def fit(self, X, y):
         """Run CCCP at every grid value, warm-started from the previous one.
 

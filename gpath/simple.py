@@ -50,7 +50,7 @@ from ._validation import (
     signed_labels,
 )
 from .kernels import Kernel
-from .linalg import SingularMarginError
+from .linalg import SingularMarginError, single_threaded_host_blas
 
 __all__ = ["NotSeparableError", "SimpleSVC", "SimpleStats", "simple_svm"]
 
@@ -116,6 +116,7 @@ class SimpleStats:
     time: float
 
 
+@single_threaded_host_blas
 def simple_svm(X, y, kernel: Kernel, C: float, ridge: float, *, loss="hinge", tol=1e-5,
                max_iter=None, init="closest_pair", random_state=None) -> tuple[SVCState, SimpleStats]:
     """Solve the SVC dual exactly by SimpleSVM.
