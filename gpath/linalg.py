@@ -16,17 +16,14 @@ How it is factored, and why:
   Cholesky factor Q̃ = RᵀR, without the explicit orthogonal matrix of a QR factor; the border
   is one scalar Schur complement, yᵀQ̃⁻¹y.
 - A point entering M appends one column to R: one triangular solve, O(|M|²).
-- A point leaving M stays in R. The factor covers a basis B ⊇ M; the left points D = B \\ M
-  are held at x_D = 0 by Lagrange multipliers, which in the whitened coordinates w = R x is an
-  orthogonal projection P onto the complement of V = R⁻ᵀE_D (one triangular solve per left
-  point, S = VᵀV factored anew at |D|³ ≤ 64³). A solve is then two triangular solves, one
-  projection and one scalar: O(|B|² + |B|·|D|).
-- :meth:`refactor` drops D (B := M, one O(|M|³) Cholesky factorization); it runs when D reaches
-  ``max_deleted`` points, when a solve's residual shows drift, and when the owner renumbers
-  its points.
+- A point leaving M removes its column from R. The rows below it then carry one extra
+  entry each: the trailing block R₃₃ becomes the Cholesky factor of R₃₃ᵀR₃₃ + r r ᵀ, a rank-one
+  update (never a downdate: stable), made by SciPy's Givens-rotation QR row insertion
+  (:func:`scipy.linalg.qr_insert`) on [R₃₃; rᵀ]: O(t²) for a trailing block of size t.
+- A solve is two triangular solves and one scalar: O(|M|²).
 
-Q_BB itself is kept beside the factor: each solve checks its residual against it, and a factor
-that has drifted is recomputed before the answer is used.
+Q_MM itself is kept beside the factor: each solve checks its residual against it, and a factor
+that has drifted is recomputed (O(|M|³)) before the answer is used.
 
 These host matrices are small (|M| + 1 square), and the path alternates between them and the
 n × |M| product. A multi-threaded BLAS wastes more on waking and spinning its threads for
@@ -79,7 +76,7 @@ class SingularMarginError(np.linalg.LinAlgError):
 
 
 class BorderedFactor:
-    """Factor of 𝐌 = [[0, yᵀ], [y, Q]] for the current margin set, in insertion order.
+    """Cholesky factor of the shifted 𝐌 = [[0, yᵀ], [y, Q]] for the current margin set.
 
     Row/column 0 of 𝐌 is the border (the bias); row/column ``k + 1`` is the k-th margin point
     in insertion order ("factor order"). Without the border (``bordered=False``) the matrix is
@@ -93,25 +90,16 @@ class BorderedFactor:
         the new Cholesky pivot is tiny, below 1e-8 of the diagonal).
     bordered : bool, default True
         Whether 𝐌 has the border row and column of the equality constraint yᵀα = 0.
-    max_deleted : int, default 64
-        Points that left M but are still in the factor's basis before :meth:`refactor` drops
-        them.
     """
 
-    def __init__(self, rcond: float = 1e-13, bordered: bool = True, max_deleted: int = 64):
-        self.rcond, self.bordered, self.max_deleted = rcond, bordered, max_deleted
-        self.basis = np.zeros(0, dtype=np.int64)  # point id of each basis position
-        self._in_m = np.zeros(0, dtype=bool)  # basis position still in M
-        self._order: list[int] = []  # basis position of each margin point, factor order
-        self._q = np.zeros((0, 0))  # Q_BB (unshifted), capacity-doubled
-        self._y = np.zeros(0)  # y_B (ones without the border)
+    def __init__(self, rcond: float = 1e-13, bordered: bool = True):
+        self.rcond, self.bordered = rcond, bordered
+        self.basis = np.zeros(0, dtype=np.int64)  # the caller's id of each margin point
+        self._q = np.zeros((0, 0))  # Q_MM (unshifted), capacity-doubled
+        self._y = np.zeros(0)  # y_M (ones without the border)
         self._rho = 0.0  # shift of Q̃ = Q + ρ y yᵀ
-        self._r = np.zeros((0, 0))  # upper Cholesky factor of Q̃_BB
-        self._g = np.zeros(0)  # R⁻ᵀ y_B
-        self._v = np.zeros((0, 0))  # R⁻ᵀ E_D, one column per left point
-        self._vtv = np.zeros((0, 0))  # VᵀV
-        self._left: list[int] = []  # basis position of each column of V
-        self._s = None  # Cholesky factor of VᵀV (None while D is empty)
+        self._r = np.zeros((0, 0))  # upper Cholesky factor of Q̃_MM
+        self._g = np.zeros(0)  # R⁻ᵀ y_M
         self._scale = 0.0  # an upper bound of max |𝐌_ij|, for the residual check
         self.n_refactor = 0
 
@@ -119,35 +107,26 @@ class BorderedFactor:
     @property
     def size(self) -> int:
         """Number of margin points |M|."""
-        return len(self._order)
-
-    @property
-    def points(self) -> np.ndarray:
-        """Point ids of the margin set in factor order, shape (|M|,)."""
-        return self.basis[self._order]
+        return self.basis.size
 
     @property
     def matrix(self) -> np.ndarray:
         """𝐌 in factor order (a new array: |M| + 1 square, or |M| without the border)."""
-        pos = np.array(self._order, dtype=np.int64)
-        q = self._q[np.ix_(pos, pos)]
+        m = self.size
         if not self.bordered:
-            return q
-        big = np.zeros((pos.size + 1, pos.size + 1))
-        big[0, 1:] = big[1:, 0] = self._y[pos]
-        big[1:, 1:] = q
+            return self._q[:m, :m].copy()
+        big = np.zeros((m + 1, m + 1))
+        big[0, 1:] = big[1:, 0] = self._y
+        big[1:, 1:] = self._q[:m, :m]
         return big
 
     def copy(self) -> BorderedFactor:
         """An independent copy (the path is transactional: it works on a copy)."""
         new = object.__new__(BorderedFactor)
         new.__dict__.update(self.__dict__)
-        nb = self.basis.size
-        new.basis, new._in_m, new._order = self.basis.copy(), self._in_m.copy(), list(self._order)
-        new._q = self._q[:nb, :nb].copy()
-        new._y, new._r, new._g, new._v = self._y.copy(), self._r.copy(), self._g.copy(), self._v.copy()
-        new._vtv, new._left = self._vtv.copy(), list(self._left)
-        new._s = None if self._s is None else (self._s[0].copy(), self._s[1])
+        m = self.size
+        new.basis, new._q, new._y = self.basis.copy(), self._q[:m, :m].copy(), self._y.copy()
+        new._r, new._g = self._r.copy(), self._g.copy()
         return new
 
     # ------------------------------------------------------------------ changes
@@ -160,9 +139,8 @@ class BorderedFactor:
             The caller's id of the new point (kept in :attr:`basis`).
         y_k : float or None
             Label (±1) of the new margin point (ignored without the border).
-        q_kB : ndarray of shape (|B|,)
-            ``Q[k, basis]``: the new point's row against every point of :attr:`basis` (the
-            margin points and those that left it since the last :meth:`refactor`).
+        q_kB : ndarray of shape (|M|,)
+            ``Q[k, basis]``: the new point's row against the margin points, in factor order.
         q_kk : float
             ``Q[k, k]`` (including any ridge).
 
@@ -171,60 +149,38 @@ class BorderedFactor:
         SingularMarginError
             If 𝐌 with the new point is numerically singular; the factor is left unchanged.
         """
-        nb = self.basis.size
-        left = np.flatnonzero((self.basis == point) & ~self._in_m)
-        if left.size:  # back from D: R already covers it; drop its multiplier
-            self._reenter(int(left[0]))
-            return
+        m = self.size
         y_k = float(y_k) if self.bordered else 1.0
-        if nb == 0:
-            self._rho = float(q_kk) if self.bordered else 0.0
+        rho = (float(q_kk) if self.bordered else 0.0) if m == 0 else self._rho
         q_kB = np.asarray(q_kB, dtype=np.float64)
-        shifted = q_kB + self._rho * y_k * self._y
-        d2_top = q_kk + self._rho
-        r = sla.solve_triangular(self._r, shifted, trans="T", check_finite=False) if nb else shifted
+        shifted = q_kB + rho * y_k * self._y
+        d2_top = q_kk + rho
+        r = sla.solve_triangular(self._r, shifted, trans="T", check_finite=False) if m else shifted
         d2 = d2_top - float(r @ r)
-        top = max(d2_top, float(np.max(np.diag(self._r) ** 2)) if nb else 0.0)
-        if d2 <= 1e-8 * top:  # a pivot this small may be round-off of an exact zero
-            if self._left:
-                # Perhaps singular only with the points that left M (a duplicate of one of
-                # them entering): drop them and decide against M alone.
-                kept = np.array(self._order, dtype=np.int64)
-                self.refactor()
-                self.insert(point, y_k, q_kB[kept], q_kk)
-                return
-            if d2 <= 0.0 or self._singular_with(y_k, q_kB, q_kk):
-                raise SingularMarginError(
-                    f"the margin matrix became singular when a point entered the margin set "
-                    f"(|M| = {self.size + 1}, squared pivot {d2:.3g}); duplicate points on the "
-                    f"margin need ridge > 0"
-                )
+        top = max(d2_top, float(np.max(np.diag(self._r) ** 2)) if m else 0.0)
+        # A pivot this small may be round-off of an exact zero: decide by the singular values.
+        if d2 <= 1e-8 * top and (d2 <= 0.0 or self._singular_with(y_k, q_kB, q_kk)):
+            raise SingularMarginError(
+                f"the margin matrix became singular when a point entered the margin set "
+                f"(|M| = {m + 1}, squared pivot {d2:.3g}); duplicate points on the margin need "
+                f"ridge > 0"
+            )
         d = np.sqrt(d2)
-        grown = np.zeros((nb + 1, nb + 1))
-        grown[:nb, :nb] = self._r
-        grown[:nb, nb] = r
-        grown[nb, nb] = d
-        if nb == self._q.shape[0]:  # Q_BB is capacity-doubled: appending is O(|B|)
-            q = np.zeros((max(16, 2 * nb), max(16, 2 * nb)))
-            q[:nb, :nb] = self._q[:nb, :nb]
+        grown = np.zeros((m + 1, m + 1))
+        grown[:m, :m] = self._r
+        grown[:m, m] = r
+        grown[m, m] = d
+        if m == self._q.shape[0]:  # Q_MM is capacity-doubled: appending is O(|M|)
+            q = np.zeros((max(16, 2 * m), max(16, 2 * m)))
+            q[:m, :m] = self._q[:m, :m]
             self._q = q
-        self._q[nb, :nb] = self._q[:nb, nb] = q_kB
-        self._q[nb, nb] = q_kk
-        self._r = grown
-        # A new last row of R⁻ᵀ: the old rows of g and V stay as they are.
-        self._g = np.append(self._g, (y_k - r @ self._g) / d)
-        if self._v.shape[1]:
-            v_new = -(r @ self._v) / d
-            self._v = np.vstack([self._v, v_new])
-            self._vtv = self._vtv + np.outer(v_new, v_new)
-        else:
-            self._v = np.zeros((nb + 1, 0))
+        self._q[m, :m] = self._q[:m, m] = q_kB
+        self._q[m, m] = q_kk
+        self._r, self._rho = grown, rho
+        self._g = np.append(self._g, (y_k - r @ self._g) / d)  # a new last row of R⁻ᵀ y
         self._y = np.append(self._y, y_k)
         self.basis = np.append(self.basis, np.int64(point))
-        self._in_m = np.append(self._in_m, True)
-        self._order.append(nb)
         self._scale = max(self._scale, float(np.abs(q_kB).max(initial=abs(q_kk))), 1.0 if self.bordered else 0.0)
-        self._refresh_projection()
 
     def _singular_with(self, y_k, q_kM, q_kk) -> bool:
         """Whether 𝐌 with the new point has a singular value below ``rcond`` times its
@@ -242,79 +198,43 @@ class BorderedFactor:
 
     def delete(self, k: int) -> None:
         """Remove the k-th margin point (0-based, in factor order)."""
-        if not 0 <= k < self.size:
-            raise IndexError(f"margin position {k} out of range for |M| = {self.size}")
-        j = self._order.pop(k)
-        self._in_m[j] = False
-        if not self._order:
-            self._reset()
-            return
-        if self._v.shape[1] >= self.max_deleted:
-            self.refactor()
-            return
-        e = np.zeros(self.basis.size)
-        e[j] = 1.0
-        w = sla.solve_triangular(self._r, e, trans="T", check_finite=False)
-        vtw = self._v.T @ w
-        self._vtv = np.block([[self._vtv, vtw[:, None]], [vtw[None, :], np.array([[w @ w]])]])
-        self._v = np.column_stack([self._v, w])
-        self._left.append(j)
-        self._refresh_projection()
-
-    def _reenter(self, j: int) -> None:
-        c = self._left.index(j)
-        del self._left[c]
-        self._v = np.delete(self._v, c, axis=1)
-        self._vtv = np.delete(np.delete(self._vtv, c, axis=0), c, axis=1)
-        self._in_m[j] = True
-        self._order.append(j)
-        self._refresh_projection()
+        m = self.size
+        if not 0 <= k < m:
+            raise IndexError(f"margin position {k} out of range for |M| = {m}")
+        R = self._r
+        r = np.zeros((m - 1, m - 1))  # R without row and column k
+        r[:k, :k], r[:k, k:] = R[:k, :k], R[:k, k + 1 :]
+        t = m - 1 - k
+        if t:
+            # Row k held a share r of the Gram matrix of the later columns: the trailing block
+            # is the Cholesky factor of R₃₃ᵀR₃₃ + r rᵀ, made by Givens rotations of r into R₃₃.
+            _, r33 = sla.qr_insert(np.eye(t), R[k + 1 :, k + 1 :], R[k, k + 1 :], t, which="row",
+                                   check_finite=False)
+            r[k:, k:] = r33[:t]
+        self._r = r
+        keep = np.delete(np.arange(m), k)
+        q = self._q
+        q[k : m - 1, :m] = q[k + 1 : m, :m].copy()
+        q[:m, k : m - 1] = q[:m, k + 1 : m].copy()
+        self._y, self.basis = self._y[keep], self.basis[keep]
+        self._g = sla.solve_triangular(r, self._y, trans="T", check_finite=False) if m > 1 else np.zeros(0)
 
     def refactor(self) -> None:
-        """Factor Q̃_MM afresh and drop the points that left M (O(|M|³); repairs round-off)."""
-        if not self._order:
-            self._reset()
+        """Factor Q̃_MM afresh (O(|M|³); repairs accumulated round-off)."""
+        m = self.size
+        if not m:
             return
-        pos = np.array(self._order, dtype=np.int64)
-        q, y = self._q[np.ix_(pos, pos)], self._y[pos]
+        shifted = self._q[:m, :m] + self._rho * np.outer(self._y, self._y)
         try:
-            r = sla.cholesky(q + self._rho * np.outer(y, y), lower=False, check_finite=False)
+            self._r = sla.cholesky(shifted, lower=False, check_finite=False)
         except np.linalg.LinAlgError as exc:
-            raise SingularMarginError(f"the margin matrix is numerically singular (|M| = {pos.size})") from exc
-        self.basis, self._y, self._r = self.basis[pos], y, r
-        self._q = q
-        self._in_m = np.ones(pos.size, dtype=bool)
-        self._order = list(range(pos.size))
-        self._g = sla.solve_triangular(r, y, trans="T", check_finite=False)
-        self._v, self._vtv, self._left = np.zeros((pos.size, 0)), np.zeros((0, 0)), []
-        self._refresh_projection()
+            raise SingularMarginError(f"the margin matrix is numerically singular (|M| = {m})") from exc
+        self._g = sla.solve_triangular(self._r, self._y, trans="T", check_finite=False)
         self.n_refactor += 1
 
     def renumber(self, new_index: np.ndarray) -> None:
-        """Map the point ids through ``new_index`` (old id -> new id) after dropping the
-        points that left M (their ids may no longer exist)."""
-        if self._v.shape[1]:
-            self.refactor()
+        """Map the point ids through ``new_index`` (old id -> new id)."""
         self.basis = new_index[self.basis].astype(np.int64)
-
-    def _reset(self) -> None:
-        keep_refactors = self.n_refactor
-        self.__init__(self.rcond, self.bordered, self.max_deleted)
-        self.n_refactor = keep_refactors
-
-    def _refresh_projection(self) -> None:
-        """Factor S = VᵀV and the projected border ĝ = P g after a change of B or D."""
-        if self._v.shape[1]:
-            self._s = sla.cho_factor(self._vtv, check_finite=False)
-        else:
-            self._s = None
-        self._ghat = self._project(self._g)
-
-    def _project(self, z: np.ndarray) -> np.ndarray:
-        """P z: remove the part of z in the span of V (the multipliers that hold x_D = 0)."""
-        if self._s is None:
-            return z
-        return z - self._v @ sla.cho_solve(self._s, self._v.T @ z, check_finite=False)
 
     # ------------------------------------------------------------------ solve
     def solve(self, rhs: np.ndarray) -> np.ndarray:
@@ -334,47 +254,37 @@ class BorderedFactor:
         SingularMarginError
             If the margin set is empty (𝐌 = [[0]] has no inverse).
         """
-        if not self._order:
+        if not self.size:
             if not self.bordered:
                 return np.zeros(0)
             raise SingularMarginError("the margin set is empty: 𝐌 = [[0]] is singular")
         rhs = np.asarray(rhs, dtype=np.float64)
         x = self._solve(rhs)
-        # The basis B may be worse conditioned than M alone: one step of iterative refinement
-        # brings x back to the accuracy of 𝐌 itself; a factor that has drifted further is
-        # recomputed.
-        res, size = self._residual(x, rhs)
-        if np.abs(res).max() > 1e-15 * size:
-            x = x + self._solve(res)
-            res, size = self._residual(x, rhs)
-            if np.abs(res).max() > 1e-11 * size:
-                self.refactor()
-                x = self._solve(rhs)
+        # Updates keep R exact only to round-off; check, and repair if needed.
+        if self._residual(x, rhs) > 1e-11:
+            self.refactor()
+            x = self._solve(rhs)
         return x
 
     def _solve(self, rhs):
-        o = 1 if self.bordered else 0
-        pos = self._order
-        r = np.zeros(self.basis.size)
-        r[pos] = rhs[o:]
-        if o:
-            r += self._rho * rhs[0] * self._y
-        z = self._project(sla.solve_triangular(self._r, r, trans="T", check_finite=False))
-        if o:
-            b = (float(self._ghat @ z) - rhs[0]) / float(self._ghat @ self._ghat)
-            z = z - b * self._ghat
-        x = sla.solve_triangular(self._r, z, check_finite=False)[pos]
-        return np.concatenate([[b], x]) if o else x
+        """[[0, yᵀ], [y, Q̃]] [b; x] = [r₀; r + ρ r₀ y]: x = R⁻¹(z − b g) with z = R⁻ᵀ(r + ρ r₀ y)
+        and b from yᵀx = r₀, i.e. b = (gᵀz − r₀) / gᵀg."""
+        if not self.bordered:
+            z = sla.solve_triangular(self._r, rhs, trans="T", check_finite=False)
+            return sla.solve_triangular(self._r, z, check_finite=False)
+        r0, g = rhs[0], self._g
+        z = sla.solve_triangular(self._r, rhs[1:] + self._rho * r0 * self._y, trans="T", check_finite=False)
+        b = (float(g @ z) - r0) / float(g @ g)
+        x = sla.solve_triangular(self._r, z - b * g, check_finite=False)
+        return np.concatenate([[b], x])
 
-    def _residual(self, x, rhs):
-        """``(rhs − 𝐌 x, size)``: the residual and the scale its max-norm is relative to."""
-        o = 1 if self.bordered else 0
-        pos = np.array(self._order, dtype=np.int64)
-        full = np.zeros(self.basis.size)
-        full[pos] = x[o:]
-        nb = self.basis.size
-        res = (self._q[:nb, :nb] @ full)[pos] - rhs[o:]
-        if o:
-            res += x[0] * self._y[pos]
-            res = np.concatenate([[float(self._y[pos] @ x[o:]) - rhs[0]], res])
-        return -res, self._scale * np.abs(x).max() + np.abs(rhs).max()
+    def _residual(self, x, rhs) -> float:
+        """max |𝐌 x − rhs|, relative to the sizes of 𝐌, x and rhs."""
+        m = self.size
+        if self.bordered:
+            res = self._q[:m, :m] @ x[1:] + x[0] * self._y - rhs[1:]
+            res = np.append(res, float(self._y @ x[1:]) - rhs[0])
+        else:
+            res = self._q[:m, :m] @ x - rhs
+        scale = self._scale * np.abs(x).max() + np.abs(rhs).max()
+        return float(np.abs(res).max() / scale) if scale > 0 else 0.0
