@@ -36,9 +36,18 @@ def test_interrupted_update_leaves_the_model_as_it_was(fitted, monkeypatch, erro
         model.update(X_add=X[250:280], y_add=y[250:280], remove=model.sample_ids_[:30])
     assert calls["n"] == 5
     assert snapshot(model) == before
+    _assert_cache_is_fresh(model)  # the columns the failed path overwrote are back
     monkeypatch.undo()
     model.update(X_add=X[250:280], y_add=y[250:280], remove=model.sample_ids_[:30])
     assert_exact(model, X[30:280], y[30:280])
+
+
+def _assert_cache_is_fresh(model):
+    state = model.state_
+    for slot, point in enumerate(state.cache.owner):
+        if point >= 0:
+            fresh = state.q_block(state.X[point : point + 1, :], state.y[point : point + 1], np.array([point]))
+            np.testing.assert_array_equal(state.cache.column(slot), fresh[:, 0])
 
 
 def test_interrupted_fit_keeps_the_previous_model(fitted, monkeypatch):
