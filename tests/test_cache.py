@@ -76,7 +76,7 @@ def _extra(cache, backend, new_rows):
 
 def _dense(cache, backend):
     """{point: its column in training order} for every slot that holds one."""
-    return {int(p): backend.check(cache.column(s)) for s, p in enumerate(cache.owner) if p >= 0}
+    return {int(p): backend.check(cache.column(s)).copy() for s, p in enumerate(cache.owner) if p >= 0}
 
 
 def test_rows_are_appended_and_dropped_without_copying_the_buffer(backend):
