@@ -7,10 +7,12 @@ solutions are exact (KKT column); the others stop at their tolerance. LIBSVM doe
 its kernel evaluations; n² (a full kernel) is printed for scale.
 
     python benchmarks/simplesvm.py
+    python benchmarks/simplesvm.py --quick       # a smoke run: breast cancer only
 """
 
 from __future__ import annotations
 
+import argparse
 import platform
 import time
 
@@ -35,13 +37,16 @@ def data(name, n):
     return X[rows], y[rows]
 
 
-def main():
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="breast cancer only (a smoke run)")
+    args = parser.parse_args(argv)
     available = peers(libsvm_tols=(1e-3, 1e-10))
     print(f"# SimpleSVC vs peers; {platform.machine()}, {time.strftime('%Y-%m-%d')}; RBF, gamma='scale'")
     print("| data | n | C | SimpleSVC s | kernel evals / n² | iterations | KKT | "
           + " | ".join(f"{p} s | Simple/{p}" for p in available) + " |")
     print("|" + "---|" * (7 + 2 * len(available)))
-    for name, n in SETS:
+    for name, n in SETS[:1] if args.quick else SETS:
         X, y = data(name, n)
         for C in CS:
             if name == "adult" and n >= 10000 and C >= 100:

