@@ -258,9 +258,12 @@ class QColumnCache:
 
     def column_dots(self, slots: np.ndarray, values):
         """``Q[:, owner(s)] · values`` for each slot s (device (len(slots),)); ``values``:
-        device (n_rows,), training order."""
-        block = self.xp.take(self.data, to_device(np.asarray(slots, dtype=np.int64), self.xp, self.device), axis=0)
-        return block[:, : self.top] @ self._to_buffer(values)
+        device (n_rows,), training order. One product with the slots up to the last one
+        asked for (no copy of the columns)."""
+        slots = np.asarray(slots, dtype=np.int64)
+        hi = int(slots.max(initial=-1)) + 1
+        dots = self.data[:hi, : self.top] @ self._to_buffer(values)
+        return self.xp.take(dots, to_device(slots, self.xp, self.device))
 
     # ------------------------------------------------------------------ limits
     def check_limit(self) -> None:

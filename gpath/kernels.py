@@ -11,7 +11,7 @@ from numbers import Real
 
 import numpy as np
 
-from ._array_api import get_namespace_and_device, to_device
+from ._array_api import get_namespace_and_device
 
 __all__ = ["KERNELS", "Kernel", "q_columns"]
 
@@ -87,7 +87,9 @@ class Kernel:
     def __call__(self, X1, X2):
         """Kernel block K(X1, X2) of shape (n1, n2), in the namespace and on the device of X1."""
         block = self._block(X1, X2)
-        return block + self.offset if self.offset else block
+        if self.offset:
+            block += self.offset
+        return block
 
     def _block(self, X1, X2):
         xp, _ = get_namespace_and_device(X1, X2)
@@ -96,10 +98,14 @@ class Kernel:
             return inner
         if self.kind == "poly":
             return (self.gamma * inner + self.coef0) ** self.degree
-        sq1 = xp.vecdot(X1, X1)  # no n × d temporary
-        sq2 = xp.vecdot(X2, X2)
-        dist = xp.maximum(sq1[:, None] + sq2[None, :] - 2.0 * inner, 0.0)
-        return xp.exp(-self.gamma * dist)
+        # ‖x − z‖² = ‖x‖² + ‖z‖² − 2⟨x, z⟩, in place on the one n1 × n2 block (large blocks
+        # are memory-bound: every extra temporary is another pass).
+        inner *= -2.0
+        inner += xp.vecdot(X1, X1)[:, None]
+        inner += xp.vecdot(X2, X2)[None, :]
+        dist = xp.maximum(inner, 0.0)
+        dist *= -self.gamma
+        return xp.exp(dist)
 
     def paired(self, X1, X2):
         """Kernel values of matching rows, ``k(X1[i], X2[i])``: one value per row.
@@ -146,11 +152,17 @@ def q_columns(kernel: Kernel, X, X_cols, col_rows: np.ndarray, ridge: float, y=N
     Q_cols : array of shape (n, k), in the namespace and on the device of X
     """
     xp, device = get_namespace_and_device(X)
-    block = kernel(X, X_cols)
+    block = kernel(X, X_cols)  # a new array: scaled in place below
     if y is not None:
-        block = block * y[:, None] * y_cols[None, :]
-    if ridge and np.any(col_rows >= 0):
-        rows = xp.arange(X.shape[0], device=device)[:, None]
-        at = to_device(col_rows, xp, device, dtype=rows.dtype)[None, :]
-        block = block + ridge * xp.astype(rows == at, block.dtype)
+        block *= y[:, None]
+        block *= y_cols[None, :]
+    own = np.flatnonzero(col_rows >= 0)
+    if ridge and own.size:
+        k = col_rows.size
+        if own.size == k and np.all(np.diff(col_rows) == 1):  # rows a, a+1, …: a k × k identity
+            a = int(col_rows[0])
+            block[a : a + k, :] += ridge * xp.eye(k, dtype=block.dtype, device=device)
+        else:
+            for j in own:
+                block[int(col_rows[j]), int(j)] += ridge
     return block
