@@ -28,12 +28,13 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--quick", action="store_true", help="small settings only (a smoke run)")
+    parser.add_argument("--n", nargs="+", default=[], help="window sizes of the update table (default: all)")
     args = parser.parse_args(argv)
     quick = ["--quick"] if args.quick else []
     print(f"# gpath benchmarks: `python {' '.join(sys.argv)}`, {time.strftime('%Y-%m-%d %H:%M')}\n")
     start = time.perf_counter()
     print("## 1. Window updates\n", flush=True)
-    speed.main(["--device", args.device, *quick])
+    speed.main(["--device", args.device, *quick] + (["--n", *args.n] if args.n else []))
     if args.device == "cpu":
         print("\n## 2. SimpleSVC fits\n", flush=True)
         simplesvm.main(quick)

@@ -19,6 +19,7 @@ gamma = "scale": |M| ≈ 500 at n = 10,000), and two Gaussians in 10 dimensions,
     python benchmarks/speed.py                     # CPU (RESULTS.md)
     python benchmarks/speed.py --device cuda       # GPU: + bandwidth floor, 10⁶ points, GPU/CPU
     python benchmarks/speed.py --quick             # a smoke run: small settings only
+    python benchmarks/speed.py --device cuda --n 100000 1000000   # only these window sizes
 """
 
 from __future__ import annotations
@@ -123,6 +124,7 @@ def main(argv=None):
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--updates", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="small settings only (a smoke run)")
+    parser.add_argument("--n", type=int, nargs="+", help="only these window sizes")
     args = parser.parse_args(argv)
     gpu = args.device == "cuda"
     if gpu:
@@ -131,6 +133,7 @@ def main(argv=None):
         xp = np
     now = timer(xp.__name__)
     settings = QUICK_SETTINGS if args.quick else GPU_SETTINGS if gpu else CPU_SETTINGS
+    settings = [s for s in settings if args.n is None or s[1] in args.n]
     bw = bandwidth(xp, now) if gpu else None
     available = peers()
     print(f"# speed: gpath on {args.device}; {platform.machine()}; {time.strftime('%Y-%m-%d')}"

@@ -67,7 +67,7 @@ class IncrementalSVC(BinarySVC):
         device about ``8·(n·d + c·r + n·(m + ℓ) + 6·n)`` bytes, with float64 values: X, the
         c ≤ 2|M| cached columns of r ≤ 1.25·(n + m) + m buffer rows (:mod:`gpath.cache`),
         the columns of the added and removed points, and a few n-vectors; on the host about
-        ``40·(|M| + 64)²`` bytes (Q_MM, its Cholesky factor and the points that left M,
+        ``40·|M|²`` bytes (Q_MM with its spare capacity, its Cholesky factor, temporaries;
         :mod:`gpath.linalg`). When the margin set needs more columns than ``cache_size``
         allows, the call raises ``gpath.cache.CacheFullError`` and the model is kept.
 
