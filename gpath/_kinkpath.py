@@ -94,6 +94,7 @@ class KinkPath:
     def __init__(self, xp, device, X, y, kernel, C, ridge):
         self.xp, self.device = xp, device
         self.X, self.y, self.kernel = X, y, kernel
+        self.X_sq = kernel.row_norms(X)
         self.C, self.ridge = float(C), float(ridge)
         n = X.shape[0]
         self.n = n
@@ -150,7 +151,7 @@ class KinkPath:
             part_dev = to_device(part, xp, self.device)
             X_cols = xp.take(self.X, part_dev, axis=0)
             y_cols = None if self.y is None else xp.take(self.y, part_dev)
-            yield part, q_columns(self.kernel, self.X, X_cols, part, self.ridge, self.y, y_cols)
+            yield part, q_columns(self.kernel, self.X, X_cols, part, self.ridge, self.y, y_cols, self.X_sq)
 
     def column(self, k: int):
         """``Q[:, k]``: from the cache if the point's column is still there."""

@@ -81,6 +81,7 @@ class SVCState:
         self.kernel, self.C, self.ridge = kernel, float(C), float(ridge)
         f64 = xp.float64
         self.X = xp.zeros((0, n_features), dtype=f64, device=device)
+        self.X_sq = xp.zeros(0, dtype=f64, device=device)  # kernel.row_norms(X), kept with X
         self.y = xp.zeros(0, dtype=f64, device=device)
         self.yf = xp.zeros(0, dtype=f64, device=device)
         # side_i = +1 on O (y f must stay > 1), -1 on I and A (< 1), 0 on M and R.
@@ -107,7 +108,7 @@ class SVCState:
     def q_block(self, X_cols, y_cols, col_rows: np.ndarray):
         """Columns ``Q[:, cols]`` (n × k, device) for points with inputs ``X_cols`` (k × d),
         labels ``y_cols`` (device, ±1) and row indices ``col_rows`` (host; -1 if not a row)."""
-        return q_columns(self.kernel, self.X, X_cols, col_rows, self.ridge, self.y, y_cols)
+        return q_columns(self.kernel, self.X, X_cols, col_rows, self.ridge, self.y, y_cols, self.X_sq)
 
     def q_column(self, k: int):
         """Column ``Q[:, k]`` (device, shape (n,)) for training point k."""
@@ -125,6 +126,7 @@ class SVCState:
         m = X_add.shape[0]
         n_old = self.n
         new.X = xp.concat([self.X, X_add], axis=0)
+        new.X_sq = xp.concat([self.X_sq, self.kernel.row_norms(X_add)])
         new.y = xp.concat([self.y, y_add], axis=0)
         new.y_host = np.concatenate([self.y_host, to_host(y_add)])
         new.alpha = np.concatenate([self.alpha, np.zeros(m)])
@@ -154,6 +156,7 @@ class SVCState:
         xp = self.xp
         keep_dev = to_device(keep, xp, self.device)
         self.X = xp.take(self.X, keep_dev, axis=0)
+        self.X_sq = xp.take(self.X_sq, keep_dev)
         self.y = xp.take(self.y, keep_dev)
         self.yf = xp.take(self.yf, keep_dev)
         self.side = xp.take(self.side, keep_dev)
@@ -294,7 +297,7 @@ class SVCState:
             part = sv[start : start + 2048]
             part_dev = to_device(part, xp, self.device)
             coef = to_device(self.y_host[part] * self.alpha[part], xp, self.device)
-            yf = yf + self.y * (self.kernel(self.X, xp.take(self.X, part_dev, axis=0)) @ coef)
+            yf = yf + self.y * (self.kernel(self.X, xp.take(self.X, part_dev, axis=0), self.X_sq) @ coef)
         return yf
 
     def _center_bias(self) -> None:
@@ -336,6 +339,7 @@ class SVCState:
         state = cls(xp, device, kernel, C, ridge, X.shape[1])
         n = X.shape[0]
         state.X, state.y = X, y
+        state.X_sq = kernel.row_norms(X)
         state.y_host = to_host(y).astype(np.float64)
         state.yf = xp.zeros(n, dtype=xp.float64, device=device)
         state.side = xp.ones(n, dtype=xp.float64, device=device)

@@ -84,14 +84,23 @@ class Kernel:
             raise ValueError(f"coef0 must be a real number; got {coef0!r}")
         return cls(kernel, gamma_value, int(degree), float(coef0))
 
-    def __call__(self, X1, X2):
-        """Kernel block K(X1, X2) of shape (n1, n2), in the namespace and on the device of X1."""
-        block = self._block(X1, X2)
+    def __call__(self, X1, X2, X1_sq=None):
+        """Kernel block K(X1, X2) of shape (n1, n2), in the namespace and on the device of X1.
+
+        ``X1_sq`` (shape (n1,)), if given, is :meth:`row_norms` of X1, kept by a caller that
+        asks for many blocks of the same X1 (it spares the RBF kernel a pass over X1).
+        """
+        block = self._block(X1, X2, X1_sq)
         if self.offset:
             block += self.offset
         return block
 
-    def _block(self, X1, X2):
+    def row_norms(self, X):
+        """Squared Euclidean norms of the rows of X, shape (n,): what ``X1_sq`` takes."""
+        xp, _ = get_namespace_and_device(X)
+        return xp.vecdot(X, X)
+
+    def _block(self, X1, X2, X1_sq=None):
         xp, _ = get_namespace_and_device(X1, X2)
         inner = X1 @ X2.T
         if self.kind == "linear":
@@ -101,7 +110,7 @@ class Kernel:
         # ‖x − z‖² = ‖x‖² + ‖z‖² − 2⟨x, z⟩, in place on the one n1 × n2 block (large blocks
         # are memory-bound: every extra temporary is another pass).
         inner *= -2.0
-        inner += xp.vecdot(X1, X1)[:, None]
+        inner += (xp.vecdot(X1, X1) if X1_sq is None else X1_sq)[:, None]
         inner += xp.vecdot(X2, X2)[None, :]
         dist = xp.maximum(inner, 0.0)
         dist *= -self.gamma
@@ -130,7 +139,7 @@ class Kernel:
         return k + self.offset if self.offset else k
 
 
-def q_columns(kernel: Kernel, X, X_cols, col_rows: np.ndarray, ridge: float, y=None, y_cols=None):
+def q_columns(kernel: Kernel, X, X_cols, col_rows: np.ndarray, ridge: float, y=None, y_cols=None, X_sq=None):
     """Columns of Q = diag(y) K diag(y) + ridge·I for the points ``X_cols``.
 
     Parameters
@@ -146,13 +155,15 @@ def q_columns(kernel: Kernel, X, X_cols, col_rows: np.ndarray, ridge: float, y=N
     ridge : float
     y, y_cols : arrays of shape (n,) and (k,), or None
         Labels ±1 for classification (Q_ij = y_i y_j K_ij); None for regression (Q = K).
+    X_sq : array of shape (n,) or None
+        ``kernel.row_norms(X)``, if the caller keeps it.
 
     Returns
     -------
     Q_cols : array of shape (n, k), in the namespace and on the device of X
     """
     xp, device = get_namespace_and_device(X)
-    block = kernel(X, X_cols)  # a new array: scaled in place below
+    block = kernel(X, X_cols, X_sq)  # a new array: scaled in place below
     if y is not None:
         block *= y[:, None]
         block *= y_cols[None, :]

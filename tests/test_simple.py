@@ -159,9 +159,9 @@ def test_kernel_evaluations_are_counted_exactly(monkeypatch):
     counted = [0]
     call, paired = Kernel.__call__, Kernel.paired
 
-    def counting_call(self, X1, X2):
+    def counting_call(self, X1, X2, X1_sq=None):
         counted[0] += X1.shape[0] * X2.shape[0]
-        return call(self, X1, X2)
+        return call(self, X1, X2, X1_sq)
 
     def counting_paired(self, X1, X2):
         counted[0] += X1.shape[0]
