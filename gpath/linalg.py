@@ -40,6 +40,7 @@ import os
 import numpy as np
 import scipy
 import scipy.linalg as sla
+from scipy.linalg.blas import dtrsv
 from threadpoolctl import ThreadpoolController
 
 __all__ = ["BorderedFactor", "SingularMarginError", "single_threaded_host_blas"]
@@ -55,6 +56,16 @@ def _scipy_blas():
     paths = [lib.filepath for lib in controller.lib_controllers
              if lib.user_api == "blas" and os.path.abspath(lib.filepath).startswith(os.path.join(_SCIPY_DIR, "scipy"))]
     return controller.select(filepath=paths) if paths else None
+
+
+def _solve_r(r, b):
+    """R⁻¹ b for the upper triangular R (Fortran order: BLAS reads it in place)."""
+    return dtrsv(r, b, lower=0, trans=0)
+
+
+def _solve_rt(r, b):
+    """R⁻ᵀ b."""
+    return dtrsv(r, b, lower=0, trans=1)
 
 
 def single_threaded_host_blas(func):
@@ -126,7 +137,7 @@ class BorderedFactor:
         new.__dict__.update(self.__dict__)
         m = self.size
         new.basis, new._q, new._y = self.basis.copy(), self._q[:m, :m].copy(), self._y.copy()
-        new._r, new._g = self._r.copy(), self._g.copy()
+        new._r, new._g = self._r.copy(order="F"), self._g.copy()
         return new
 
     # ------------------------------------------------------------------ changes
@@ -155,7 +166,7 @@ class BorderedFactor:
         q_kB = np.asarray(q_kB, dtype=np.float64)
         shifted = q_kB + rho * y_k * self._y
         d2_top = q_kk + rho
-        r = sla.solve_triangular(self._r, shifted, trans="T", check_finite=False) if m else shifted
+        r = _solve_rt(self._r, shifted) if m else shifted
         d2 = d2_top - float(r @ r)
         top = max(d2_top, float(np.max(np.diag(self._r) ** 2)) if m else 0.0)
         # A pivot this small may be round-off of an exact zero: decide by the singular values.
@@ -166,7 +177,7 @@ class BorderedFactor:
                 f"ridge > 0"
             )
         d = np.sqrt(d2)
-        grown = np.zeros((m + 1, m + 1))
+        grown = np.zeros((m + 1, m + 1), order="F")
         grown[:m, :m] = self._r
         grown[:m, m] = r
         grown[m, m] = d
@@ -202,7 +213,7 @@ class BorderedFactor:
         if not 0 <= k < m:
             raise IndexError(f"margin position {k} out of range for |M| = {m}")
         R = self._r
-        r = np.zeros((m - 1, m - 1))  # R without row and column k
+        r = np.zeros((m - 1, m - 1), order="F")  # R without row and column k
         r[:k, :k], r[:k, k:] = R[:k, :k], R[:k, k + 1 :]
         t = m - 1 - k
         if t:
@@ -217,7 +228,7 @@ class BorderedFactor:
         q[k : m - 1, :m] = q[k + 1 : m, :m].copy()
         q[:m, k : m - 1] = q[:m, k + 1 : m].copy()
         self._y, self.basis = self._y[keep], self.basis[keep]
-        self._g = sla.solve_triangular(r, self._y, trans="T", check_finite=False) if m > 1 else np.zeros(0)
+        self._g = _solve_rt(r, self._y) if m > 1 else np.zeros(0)
 
     def refactor(self) -> None:
         """Factor Q̃_MM afresh (O(|M|³); repairs accumulated round-off)."""
@@ -226,10 +237,10 @@ class BorderedFactor:
             return
         shifted = self._q[:m, :m] + self._rho * np.outer(self._y, self._y)
         try:
-            self._r = sla.cholesky(shifted, lower=False, check_finite=False)
+            self._r = np.asfortranarray(sla.cholesky(shifted, lower=False, check_finite=False))
         except np.linalg.LinAlgError as exc:
             raise SingularMarginError(f"the margin matrix is numerically singular (|M| = {m})") from exc
-        self._g = sla.solve_triangular(self._r, self._y, trans="T", check_finite=False)
+        self._g = _solve_rt(self._r, self._y)
         self.n_refactor += 1
 
     def renumber(self, new_index: np.ndarray) -> None:
@@ -270,12 +281,11 @@ class BorderedFactor:
         """[[0, yᵀ], [y, Q̃]] [b; x] = [r₀; r + ρ r₀ y]: x = R⁻¹(z − b g) with z = R⁻ᵀ(r + ρ r₀ y)
         and b from yᵀx = r₀, i.e. b = (gᵀz − r₀) / gᵀg."""
         if not self.bordered:
-            z = sla.solve_triangular(self._r, rhs, trans="T", check_finite=False)
-            return sla.solve_triangular(self._r, z, check_finite=False)
+            return _solve_r(self._r, _solve_rt(self._r, rhs))
         r0, g = rhs[0], self._g
-        z = sla.solve_triangular(self._r, rhs[1:] + self._rho * r0 * self._y, trans="T", check_finite=False)
+        z = _solve_rt(self._r, rhs[1:] + self._rho * r0 * self._y)
         b = (float(g @ z) - r0) / float(g @ g)
-        x = sla.solve_triangular(self._r, z - b * g, check_finite=False)
+        x = _solve_r(self._r, z - b * g)
         return np.concatenate([[b], x])
 
     def _residual(self, x, rhs) -> float:
