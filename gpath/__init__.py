@@ -1,6 +1,7 @@
 """gpath: exact SVM solutions and solution paths by path following, on the array API."""
 
 from ._path import PathError, PathStats
+from .cache import CacheFullError
 from .incremental import IncrementalSVC
 from .linalg import SingularMarginError
 from .persistence import load
@@ -12,6 +13,7 @@ __version__ = "0.1.0"
 __all__ = [
     "CCCPRobustSVC",
     "CCCPRobustSVR",
+    "CacheFullError",
     "IncrementalSVC",
     "NotSeparableError",
     "OutlierPath",

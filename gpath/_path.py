@@ -5,8 +5,9 @@ the margins ``y ⊙ f`` of every point (on the device), the coefficients α and 
 (on the host), the factor of the bordered margin matrix 𝐌 (host) and the device cache of the
 margin columns ``Q[:, M]``. :meth:`SVCState.follow` adds the points A and removes the points R
 along one multi-parametric path (eqs. 3–11), with the empty-margin case of section 3.3.
-It never changes the state it is called on: it returns a new one, so a failure part-way
-leaves the caller's model as it was.
+It returns a new state and changes nothing the state it is called on reads, except columns of
+the shared device cache, which it saves first: a failure part-way puts them back and leaves
+that state as it was; after a success that state is spent (:mod:`gpath.cache`).
 
 Notation (../shared/DESIGN.md): ``Q_ij = y_i y_j K(x_i, x_j) + ridge·[i = j]``; index sets
 O (α = 0, y f > 1), M (y f = 1), I (α = C, y f < 1), A (being added), R (being removed).
@@ -191,7 +192,8 @@ class SVCState:
         Raises
         ------
         PathError
-            On cycling or a broken invariant (``self`` is unchanged).
+            On cycling or a broken invariant (``self`` is as it was, the cache columns put back
+            by the transaction this runs in).
         SingularMarginError
             If 𝐌 becomes singular (duplicate margin points with ``ridge=0``).
 

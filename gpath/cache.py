@@ -7,17 +7,21 @@ update adds and removes training rows. Both are shaped by this module:
   contiguous block of the used slots, whatever the capacity.
 - **Rows are a buffer that is only appended to.** ``rows`` maps each training row to its
   buffer row. Adding points writes their entries after the last buffer row in use; removing
-  points only drops them from ``rows`` (their buffer rows are dead). When the buffer runs out
-  of rows it is rebuilt with the live rows and a quarter of headroom. So an update copies no
-  n × |M| array, and the state it started from still reads its own rows, untouched.
+  points only drops them from ``rows`` (their buffer rows are dead). The buffer is rebuilt
+  with the live rows and a quarter of headroom when it runs out of rows, or when dead rows
+  outnumber a quarter of the live ones. So an update copies no n × |M| array.
 - **Slots are reused in the order they were freed**: a point that leaves the margin keeps its
   column until its slot is taken, so re-entering the margin costs no kernel evaluation.
-- **Transactions.** Within :meth:`transaction`, a column stored into a slot that an older
-  state may still read is saved first, and put back if the transaction fails: the path
-  (:meth:`gpath._path.SVCState.follow`) never changes the state it started from.
+- **One buffer, one owner.** A cache derived from another (:meth:`with_rows_appended`,
+  :meth:`with_rows_kept`) shares its buffer and may overwrite slots the other still reads:
+  once an update succeeds, the state it started from is spent. Within :meth:`transaction`
+  the first write to each slot of the starting buffer is saved, and put back if the block
+  raises, so a failed update leaves its starting state exactly as it was (the log holds at
+  most one copy of the starting cache).
 
 Memory: ``8 · slots · buffer_rows`` bytes (float64) with ``buffer_rows ≤ 1.25 · (n + m) + m``
-after adding m points to n; ``max_columns`` bounds the slots.
+after adding m points to n (and during an update up to as much again for the log);
+``max_columns`` bounds the slots.
 """
 
 from __future__ import annotations
@@ -137,11 +141,14 @@ class QColumnCache:
         return new
 
     def with_rows_kept(self, keep: np.ndarray) -> QColumnCache:
-        """The cache of the training rows ``keep`` (host ints), in that order; no copy."""
+        """The cache of the training rows ``keep`` (host ints), in that order; no copy unless
+        the dead rows would then outnumber a quarter of the live ones (a rebuild)."""
         new = self._derived()
         rows = np.arange(self.n_rows) if self.rows_host is None else self.rows_host
         new.n_rows = keep.size
         new._set_rows(rows[keep])
+        if new.top > keep.size + keep.size // 4 + 64:
+            new = new.with_spare_rows()
         return new
 
     def _to_buffer(self, values):
@@ -201,8 +208,10 @@ class QColumnCache:
         old = int(self.owner[slot])
         if old >= 0:
             self.slot_of.pop(old, None)
-        if self._undo is not None and self._undo.open:
-            self._undo.saved.append((self.data, slot, self.xp.asarray(self.data[slot, :], copy=True)))
+        log = self._undo
+        if log is not None and log.open and self.data is log.buffer and slot < log.capacity \
+                and slot not in log.saved:
+            log.saved[slot] = self.xp.asarray(self.data[slot, :], copy=True)
         self.data[slot, : self.top] = self._to_buffer(column)
         self.owner[slot], self.used[slot] = point, True
         self.slot_of[point] = slot
@@ -223,15 +232,15 @@ class QColumnCache:
         if self._undo is not None and self._undo.open:
             yield
             return
-        self._undo = log = _Log()
+        self._undo = log = _Log(self.data)
         try:
             yield
         except BaseException:
-            for buffer, slot, saved in reversed(log.saved):
-                buffer[slot, :] = saved
+            for slot, saved in log.saved.items():
+                log.buffer[slot, :] = saved
             raise
         finally:
-            log.open, log.saved = False, []
+            log.close()
             self._undo = None
 
     # ------------------------------------------------------------------ products
@@ -292,10 +301,13 @@ class QColumnCache:
 
 
 class _Log:
-    """Columns overwritten during a transaction: (buffer, slot, saved row)."""
+    """The starting buffer of a transaction and the first saved row of each slot written."""
 
-    def __init__(self):
-        self.open, self.saved = True, []
+    def __init__(self, buffer):
+        self.open, self.buffer, self.capacity, self.saved = True, buffer, buffer.shape[0], {}
+
+    def close(self) -> None:
+        self.open, self.buffer, self.saved = False, None, {}
 
 
 def max_columns(cache_size_mb: float, n_rows: int) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import time
 
 import numpy as np
@@ -69,7 +70,7 @@ class IncrementalSVC(BinarySVC):
         the columns of the added and removed points, and a few n-vectors; on the host about
         ``40·|M|²`` bytes (Q_MM with its spare capacity, its Cholesky factor, temporaries;
         :mod:`gpath.linalg`). When the margin set needs more columns than ``cache_size``
-        allows, the call raises ``gpath.cache.CacheFullError`` and the model is kept.
+        allows, the call raises ``gpath.CacheFullError`` and the model is kept.
 
     Attributes
     ----------
@@ -155,10 +156,12 @@ class IncrementalSVC(BinarySVC):
         state.cache.compact()
         state.cache = state.cache.with_spare_rows()  # room for the first updates
         state.cache.max_columns = max_columns(params["cache_size"], X.shape[0])
+        state.cache.check_limit()
         state.refine()
         self._check_state(state)
         stats = PathStats(simple.n_iter, X.shape[0], 0, time.perf_counter() - start, len(state.margin))
-        self._commit(state, classes, kernel, np.arange(X.shape[0], dtype=np.int64), X.shape[0], stats)
+        self._commit(self._attributes(state, classes, kernel, np.arange(X.shape[0], dtype=np.int64), X.shape[0],
+                                      stats))
         return self
 
     def partial_fit(self, X, y, classes=None):
@@ -261,14 +264,17 @@ class IncrementalSVC(BinarySVC):
         start = time.perf_counter()
         m = X_add.shape[0]
         new_ids = self._next_id + np.arange(m, dtype=np.int64)
-        with state.cache.transaction():  # the cache buffer is shared until the new state is accepted
+        # The new state writes into the old one's cache buffer: until the new state and every
+        # attribute are ready, a failure puts the old columns back.
+        with state.cache.transaction():
             limit = max_columns(params["cache_size"], state.n + m)
             state, n_bp = _follow(state, X_add, y_add, rows, limit, params["method"])
             state.refine()
             self._check_state(state)
-        ids = np.concatenate([np.delete(self.sample_ids_, rows), new_ids])
-        stats = PathStats(n_bp, m, len(rows), time.perf_counter() - start, len(state.margin))
-        self._commit(state, self.classes_, self.kernel_, ids, self._next_id + m, stats)
+            ids = np.concatenate([np.delete(self.sample_ids_, rows), new_ids])
+            stats = PathStats(n_bp, m, len(rows), time.perf_counter() - start, len(state.margin))
+            attrs = self._attributes(state, self.classes_, self.kernel_, ids, self._next_id + m, stats)
+        self._commit(attrs)
         return self
 
     # ------------------------------------------------------------------ internals
@@ -297,15 +303,23 @@ class IncrementalSVC(BinarySVC):
                 "the model is unchanged"
             )
 
-    def _commit(self, state, classes, kernel, ids, next_id, stats) -> None:
-        # Everything is computed before the first attribute is set.
+    def _attributes(self, state, classes, kernel, ids, next_id, stats) -> dict:
+        """Every fitted attribute of the new state, computed before the first one is set."""
         attrs = self._fitted_attributes(state.X, state.y_host, state.alpha, state.b, classes, kernel)
-        self.state_ = state
+        return {**attrs, "state_": state, "sample_ids_": ids, "_next_id": int(next_id), "last_update_": stats}
+
+    def _commit(self, attrs: dict) -> None:
         for key, value in attrs.items():
             setattr(self, key, value)
-        self.sample_ids_ = ids
-        self._next_id = int(next_id)
-        self.last_update_ = stats
+
+    def __copy__(self):
+        """An independent model: ``state_`` is copied too (an update reuses the device cache
+        of the state it starts from, so two models must not share one)."""
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        if hasattr(self, "state_"):
+            new.state_ = copy.deepcopy(self.state_)
+        return new
 
     def _kkt_problem(self) -> tuple[float, float]:
         return self.state_.C, self.state_.ridge

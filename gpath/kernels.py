@@ -11,7 +11,7 @@ from numbers import Real
 
 import numpy as np
 
-from ._array_api import get_namespace_and_device
+from ._array_api import get_namespace_and_device, to_device
 
 __all__ = ["KERNELS", "Kernel", "q_columns"]
 
@@ -107,8 +107,8 @@ class Kernel:
             return inner
         if self.kind == "poly":
             return (self.gamma * inner + self.coef0) ** self.degree
-        # ‖x − z‖² = ‖x‖² + ‖z‖² − 2⟨x, z⟩, in place on the one n1 × n2 block (large blocks
-        # are memory-bound: every extra temporary is another pass).
+        # ‖x − z‖² = ‖x‖² + ‖z‖² − 2⟨x, z⟩, in place on the n1 × n2 product where the standard
+        # allows (large blocks are memory-bound: every temporary is another pass).
         inner *= -2.0
         inner += (xp.vecdot(X1, X1) if X1_sq is None else X1_sq)[:, None]
         inner += xp.vecdot(X2, X2)[None, :]
@@ -173,7 +173,11 @@ def q_columns(kernel: Kernel, X, X_cols, col_rows: np.ndarray, ridge: float, y=N
         if own.size == k and np.all(np.diff(col_rows) == 1):  # rows a, a+1, …: a k × k identity
             a = int(col_rows[0])
             block[a : a + k, :] += ridge * xp.eye(k, dtype=block.dtype, device=device)
-        else:
+        elif own.size <= 16:  # a few single entries
             for j in own:
                 block[int(col_rows[j]), int(j)] += ridge
+        else:  # one pass instead of a launch per entry (no integer-array scatter in the standard)
+            rows = xp.arange(block.shape[0], device=device)[:, None]
+            at = to_device(np.where(col_rows >= 0, col_rows, -1), xp, device, dtype=rows.dtype)[None, :]
+            block = xp.where(rows == at, block + ridge, block)
     return block

@@ -16,10 +16,13 @@ How it is factored, and why:
   Cholesky factor Q̃ = RᵀR, without the explicit orthogonal matrix of a QR factor; the border
   is one scalar Schur complement, yᵀQ̃⁻¹y.
 - A point entering M appends one column to R: one triangular solve, O(|M|²).
-- A point leaving M removes its column from R. The rows below it then carry one extra
-  entry each: the trailing block R₃₃ becomes the Cholesky factor of R₃₃ᵀR₃₃ + r r ᵀ, a rank-one
-  update (never a downdate: stable), made by SciPy's Givens-rotation QR row insertion
-  (:func:`scipy.linalg.qr_insert`) on [R₃₃; rᵀ]: O(t²) for a trailing block of size t.
+- A point leaving M removes its row and column from R. Its row r held a share of the Gram
+  matrix of the later columns, so the trailing block R₃₃ becomes the Cholesky factor of
+  R₃₃ᵀR₃₃ + r rᵀ: a rank-one update (never a downdate: stable), made by SciPy's
+  Givens-rotation QR row insertion (:func:`scipy.linalg.qr_insert`) of rᵀ into R₃₃: O(t²)
+  for a trailing block of size t.
+- ρ is the largest diagonal entry of Q_MM (1 if they are all zero), chosen anew at every
+  refactorization.
 - A solve is two triangular solves and one scalar: O(|M|²).
 
 Q_MM itself is kept beside the factor: each solve checks its residual against it, and a factor
@@ -162,45 +165,69 @@ class BorderedFactor:
         """
         m = self.size
         y_k = float(y_k) if self.bordered else 1.0
-        rho = (float(q_kk) if self.bordered else 0.0) if m == 0 else self._rho
         q_kB = np.asarray(q_kB, dtype=np.float64)
+        rho = self._rho if m else self._shift(np.array([q_kk]))
         shifted = q_kB + rho * y_k * self._y
-        d2_top = q_kk + rho
         r = _solve_rt(self._r, shifted) if m else shifted
-        d2 = d2_top - float(r @ r)
-        top = max(d2_top, float(np.max(np.diag(self._r) ** 2)) if m else 0.0)
-        # A pivot this small may be round-off of an exact zero: decide by the singular values.
-        if d2 <= 1e-8 * top and (d2 <= 0.0 or self._singular_with(y_k, q_kB, q_kk)):
-            raise SingularMarginError(
-                f"the margin matrix became singular when a point entered the margin set "
-                f"(|M| = {m + 1}, squared pivot {d2:.3g}); duplicate points on the margin need "
-                f"ridge > 0"
-            )
+        d2 = q_kk + rho - float(r @ r)
+        top = max(q_kk + rho, float(np.max(np.diag(self._r) ** 2)) if m else 0.0)
+        if d2 <= 1e-8 * top:
+            # A pivot this small may be round-off of an exact zero: the singular values decide.
+            if self._singular_with(y_k, q_kB, q_kk):
+                raise SingularMarginError(
+                    f"the margin matrix became singular when a point entered the margin set "
+                    f"(|M| = {m + 1}, squared pivot {d2:.3g}): duplicate margin points, or with "
+                    f"ridge = 0 margin points whose kernel columns are linearly dependent; use "
+                    f"ridge > 0"
+                )
+            # 𝐌 is nonsingular but the updated factor would be inaccurate: factor it anew.
+            scale = self._scale
+            self._append(point, y_k, q_kB, q_kk)
+            try:
+                self.refactor()
+            except SingularMarginError:
+                self.basis, self._y, self._scale = self.basis[:m], self._y[:m], scale
+                raise
+            return
+        self._append(point, y_k, q_kB, q_kk)
         d = np.sqrt(d2)
         grown = np.zeros((m + 1, m + 1), order="F")
         grown[:m, :m] = self._r
         grown[:m, m] = r
         grown[m, m] = d
+        self._r, self._rho = grown, rho
+        if self.bordered:
+            self._g = np.append(self._g, (y_k - r @ self._g) / d)  # a new last row of R⁻ᵀ y
+
+    def _append(self, point, y_k, q_kB, q_kk) -> None:
+        """Append the point to Q_MM, y_M and the basis (not to R)."""
+        m = self.size
         if m == self._q.shape[0]:  # Q_MM is capacity-doubled: appending is O(|M|)
             q = np.zeros((max(16, 2 * m), max(16, 2 * m)))
             q[:m, :m] = self._q[:m, :m]
             self._q = q
         self._q[m, :m] = self._q[:m, m] = q_kB
         self._q[m, m] = q_kk
-        self._r, self._rho = grown, rho
-        self._g = np.append(self._g, (y_k - r @ self._g) / d)  # a new last row of R⁻ᵀ y
         self._y = np.append(self._y, y_k)
         self.basis = np.append(self.basis, np.int64(point))
         self._scale = max(self._scale, float(np.abs(q_kB).max(initial=abs(q_kk))), 1.0 if self.bordered else 0.0)
 
-    def _singular_with(self, y_k, q_kM, q_kk) -> bool:
+    def _shift(self, diagonal: np.ndarray) -> float:
+        """ρ: the scale of Q's diagonal (so that ρ y yᵀ neither vanishes next to Q nor swamps
+        it); 1 for an all-zero diagonal; 0 without the border."""
+        if not self.bordered:
+            return 0.0
+        top = float(np.max(diagonal, initial=0.0))
+        return top if top > 0.0 else 1.0
+
+    def _singular_with(self, y_k, q_kB, q_kk) -> bool:
         """Whether 𝐌 with the new point has a singular value below ``rcond`` times its
         largest (an SVD, O(|M|³): only for the rare tiny pivot, e.g. ``ridge=0``)."""
         m = self.matrix
         o = 1 if self.bordered else 0
         big = np.zeros((m.shape[0] + 1, m.shape[0] + 1))
         big[:-1, :-1] = m
-        big[-1, o:-1] = big[o:-1, -1] = q_kM
+        big[-1, o:-1] = big[o:-1, -1] = q_kB
         if o:
             big[-1, 0] = big[0, -1] = y_k
         big[-1, -1] = q_kk
@@ -228,19 +255,30 @@ class BorderedFactor:
         q[k : m - 1, :m] = q[k + 1 : m, :m].copy()
         q[:m, k : m - 1] = q[:m, k + 1 : m].copy()
         self._y, self.basis = self._y[keep], self.basis[keep]
-        self._g = _solve_rt(r, self._y) if m > 1 else np.zeros(0)
+        if self.bordered:
+            self._g = _solve_rt(r, self._y) if m > 1 else np.zeros(0)
 
     def refactor(self) -> None:
-        """Factor Q̃_MM afresh (O(|M|³); repairs accumulated round-off)."""
+        """Factor Q̃_MM afresh, ρ chosen anew (O(|M|³); repairs accumulated round-off).
+
+        Raises
+        ------
+        SingularMarginError
+            If Q̃_MM is not numerically positive definite (the factor is left unchanged).
+        """
         m = self.size
         if not m:
             return
-        shifted = self._q[:m, :m] + self._rho * np.outer(self._y, self._y)
+        q = self._q[:m, :m]
+        rho = self._shift(np.diag(q))
         try:
-            self._r = np.asfortranarray(sla.cholesky(shifted, lower=False, check_finite=False))
+            r = np.asfortranarray(sla.cholesky(q + rho * np.outer(self._y, self._y), lower=False,
+                                               check_finite=False))
         except np.linalg.LinAlgError as exc:
             raise SingularMarginError(f"the margin matrix is numerically singular (|M| = {m})") from exc
-        self._g = _solve_rt(self._r, self._y)
+        self._r, self._rho = r, rho
+        if self.bordered:
+            self._g = _solve_rt(r, self._y)
         self.n_refactor += 1
 
     def renumber(self, new_index: np.ndarray) -> None:

@@ -34,6 +34,7 @@ import numpy as np
 
 from ._array_api import get_namespace_and_device, is_array_api, to_device, to_host
 from ._path import I, M, O, PathStats, SVCState
+from .cache import max_columns
 from .kernels import Kernel
 
 __all__ = ["FORMAT", "VERSION", "load", "save"]
@@ -232,8 +233,10 @@ def load(file, like=None):
             raise ValueError(f"corrupt gpath model file: margin row {k} is not in the margin set")
         _enter_margin(state, int(k))
     model = IncrementalSVC(**meta["params"])
-    model._commit(state, arrays["classes"], kernel, arrays["ids"].astype(np.int64), meta["next_id"],
-                  PathStats(**meta["last_update"]))
+    state.cache = state.cache.with_spare_rows()  # room for the next updates, as after fit
+    state.cache.max_columns = max_columns(model.cache_size, n)
+    model._commit(model._attributes(state, arrays["classes"], kernel, arrays["ids"].astype(np.int64),
+                                    meta["next_id"], PathStats(**meta["last_update"])))
     return model
 
 

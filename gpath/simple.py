@@ -15,7 +15,7 @@ host. Each iteration (section 2.1):
 
 1. adds the variable that violates its optimality condition most (section 2.3: α_i = 0 with
    g_i < 0, or α_i = U with g_i > 0, where g_i = y_i f_i − 1) to Swork — one row and column
-   more in 𝐌, an O(|Swork|²) update of its QR factor;
+   more in 𝐌, an O(|Swork|²) update of its Cholesky factor (:mod:`gpath.linalg`);
 2. solves the equality-constrained problem on Swork (eq. 4: 𝐌 [b; α_W] = [−U y_SCᵀ1;
    1 − U H_{W,SC} 1]);
 3. if that solution leaves the box, moves from the current point toward it until the first
@@ -515,7 +515,7 @@ class SimpleSVC(BinarySVC):
     the same C and ridge it solves the same problem as :class:`gpath.IncrementalSVC`.
 
     The working set grows by one violating variable per iteration, and the equality-
-    constrained problem on it is solved through a QR factor of the bordered matrix
+    constrained problem on it is solved through a Cholesky factor of the shifted bordered matrix
     [[0, y_Wᵀ], [y_W, H_WW]] updated in O(|W|²) (:class:`gpath.linalg.BorderedFactor`, on the
     host in float64); the kernel columns of the working set are computed on the device of
     ``X`` and cached (:class:`gpath.cache.QColumnCache`); the margins y f are an n-vector on

@@ -154,3 +154,31 @@ def test_pickle_holds_the_live_rows_in_training_order(backend):
     assert tuple(copy.data.shape) == (cache.capacity, 4) and copy.rows_host is None
     for p, col in _dense(copy, backend).items():
         np.testing.assert_array_equal(col, full[[8, 1, 2, 6], p])
+
+
+def test_the_log_saves_each_slot_of_the_starting_buffer_once(backend):
+    rng = np.random.default_rng(5)
+    cache = _filled(backend, rng.standard_normal((6, 4)), room=2)
+    before = _dense(cache, backend)
+    with pytest.raises(KeyboardInterrupt), cache.transaction():
+        new = cache.with_rows_kept(np.arange(6))
+        for p in range(10, 20):  # the same free slot, written ten times
+            new.release(0 if p == 10 else p - 1)
+            new.store(p, backend.asarray(rng.standard_normal(6)))
+        assert list(new._undo.saved) == [0]
+        for p in range(20, 30):  # the slots run out: a new buffer, which nobody else reads
+            new.store(p, backend.asarray(rng.standard_normal(6)))
+        assert new.data is not cache.data and list(new._undo.saved) == [0]
+        raise KeyboardInterrupt
+    for p, col in _dense(cache, backend).items():
+        np.testing.assert_array_equal(col, before[p])
+
+
+def test_dead_rows_are_reclaimed_when_the_window_shrinks(backend):
+    rng = np.random.default_rng(6)
+    full = rng.standard_normal((400, 3))
+    cache = _filled(backend, full)
+    kept = cache.with_rows_kept(np.arange(300, 400))
+    assert kept.data.shape[1] <= 100 + 100 // 4 and kept.rows_host is None
+    for p, col in _dense(kept, backend).items():
+        np.testing.assert_array_equal(col, full[300:, p])

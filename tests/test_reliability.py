@@ -42,6 +42,32 @@ def test_interrupted_update_leaves_the_model_as_it_was(fitted, monkeypatch, erro
     assert_exact(model, X[30:280], y[30:280])
 
 
+def test_failure_while_the_new_attributes_are_computed_leaves_the_model(fitted, monkeypatch):
+    # The last step of an update, after the path: the old state's cache must be put back too.
+    model, X, y = fitted
+    before = snapshot(model)
+    monkeypatch.setattr(type(model), "_fitted_attributes",
+                        staticmethod(lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt)))
+    with pytest.raises(KeyboardInterrupt):
+        model.update(X_add=X[250:280], y_add=y[250:280], remove=model.sample_ids_[:30])
+    assert snapshot(model) == before
+    _assert_cache_is_fresh(model)
+    monkeypatch.undo()
+    model.update(X_add=X[250:280], y_add=y[250:280], remove=model.sample_ids_[:30])
+    assert_exact(model, X[30:280], y[30:280])
+
+
+def test_a_copy_stays_exact_while_the_original_is_updated(fitted):
+    import copy
+
+    model, X, y = fitted
+    kept = copy.copy(model)
+    model.update(X_add=X[250:280], y_add=y[250:280], remove=model.sample_ids_[:30])
+    _assert_cache_is_fresh(kept)
+    kept.update(X_add=X[300:320], y_add=y[300:320])
+    assert_exact(kept, np.concatenate([X[:250], X[300:320]]), np.concatenate([y[:250], y[300:320]]))
+
+
 def _assert_cache_is_fresh(model):
     state = model.state_
     for slot, point in enumerate(state.cache.owner):

@@ -347,3 +347,18 @@ def test_incremental_partial_fit_classes():
         model.partial_fit(X[120:130], y[120:130], classes=[0, 2])
     with pytest.raises(ValueError, match="exactly two labels"):
         IncrementalSVC().partial_fit(X[:100], y[:100], classes=[0, 1, 2])
+
+
+@pytest.mark.parametrize("C", [0.1, 1.0])  # (at C = 10 LIBSVM's own index sets are wrong here)
+def test_zero_row_with_a_linear_kernel_and_no_ridge(C):
+    # Q_kk = 0 for the origin: the factor's shift must not come from that diagonal alone.
+    rng = np.random.default_rng(5)
+    X = np.round(rng.standard_normal((40, 2)), 1)
+    X[[3, 17]] = 0.0
+    y = (X[:, 0] + 0.3 * rng.standard_normal(40) > 0).astype(int)
+    model = SimpleSVC(kernel="linear", C=C, ridge=0.0, random_state=1).fit(X, y)
+    assert model.check_kkt(X, y) <= 1e-9
+    ref = exact_svc(X, np.where(y == 1, 1.0, -1.0), C, "linear", 1.0, ridge=0.0)
+    assert ref.kkt <= 1e-9  # else LIBSVM's index sets were wrong and the comparison proves nothing
+    f_ref = ref.decision_function(X)
+    np.testing.assert_allclose(model.decision_function(X), f_ref, rtol=0, atol=1e-7 * np.abs(f_ref).max())
