@@ -190,13 +190,10 @@ class KinkPath:
 
     def _activate(self, k: int, j: int) -> None:
         """Point k joins the active set at kink j (its α stays where it is)."""
-        xp = self.xp
         slot = self.cache.lookup(k)
         if slot is None:
             slot = self.cache.store(k, self.column(k))
-        col = self.cache.column(slot)
-        idx = to_device(np.append(self.factor.basis, k), xp, self.device)
-        q = to_host(xp.take(col, idx))
+        q = to_host(self.cache.entries(slot, np.append(self.factor.basis, k)))
         self.factor.insert(k, None, q[:-1], q[-1])
         self.active.append(k)
         self.pos[k] = 2 * j + 1

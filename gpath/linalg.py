@@ -115,7 +115,6 @@ class BorderedFactor:
         self._r = np.zeros((0, 0))  # upper Cholesky factor of Q̃_MM
         self._g = np.zeros(0)  # R⁻ᵀ y_M
         self._scale = 0.0  # an upper bound of max |𝐌_ij|, for the residual check
-        self.n_refactor = 0
 
     # ------------------------------------------------------------------ views
     @property
@@ -279,7 +278,6 @@ class BorderedFactor:
         self._r, self._rho = r, rho
         if self.bordered:
             self._g = _solve_rt(r, self._y)
-        self.n_refactor += 1
 
     def renumber(self, new_index: np.ndarray) -> None:
         """Map the point ids through ``new_index`` (old id -> new id)."""

@@ -242,10 +242,8 @@ def load(file, like=None):
 
 def _enter_margin(state: SVCState, k: int) -> None:
     """Add row k to the margin set's factor and column cache (in the saved order)."""
-    xp = state.xp
-    col = state.q_column(k)
-    state.cache.store(k, col)
-    q = to_host(xp.take(col, to_device(np.append(state.factor.basis, k), xp, state.device)))
+    slot = state.cache.store(k, state.q_column(k))
+    q = to_host(state.cache.entries(slot, np.append(state.factor.basis, k)))
     state.factor.insert(k, state.y_host[k], q[:-1], q[-1])
     state.margin.append(k)
 

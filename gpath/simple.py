@@ -332,7 +332,7 @@ class _SimpleRun:
         points with ridge = 0) has a null direction along which every working margin stays
         put and the objective falls at rate |g_k|: move along it to the first bound and
         try again (or stop there, if k itself reaches its other bound)."""
-        s, xp = self.s, self.s.xp
+        s = self.s
         slot = s.cache.lookup(k)
         if slot is None:
             slot = s.cache.store(k, s.q_column(k))
@@ -344,8 +344,7 @@ class _SimpleRun:
             self.sum_y_upper -= s.y_host[k]
             sign = -1.0
         while True:
-            rows = to_device(np.append(s.factor.basis, k), xp, s.device)
-            q = to_host(xp.take(col, rows))
+            q = to_host(s.cache.entries(slot, np.append(s.factor.basis, k)))
             try:
                 s.factor.insert(k, s.y_host[k], q[:-1], q[-1])
             except SingularMarginError:
