@@ -311,6 +311,18 @@ class _Log:
 
 
 def max_columns(cache_size_mb: float, n_rows: int) -> int:
-    """Slots of a cache for ``n_rows`` training rows that fit in ``cache_size_mb`` MB (at
-    least one), counting the buffer's spare rows (a quarter)."""
+    """Slots of a cache for ``n_rows`` training rows that fit in ``cache_size_mb`` MB.
+
+    Parameters
+    ----------
+    cache_size_mb : float
+        The estimators' ``cache_size`` (MB, as scikit-learn's SVC).
+    n_rows : int
+        Training rows; the buffer's spare quarter is counted too (float64, 8 bytes a value).
+
+    Returns
+    -------
+    slots : int
+        At least one.
+    """
     return max(1, int(cache_size_mb * 2**20 // (8 * (n_rows + n_rows // 4 + 1))))
