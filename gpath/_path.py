@@ -26,6 +26,7 @@ from ._ratio import next_bound_hit, next_side_crossing
 from .cache import QColumnCache
 from .kernels import Kernel, q_columns
 from .linalg import BorderedFactor, single_threaded_host_blas
+from .persistence import record
 
 __all__ = ["A", "I", "M", "O", "PathError", "PathStats", "R", "SVCState"]
 
@@ -38,6 +39,7 @@ class PathError(RuntimeError):
     invariant); the model it started from is unchanged."""
 
 
+@record
 @dataclass(frozen=True)
 class PathStats:
     """What one path (one ``fit`` or ``update``) did.
@@ -349,6 +351,30 @@ class SVCState:
         state.where = np.full(n, O, dtype=np.int8)
         state.cache = QColumnCache(xp, device, n)
         return state
+
+
+def restored(xp, device, X, y, kernel, C, ridge, alpha, b, where, yf, margin) -> SVCState:
+    """The state of a saved model: α, b, sets and margins as saved, the margin set entered in
+    its saved (factor) order, which rebuilds the factor and the cached columns.
+
+    Raises
+    ------
+    ValueError
+        If a margin row is not marked as a margin point.
+    """
+    state = SVCState.at_zero(xp, device, X, y, kernel, C, ridge)
+    state.alpha, state.b, state.where = alpha.copy(), float(b), where.astype(np.int8)
+    state.yf = to_device(yf, xp, device)
+    side = np.where(state.where == O, 1.0, np.where(state.where == I, -1.0, 0.0))
+    state.side = to_device(side, xp, device)
+    for k in margin.tolist():
+        if state.where[k] != M:
+            raise ValueError(f"corrupt gpath model file: margin row {k} is not in the margin set")
+        slot = state.cache.store(k, state.q_column(k))
+        q = to_host(state.cache.entries(slot, np.append(state.factor.basis, k)))
+        state.factor.insert(k, state.y_host[k], q[:-1], q[-1])
+        state.margin.append(k)
+    return state
 
 
 class _PathRun:

@@ -8,9 +8,11 @@ import time
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from ._array_api import to_device, to_host
+from . import persistence
+from ._array_api import get_namespace_and_device, to_device, to_host
 from ._base import BinarySVC
-from ._path import PathError, PathStats, SVCState
+from ._path import PathError, PathStats, SVCState, restored
+from ._simplesvm import simple_svm
 from ._validation import (
     check_choice,
     check_ids,
@@ -21,7 +23,6 @@ from ._validation import (
 )
 from .cache import max_columns
 from .kernels import Kernel
-from .simple import simple_svm
 
 __all__ = ["IncrementalSVC"]
 
@@ -323,6 +324,58 @@ class IncrementalSVC(BinarySVC):
 
     def _kkt_problem(self) -> tuple[float, float]:
         return self.state_.C, self.state_.ridge
+
+    # ------------------------------------------------------------------ persistence
+    def _to_saved(self):
+        """The whole incremental state (format ``gpath.IncrementalSVC``, see
+        :mod:`gpath.persistence`), so that a loaded model goes on updating exactly."""
+        if not hasattr(self, "state_"):
+            raise TypeError(f"model must be a fitted gpath estimator; {type(self).__name__} is not fitted")
+        s = self.state_
+        classes = np.asarray(self.classes_)
+        if classes.dtype == object:
+            classes = classes.astype(str)
+        if classes.dtype.kind not in "biufU":
+            raise TypeError(f"classes_ must be numbers or strings to be saved; got dtype {classes.dtype}")
+        k = self.kernel_
+        meta = {
+            "format": persistence.FORMAT,
+            "version": persistence.VERSION,
+            "params": self.get_params(),
+            "kernel": {"kind": k.kind, "gamma": k.gamma, "degree": k.degree, "coef0": k.coef0, "offset": k.offset},
+            "C": s.C,
+            "ridge": s.ridge,
+            "b": s.b,
+            "next_id": self._next_id,
+            "last_update": self.last_update_.__dict__,
+        }
+        arrays = dict(X=to_host(s.X), y=s.y_host, alpha=s.alpha, yf=to_host(s.yf), where=s.where,
+                      margin=np.array(s.margin, dtype=np.int64), ids=self.sample_ids_, classes=classes)
+        return meta, arrays
+
+    @classmethod
+    def _from_saved(cls, meta, data, like):
+        if meta.get("version") != persistence.VERSION:
+            raise ValueError(f"unknown {persistence.FORMAT} format version {meta.get('version')!r}; "
+                             f"this gpath reads {persistence.VERSION}")
+        try:
+            arrays = {key: data[key] for key in ("X", "y", "alpha", "yf", "where", "margin", "ids", "classes")}
+        except KeyError as exc:
+            raise ValueError(f"not a gpath model file: missing {exc}") from None
+        X, y, alpha = arrays["X"], arrays["y"], arrays["alpha"]
+        n = X.shape[0]
+        if not (y.shape == alpha.shape == arrays["yf"].shape == arrays["where"].shape == arrays["ids"].shape == (n,)):
+            raise ValueError("corrupt gpath model file: per-point arrays of different lengths")
+        xp, device = get_namespace_and_device(like)
+        kernel = Kernel(**meta["kernel"])
+        state = restored(xp, device, to_device(X, xp, device), to_device(y, xp, device), kernel, meta["C"],
+                         meta["ridge"], alpha, meta["b"], arrays["where"], arrays["yf"], arrays["margin"])
+        model = cls(**meta["params"])
+        state.cache = state.cache.with_spare_rows()  # room for the next updates, as after fit
+        state.cache.max_columns = max_columns(model.cache_size, n)
+        model._commit(model._attributes(state, arrays["classes"], kernel, arrays["ids"].astype(np.int64),
+                                        meta["next_id"], PathStats(**meta["last_update"])))
+        return model
 
     def _training_data(self, X, y):
         """The model's own training rows and labels where X and y are None."""

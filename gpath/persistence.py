@@ -33,11 +33,9 @@ import json
 import numpy as np
 
 from ._array_api import get_namespace_and_device, is_array_api, to_device, to_host
-from ._path import I, M, O, PathStats, SVCState
-from .cache import max_columns
 from .kernels import Kernel
 
-__all__ = ["FORMAT", "VERSION", "load", "save"]
+__all__ = ["FORMAT", "VERSION", "SaveMixin", "load", "record", "save"]
 
 FORMAT = "gpath.IncrementalSVC"
 VERSION = 1
@@ -46,18 +44,17 @@ VERSION = 1
 # the JSON under "attributes" (kernels and result records by their fields).
 FITTED_FORMAT = "gpath.fitted"
 
-
-def _estimators():
-    from . import robust, simple
-
-    return {c.__name__: c for c in (simple.SimpleSVC, robust.RobustSVC, robust.RobustSVR,
-                                    robust.CCCPRobustSVC, robust.CCCPRobustSVR)}
+# Every public estimator (a SaveMixin subclass) and result record, by class name: how a file
+# names what it holds, without this module importing the estimators.
+_ESTIMATORS: dict[str, type] = {}
+_RECORDS: dict[str, type] = {}
 
 
-def _records():
-    from . import robust, simple
-
-    return {"OutlierPath": robust.OutlierPath, "SimpleStats": simple.SimpleStats, "PathStats": PathStats}
+def record(cls):
+    """Class decorator: a frozen result dataclass that fitted attributes may hold (saved by
+    its fields)."""
+    _RECORDS[cls.__name__] = cls
+    return cls
 
 
 # Attributes that live in the model's namespace and on its device (the rest is host data).
@@ -102,7 +99,7 @@ def _decode(spec, data, xp, device):
     if "kernel" in spec:
         return Kernel(**spec["kernel"])
     if "record" in spec:
-        cls = _records().get(spec["record"])
+        cls = _RECORDS.get(spec["record"])
         if cls is None:
             raise ValueError(f"corrupt gpath model file: unknown record {spec['record']!r}")
         return cls(**{k: _decode(v, data, xp, device) for k, v in spec["fields"].items()})
@@ -116,7 +113,17 @@ def _decode(spec, data, xp, device):
 
 
 class SaveMixin:
-    """``save(file)`` for every gpath estimator."""
+    """``save(file)`` for every gpath estimator; public subclasses register themselves for
+    :func:`load`.
+
+    An estimator with its own format overrides ``_to_saved(self) -> (meta, arrays)`` and the
+    class method ``_from_saved(meta, arrays, like)``; the default stores the fitted attributes.
+    """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if not cls.__name__.startswith("_") and cls.__module__.startswith("gpath."):
+            _ESTIMATORS[cls.__name__] = cls
 
     def save(self, file) -> None:
         """Write the fitted model to ``file`` (a path or binary file) in gpath's versioned,
@@ -128,6 +135,28 @@ class SaveMixin:
             If the model is not fitted, or its labels are neither numbers nor strings.
         """
         save(self, file)
+
+    def _to_saved(self):
+        """``(meta, arrays)``: the fitted attributes (see the module docstring)."""
+        params = self.get_params()
+        if not hasattr(self, "n_features_in_"):
+            raise TypeError(f"model must be a fitted gpath estimator; {type(self).__name__} is not fitted")
+        arrays: dict = {}
+        attributes = {name: _encode(value, name, arrays) for name, value in vars(self).items()
+                      if name not in params}
+        meta = {"format": FITTED_FORMAT, "version": VERSION, "estimator": type(self).__name__,
+                "params": params, "attributes": attributes}
+        return meta, arrays
+
+    @classmethod
+    def _from_saved(cls, meta, data, like):
+        if meta.get("version") != VERSION:
+            raise ValueError(f"unknown {FITTED_FORMAT} format version {meta.get('version')!r}; this gpath reads {VERSION}")
+        xp, device = get_namespace_and_device(like)
+        model = cls(**meta["params"])
+        for name, spec in meta["attributes"].items():
+            setattr(model, name, _decode(spec, data, xp, device))
+        return model
 
 
 def save(model, file) -> None:
@@ -145,36 +174,10 @@ def save(model, file) -> None:
         If ``model`` is not a fitted gpath estimator, or its labels are neither numbers nor
         strings.
     """
-    from .incremental import IncrementalSVC
-
-    if type(model).__name__ in _estimators() and type(model) is _estimators()[type(model).__name__]:
-        return _save_fitted(model, file)
-    if not isinstance(model, IncrementalSVC) or not hasattr(model, "state_"):
+    if _ESTIMATORS.get(type(model).__name__) is not type(model):
         raise TypeError(f"model must be a fitted gpath estimator; got {type(model).__name__}")
-    s = model.state_
-    classes = np.asarray(model.classes_)
-    if classes.dtype == object:
-        classes = classes.astype(str)
-    if classes.dtype.kind not in "biufU":
-        raise TypeError(f"classes_ must be numbers or strings to be saved; got dtype {classes.dtype}")
-    k = model.kernel_
-    meta = {
-        "format": FORMAT,
-        "version": VERSION,
-        "params": model.get_params(),
-        "kernel": {"kind": k.kind, "gamma": k.gamma, "degree": k.degree, "coef0": k.coef0, "offset": k.offset},
-        "C": s.C,
-        "ridge": s.ridge,
-        "b": s.b,
-        "next_id": model._next_id,
-        "last_update": model.last_update_.__dict__,
-    }
-    np.savez(
-        file,
-        meta=np.array(json.dumps(meta)),
-        X=to_host(s.X), y=s.y_host, alpha=s.alpha, yf=to_host(s.yf), where=s.where,
-        margin=np.array(s.margin, dtype=np.int64), ids=model.sample_ids_, classes=classes,
-    )
+    meta, arrays = model._to_saved()
+    np.savez(file, meta=np.array(json.dumps(meta)), **arrays)
 
 
 def load(file, like=None):
@@ -199,75 +202,19 @@ def load(file, like=None):
         If the file is not a gpath model file, or of an unknown format version, or its
         arrays do not fit together.
     """
-    from .incremental import IncrementalSVC
-
     with np.load(file, allow_pickle=False) as data:
         try:
             meta = json.loads(str(data["meta"]))
-            if meta.get("format") == FITTED_FORMAT:
-                file = dict(data)
-            else:
-                arrays = {key: data[key] for key in ("X", "y", "alpha", "yf", "where", "margin", "ids", "classes")}
         except KeyError as exc:
             raise ValueError(f"not a gpath model file: missing {exc}") from None
+        arrays = dict(data)
     if meta.get("format") == FITTED_FORMAT:
-        return _load_fitted(file, meta, like)
-    if meta.get("format") != FORMAT:
+        name = meta.get("estimator")
+    elif meta.get("format") == FORMAT:
+        name = "IncrementalSVC"
+    else:
         raise ValueError(f"not a gpath model file: format {meta.get('format')!r}, expected {FORMAT!r}")
-    if meta.get("version") != VERSION:
-        raise ValueError(f"unknown {FORMAT} format version {meta.get('version')!r}; this gpath reads {VERSION}")
-    X, y, alpha = arrays["X"], arrays["y"], arrays["alpha"]
-    n = X.shape[0]
-    if not (y.shape == alpha.shape == arrays["yf"].shape == arrays["where"].shape == arrays["ids"].shape == (n,)):
-        raise ValueError("corrupt gpath model file: per-point arrays of different lengths")
-    xp, device = get_namespace_and_device(like)
-    kernel = Kernel(**meta["kernel"])
-    Xd = to_device(X, xp, device)
-    state = SVCState.at_zero(xp, device, Xd, to_device(y, xp, device), kernel, meta["C"], meta["ridge"])
-    state.alpha, state.b, state.where = alpha.copy(), float(meta["b"]), arrays["where"].astype(np.int8)
-    state.yf = to_device(arrays["yf"], xp, device)
-    side = np.where(state.where == O, 1.0, np.where(state.where == I, -1.0, 0.0))
-    state.side = to_device(side, xp, device)
-    for k in arrays["margin"].tolist():
-        if state.where[k] != M:
-            raise ValueError(f"corrupt gpath model file: margin row {k} is not in the margin set")
-        _enter_margin(state, int(k))
-    model = IncrementalSVC(**meta["params"])
-    state.cache = state.cache.with_spare_rows()  # room for the next updates, as after fit
-    state.cache.max_columns = max_columns(model.cache_size, n)
-    model._commit(model._attributes(state, arrays["classes"], kernel, arrays["ids"].astype(np.int64),
-                                    meta["next_id"], PathStats(**meta["last_update"])))
-    return model
-
-
-def _enter_margin(state: SVCState, k: int) -> None:
-    """Add row k to the margin set's factor and column cache (in the saved order)."""
-    slot = state.cache.store(k, state.q_column(k))
-    q = to_host(state.cache.entries(slot, np.append(state.factor.basis, k)))
-    state.factor.insert(k, state.y_host[k], q[:-1], q[-1])
-    state.margin.append(k)
-
-
-def _save_fitted(model, file) -> None:
-    params = model.get_params()
-    if not hasattr(model, "n_features_in_"):
-        raise TypeError(f"model must be a fitted gpath estimator; {type(model).__name__} is not fitted")
-    arrays: dict = {}
-    attributes = {name: _encode(value, name, arrays) for name, value in vars(model).items()
-                  if name not in params}
-    meta = {"format": FITTED_FORMAT, "version": VERSION, "estimator": type(model).__name__,
-            "params": params, "attributes": attributes}
-    np.savez(file, meta=np.array(json.dumps(meta)), **arrays)
-
-
-def _load_fitted(data, meta, like):
-    if meta.get("version") != VERSION:
-        raise ValueError(f"unknown {FITTED_FORMAT} format version {meta.get('version')!r}; this gpath reads {VERSION}")
-    cls = _estimators().get(meta.get("estimator"))
+    cls = _ESTIMATORS.get(name)
     if cls is None:
-        raise ValueError(f"not a gpath model file: unknown estimator {meta.get('estimator')!r}")
-    xp, device = get_namespace_and_device(like)
-    model = cls(**meta["params"])
-    for name, spec in meta["attributes"].items():
-        setattr(model, name, _decode(spec, data, xp, device))
-    return model
+        raise ValueError(f"not a gpath model file: unknown estimator {name!r}")
+    return cls._from_saved(meta, arrays, like)

@@ -18,191 +18,20 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
+from . import _outlier
 from ._array_api import get_namespace_and_device, to_device, to_host
-from ._kinkpath import KinkPath, table_rows
-from ._path import PathError
+from ._outlier import Classification, OutlierPath, Regression
 from ._validation import check_choice, check_int, check_labels, check_positive, check_X, signed_labels
 from .kernels import Kernel
 from .linalg import single_threaded_host_blas
 from .persistence import SaveMixin
 
 __all__ = ["CCCPRobustSVC", "CCCPRobustSVR", "OutlierPath", "RobustSVC", "RobustSVR"]
-
-INF = np.inf
-
-
-@dataclass(frozen=True)
-class OutlierPath:
-    """A computed path of solutions, in path order.
-
-    Attributes
-    ----------
-    params : ndarray of shape (n_points,)
-        θ or s at each path point (monotone along the path; a value repeats at a
-        discontinuity: the point before the D-step jump, then the point after it).
-    alpha : ndarray of shape (n_points, n_samples), float64
-        Dual coefficients at each point: α ≥ 0 with f = Σ α_j y_j K(·, x_j) for
-        classification; signed α with f = Σ α_j K(·, x_j) for regression.
-    discontinuous : ndarray of shape (n_points,), bool
-        True for the point right after a D-step jump.
-    objective : ndarray of shape (n_points,)
-        The robust objective (eq. 2 or 6) at each point, with the kernel K + ridge·I.
-    kind : str
-        ``"theta"`` or ``"s"``.
-    theta, s : float or None
-        The fixed other parameter (s for an OP-θ path, θ for an OP-s path).
-    validation_error : ndarray of shape (n_points,) or None
-        Filled by ``select``: 0-1 error (classification) or mean absolute error (regression).
-    n_breakpoints : int
-        Breakpoints passed, those of the D-steps' μ-paths included.
-    time : float
-        Wall time of the path, seconds.
-    """
-
-    params: np.ndarray
-    alpha: np.ndarray
-    discontinuous: np.ndarray
-    objective: np.ndarray
-    kind: str
-    theta: float | None
-    s: float | None
-    validation_error: np.ndarray | None = None
-    n_breakpoints: int = 0
-    time: float = 0.0
-
-
-class _Recorder:
-    def __init__(self):
-        self.params, self.alpha, self.disc, self.obj = [], [], [], []
-
-    def add(self, param, alpha, objective, discontinuous=False):
-        self.params.append(float(param))
-        self.alpha.append(alpha.copy())
-        self.obj.append(float(objective))
-        self.disc.append(bool(discontinuous))
-
-    def result(self, kind, theta, s, n_breakpoints, seconds) -> OutlierPath:
-        return OutlierPath(np.array(self.params), np.array(self.alpha), np.array(self.disc),
-                           np.array(self.obj), kind, theta, s, None, n_breakpoints, seconds)
-
-
-# ---------------------------------------------------------------------- the two problems
-class _Classification:
-    """Robust SVC (section 2.1): z = y f, kinks of eq. 16 (walls at s, hinge at 1)."""
-
-    direction = 1.0  # OP-s moves s upward, from min y f to 0
-
-    def __init__(self, C):
-        self.C = C
-
-    def plain(self, m, y=None):
-        """Hinge loss: the ordinary SVC without bias (θ = 1)."""
-        return table_rows(m, [1.0], [0.0], [self.C, 0.0])
-
-    def inlier(self, m, y=None):
-        return table_rows(m, [0.0, 1.0], [1.0, 0.0], [INF, self.C, 0.0])
-
-    def outlier(self, m, y=None, side=None):
-        return table_rows(m, [0.0], [1.0], [0.0, -INF], [self.C, 0.0])
-
-    def partition(self, z, y, s):
-        """Robust tables for margins z: inliers y f ≥ s, outliers below."""
-        rows = self.inlier(z.shape[0])
-        out = np.flatnonzero(z < s)
-        if out.size:
-            o = self.outlier(out.size)
-            for a, b in zip(rows, o):
-                a[out] = b
-        return rows
-
-    def flip(self, path: KinkPath, k: int):
-        """Eq. 17: the table across point k's wall."""
-        return [a[0] for a in (self.outlier(1) if path.tables.vbase[k, 0] == INF else self.inlier(1))]
-
-    def cccp(self, z, y, theta, s):
-        """CCCP linearization at margins z (Yuille & Rangarajan): the concave part
-        −(1 − θ)[s − z]_+ of the ramp loss is replaced by its tangent, so points with z < s
-        get the convex loss [1 − z]_+ + (1 − θ) z (α ∈ [−C(1 − θ), Cθ])."""
-        C = self.C
-        rows = self.plain(z.shape[0])
-        out = np.flatnonzero(z < s)
-        if out.size:
-            o = table_rows(out.size, [1.0], [0.0], [C * theta, -C * (1.0 - theta)])
-            for a, b in zip(rows, o):
-                a[out] = b
-        return rows
-
-    def objective(self, alpha, z, y, theta, s):
-        """Eq. 2 with loss (5)."""
-        loss = np.where(z >= s, np.maximum(0.0, 1.0 - z), 1.0 - theta * z - s)
-        return 0.5 * float(alpha @ z) + self.C * float(loss.sum())
-
-    def start_s(self, z, y):
-        return float(z.min())
-
-
-class _Regression:
-    """Robust LAD regression (section 2.2): z = f, kinks at y − s, y, y + s (eq. 25)."""
-
-    direction = -1.0  # OP-s moves s downward, from max |y − f|
-
-    def __init__(self, C):
-        self.C = C
-
-    def plain(self, m, y):
-        """Absolute loss: LAD regression without bias (θ = 1)."""
-        return table_rows(m, [y], [0.0], [self.C, -self.C])
-
-    def inlier(self, m, y):
-        C = self.C
-        return table_rows(m, [y, y, y], [-1.0, 0.0, 1.0], [INF, C, -C, -INF])
-
-    def outlier(self, m, y, side):
-        """side +1: residual ≥ s (f ≤ y − s, α = θC); −1: residual ≤ −s (α = −θC)."""
-        if side > 0:
-            return table_rows(m, [y], [-1.0], [0.0, -INF], [self.C, 0.0])
-        return table_rows(m, [y], [1.0], [INF, 0.0], [0.0, -self.C])
-
-    def partition(self, z, y, s):
-        r = y - z
-        rows = self.inlier(z.shape[0], y)
-        for side in (1.0, -1.0):
-            out = np.flatnonzero(side * r > s)
-            if out.size:
-                for a, b in zip(rows, self.outlier(out.size, y[out], side)):
-                    a[out] = b
-        return rows
-
-    def flip(self, path: KinkPath, k: int):
-        t = path.tables
-        y = t.kbase[k, 0]
-        if np.isfinite(t.kbase[k, 2]):  # inlier at its lower (j = 0) or upper (j = 2) wall
-            side = 1.0 if path.pos[k] // 2 == 0 else -1.0
-            return [a[0] for a in self.outlier(1, y, side)]
-        return [a[0] for a in self.inlier(1, y)]
-
-    def cccp(self, z, y, theta, s):
-        """CCCP linearization of |r| − (1 − θ)[|r| − s]_+ at residuals r = y − z."""
-        C = self.C
-        r = y - z
-        sigma = np.where(np.abs(r) > s, np.sign(r), 0.0)
-        return table_rows(z.shape[0], [y], [0.0],
-                          [C * (1.0 - (1.0 - theta) * sigma), C * (-1.0 - (1.0 - theta) * sigma)])
-
-    def objective(self, alpha, z, y, theta, s):
-        """Eq. 6 with loss (9)."""
-        a = np.abs(y - z)
-        loss = np.where(a < s, a, (a - s) * theta + s)
-        return 0.5 * float(alpha @ z) + self.C * float(loss.sum())
-
-    def start_s(self, z, y):
-        return float(np.abs(y - z).max())
 
 
 # ---------------------------------------------------------------------- estimators
@@ -219,6 +48,7 @@ class _RobustBase(SaveMixin, BaseEstimator):
         }
 
     def _prepare(self, X, y):
+        """Validate, and start the path at the ordinary SVM without bias (θ = 1)."""
         params = self._check_common()
         X, xp, device = check_X(X)
         kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X)
@@ -227,29 +57,21 @@ class _RobustBase(SaveMixin, BaseEstimator):
         if self._classification:
             labels, classes = check_labels(y, X.shape[0])
             y_dev = signed_labels(labels, classes, xp, device)
-            problem = _Classification(params["C"])
-            path = KinkPath(xp, device, X, y_dev, kernel, params["C"], params["ridge"])
+            problem = Classification(params["C"])
         else:
             y_host = to_host(y) if hasattr(y, "__dlpack__") else np.asarray(y)
             y_host = np.asarray(y_host, dtype=np.float64)
             if y_host.ndim != 1 or y_host.shape[0] != X.shape[0] or not np.all(np.isfinite(y_host)):
                 raise ValueError(f"y must be a finite vector of shape ({X.shape[0]},); got shape {y_host.shape}")
             y_dev, classes = to_device(y_host, xp, device), None
-            problem = _Regression(params["C"])
-            path = KinkPath(xp, device, X, None, kernel, params["C"], params["ridge"])
+            problem = Regression(params["C"])
         # Fitted attributes are set by _finish only, so a failed fit changes nothing.
         fitted = {"kernel_": kernel, "n_features_in_": X.shape[1], "_X": X, "_y_host": to_host(y_dev)}
         if classes is not None:
             fitted["classes_"] = classes
-        # The ordinary SVM without bias (θ = 1): all points jump from α = 0 to the hinge
-        # (resp. absolute) loss's α, closed by one μ-path.
-        n = X.shape[0]
-        path.retable(np.arange(n), problem.plain(n, fitted["_y_host"]))
+        path = _outlier.start(xp, device, X, y_dev, fitted["_y_host"], kernel, problem, params["C"],
+                              params["ridge"])
         return params, problem, path, fitted
-
-    @staticmethod
-    def _objective(problem, path, y_host):
-        return problem.objective(path.alpha, to_host(path.z), y_host, path.theta, path.s)
 
     # ---- evaluation ----
     def _alpha_at(self, at):
@@ -331,10 +153,10 @@ class _RobustBase(SaveMixin, BaseEstimator):
         self.path_ = dataclasses.replace(self.path_, validation_error=err)
         return self
 
-    def _finish(self, fitted, recorder, params_kind, theta, s, path, start):
+    def _finish(self, fitted, path_record):
         for name, value in fitted.items():
             setattr(self, name, value)
-        self.path_ = recorder.result(params_kind, theta, s, path.n_breakpoints, time.perf_counter() - start)
+        self.path_ = path_record
         self.selected_index_ = len(self.path_.params) - 1
         self.param_ = float(self.path_.params[-1])
         self.alpha_ = self.path_.alpha[-1]
@@ -365,57 +187,13 @@ class _OutlierPathEstimator(_RobustBase):
         """
         start = time.perf_counter()
         params, problem, path, fitted = self._prepare(X, y)
-        rec = _Recorder()
         y_h = fitted["_y_host"]
-        obj = lambda: self._objective(problem, path, y_h)
-        flip = lambda k: problem.flip(path, k)
         if params["path"] == "theta":
-            path.s = self._fixed_s()
-            path.retable(np.arange(path.n), problem.partition(to_host(path.z), y_h, path.s))
-            rec.add(1.0, path.alpha, obj())
-            record = lambda: rec.add(path.theta, path.alpha, obj())
-            while True:
-                n_flips = 0
-                while path.theta < 1.0 and path.d_step(flip):
-                    n_flips += 1
-                    if n_flips > path.n + 10:
-                        raise PathError("D-steps did not reach a locally optimal solution")
-                    rec.add(path.theta, path.alpha, obj(), discontinuous=True)
-                if path.theta <= 0.0:
-                    break
-                _, wall = path.segment(-path.u_theta, path.theta, dtheta_dt=-1.0, stop_at_wall=True,
-                                       on_breakpoint=record)
-                if not wall:
-                    path.theta = 0.0
-                    rec.add(0.0, path.alpha, obj())
-                    break
-            return self._finish(fitted, rec, "theta", None, path.s, path, start)
-        # OP-s (section 4.3): θ = 0, s from the far end toward s_end; the solution is constant
-        # between breakpoints, which are the values of s at which a point meets the wall.
-        path.theta = 0.0
-        z = to_host(path.z)
-        path.s, s_end = self._s_range(problem.start_s(z, y_h))
-        path.retable(np.arange(path.n), problem.partition(z, y_h, path.s))
-        rec.add(path.s, path.alpha, obj())
-        d = problem.direction
-        while True:
-            n_flips = 0
-            while path.d_step(flip):
-                n_flips += 1
-                if n_flips > path.n + 10:
-                    raise PathError("D-steps did not reach a locally optimal solution")
-                rec.add(path.s, path.alpha, obj(), discontinuous=True)
-            s_next, k, j = path.next_wall(d)
-            if s_next is None or d * (s_next - s_end) > 0:
-                path.s = s_end
-                rec.add(s_end, path.alpha, obj())
-                break
-            path.s = s_next
-            path.enter_wall(k, j)
-            rec.add(path.s, path.alpha, obj())
-            if s_next == s_end and not path.boundary_points():
-                break
-        return self._finish(fitted, rec, "s", 0.0, None, path, start)
+            record = _outlier.op_theta(path, problem, y_h, self._fixed_s(), start)
+        else:
+            s_start, s_end = self._s_range(problem.start_s(to_host(path.z), y_h))
+            record = _outlier.op_s(path, problem, y_h, s_start, s_end, start)
+        return self._finish(fitted, record)
 
 
 class RobustSVC(ClassifierMixin, _OutlierPathEstimator):
@@ -558,33 +336,15 @@ class _CCCPEstimator(_RobustBase):
         params, problem, path, fitted = self._prepare(X, y)
         max_iter = check_int(self.max_iter, "max_iter", 1)
         y_h = fitted["_y_host"]
-        z = to_host(path.z)
         if params["path"] == "theta":
             grid = self._grid_values(1.0, 0.0)
             theta_s = [(t, self._fixed_s()) for t in grid]
         else:
-            s0 = problem.start_s(z, y_h)
-            grid = self._grid_values(*self._s_range(s0))
+            grid = self._grid_values(*self._s_range(problem.start_s(to_host(path.z), y_h)))
             theta_s = [(0.0, v) for v in grid]
-        rec = _Recorder()
-        n_iter = []
-        for g, (theta, s) in zip(grid, theta_s):
-            path.theta, path.s = theta, s
-            for it in range(max_iter):
-                z = to_host(path.z)
-                new = problem.cccp(z, y_h, theta, s)
-                old = path.tables.rows(np.arange(path.n))
-                changed = np.flatnonzero(np.any(np.concatenate([a != b for a, b in zip(new, old)], axis=1), axis=1))
-                if changed.size == 0:
-                    break
-                path.retable(changed, tuple(a[changed] for a in new))
-            else:
-                raise PathError(f"CCCP did not settle in max_iter={max_iter} iterations at {params['path']}={g:.4g}")
-            n_iter.append(it)
-            rec.add(g, path.alpha, problem.objective(path.alpha, to_host(path.z), y_h, theta, s))
-        fixed = (None, self._fixed_s()) if params["path"] == "theta" else (0.0, None)
-        fitted["n_iter_"] = n_iter
-        return self._finish(fitted, rec, params["path"], fixed[0], fixed[1], path, start)
+        record, fitted["n_iter_"] = _outlier.cccp(path, problem, y_h, params["path"], grid, theta_s, max_iter,
+                                                  start)
+        return self._finish(fitted, record)
 
     def _grid_values(self, first, last):
         g = self.grid

@@ -205,8 +205,8 @@ def test_solution_is_a_path_state():
     # [[0, y_Mᵀ], [y_M, Q_MM]] in margin order, its cache the columns Q[:, M], its margins y f
     # the fresh values, its side codes the sets.
     from gpath._path import I, M, O
+    from gpath._simplesvm import simple_svm
     from gpath.kernels import Kernel
-    from gpath.simple import simple_svm
 
     X, y = dataset("breast_cancer")
     y_pm = np.where(y == 1, 1.0, -1.0)

@@ -1,0 +1,290 @@
+"""The outlier-path drivers of Suzumura, Ogawa, Sugiyama, Karasuyama & Takeuchi (2015): OP-θ,
+OP-s and the CCCP baseline, on the bias-free kink path of :mod:`gpath._kinkpath`.
+
+The two problems (robust SVC, section 2.1; robust LAD regression, section 2.2) are described
+by their loss tables (:class:`Classification`, :class:`Regression`); the drivers move a
+:class:`gpath._kinkpath.KinkPath` along θ or s, take the D-step at each point where the
+solution stops being locally optimal (Theorem 3, eq. 17), and record the path points. The
+estimators are in :mod:`gpath.robust`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._array_api import to_host
+from ._kinkpath import KinkPath, table_rows
+from ._path import PathError
+from .persistence import record
+
+__all__ = ["Classification", "OutlierPath", "Recorder", "Regression", "cccp", "op_s", "op_theta", "start"]
+
+INF = np.inf
+
+
+@record
+@dataclass(frozen=True)
+class OutlierPath:
+    """A computed path of solutions, in path order.
+
+    Attributes
+    ----------
+    params : ndarray of shape (n_points,)
+        θ or s at each path point (monotone along the path; a value repeats at a
+        discontinuity: the point before the D-step jump, then the point after it).
+    alpha : ndarray of shape (n_points, n_samples), float64
+        Dual coefficients at each point: α ≥ 0 with f = Σ α_j y_j K(·, x_j) for
+        classification; signed α with f = Σ α_j K(·, x_j) for regression.
+    discontinuous : ndarray of shape (n_points,), bool
+        True for the point right after a D-step jump.
+    objective : ndarray of shape (n_points,)
+        The robust objective (eq. 2 or 6) at each point, with the kernel K + ridge·I.
+    kind : str
+        ``"theta"`` or ``"s"``.
+    theta, s : float or None
+        The fixed other parameter (s for an OP-θ path, θ for an OP-s path).
+    validation_error : ndarray of shape (n_points,) or None
+        Filled by ``select``: 0-1 error (classification) or mean absolute error (regression).
+    n_breakpoints : int
+        Breakpoints passed, those of the D-steps' μ-paths included.
+    time : float
+        Wall time of the path, seconds.
+    """
+
+    params: np.ndarray
+    alpha: np.ndarray
+    discontinuous: np.ndarray
+    objective: np.ndarray
+    kind: str
+    theta: float | None
+    s: float | None
+    validation_error: np.ndarray | None = None
+    n_breakpoints: int = 0
+    time: float = 0.0
+
+
+class Recorder:
+    """Collects the path points of one run (host copies of α)."""
+
+    def __init__(self):
+        self.params, self.alpha, self.disc, self.obj = [], [], [], []
+
+    def add(self, param, alpha, objective, discontinuous=False):
+        self.params.append(float(param))
+        self.alpha.append(alpha.copy())
+        self.obj.append(float(objective))
+        self.disc.append(bool(discontinuous))
+
+    def result(self, kind, theta, s, n_breakpoints, start_time) -> OutlierPath:
+        """The recorded points as an :class:`OutlierPath` (``start_time``: ``time.perf_counter()``
+        when the path began)."""
+        return OutlierPath(np.array(self.params), np.array(self.alpha), np.array(self.disc),
+                           np.array(self.obj), kind, theta, s, None, n_breakpoints,
+                           time.perf_counter() - start_time)
+
+
+# ---------------------------------------------------------------------- the two problems
+class Classification:
+    """Robust SVC (section 2.1): z = y f, kinks of eq. 16 (walls at s, hinge at 1)."""
+
+    direction = 1.0  # OP-s moves s upward, from min y f to 0
+
+    def __init__(self, C):
+        self.C = C
+
+    def plain(self, m, y=None):
+        """Hinge loss: the ordinary SVC without bias (θ = 1)."""
+        return table_rows(m, [1.0], [0.0], [self.C, 0.0])
+
+    def inlier(self, m, y=None):
+        return table_rows(m, [0.0, 1.0], [1.0, 0.0], [INF, self.C, 0.0])
+
+    def outlier(self, m, y=None, side=None):
+        return table_rows(m, [0.0], [1.0], [0.0, -INF], [self.C, 0.0])
+
+    def partition(self, z, y, s):
+        """Robust tables for margins z: inliers y f ≥ s, outliers below."""
+        rows = self.inlier(z.shape[0])
+        out = np.flatnonzero(z < s)
+        if out.size:
+            o = self.outlier(out.size)
+            for a, b in zip(rows, o):
+                a[out] = b
+        return rows
+
+    def flip(self, path: KinkPath, k: int):
+        """Eq. 17: the table across point k's wall."""
+        return [a[0] for a in (self.outlier(1) if path.tables.vbase[k, 0] == INF else self.inlier(1))]
+
+    def cccp(self, z, y, theta, s):
+        """CCCP linearization at margins z (Yuille & Rangarajan): the concave part
+        −(1 − θ)[s − z]_+ of the ramp loss is replaced by its tangent, so points with z < s
+        get the convex loss [1 − z]_+ + (1 − θ) z (α ∈ [−C(1 − θ), Cθ])."""
+        C = self.C
+        rows = self.plain(z.shape[0])
+        out = np.flatnonzero(z < s)
+        if out.size:
+            o = table_rows(out.size, [1.0], [0.0], [C * theta, -C * (1.0 - theta)])
+            for a, b in zip(rows, o):
+                a[out] = b
+        return rows
+
+    def objective(self, alpha, z, y, theta, s):
+        """Eq. 2 with loss (5)."""
+        loss = np.where(z >= s, np.maximum(0.0, 1.0 - z), 1.0 - theta * z - s)
+        return 0.5 * float(alpha @ z) + self.C * float(loss.sum())
+
+    def start_s(self, z, y):
+        return float(z.min())
+
+
+class Regression:
+    """Robust LAD regression (section 2.2): z = f, kinks at y − s, y, y + s (eq. 25)."""
+
+    direction = -1.0  # OP-s moves s downward, from max |y − f|
+
+    def __init__(self, C):
+        self.C = C
+
+    def plain(self, m, y):
+        """Absolute loss: LAD regression without bias (θ = 1)."""
+        return table_rows(m, [y], [0.0], [self.C, -self.C])
+
+    def inlier(self, m, y):
+        C = self.C
+        return table_rows(m, [y, y, y], [-1.0, 0.0, 1.0], [INF, C, -C, -INF])
+
+    def outlier(self, m, y, side):
+        """side +1: residual ≥ s (f ≤ y − s, α = θC); −1: residual ≤ −s (α = −θC)."""
+        if side > 0:
+            return table_rows(m, [y], [-1.0], [0.0, -INF], [self.C, 0.0])
+        return table_rows(m, [y], [1.0], [INF, 0.0], [0.0, -self.C])
+
+    def partition(self, z, y, s):
+        r = y - z
+        rows = self.inlier(z.shape[0], y)
+        for side in (1.0, -1.0):
+            out = np.flatnonzero(side * r > s)
+            if out.size:
+                for a, b in zip(rows, self.outlier(out.size, y[out], side)):
+                    a[out] = b
+        return rows
+
+    def flip(self, path: KinkPath, k: int):
+        t = path.tables
+        y = t.kbase[k, 0]
+        if np.isfinite(t.kbase[k, 2]):  # inlier at its lower (j = 0) or upper (j = 2) wall
+            side = 1.0 if path.pos[k] // 2 == 0 else -1.0
+            return [a[0] for a in self.outlier(1, y, side)]
+        return [a[0] for a in self.inlier(1, y)]
+
+    def cccp(self, z, y, theta, s):
+        """CCCP linearization of |r| − (1 − θ)[|r| − s]_+ at residuals r = y − z."""
+        C = self.C
+        r = y - z
+        sigma = np.where(np.abs(r) > s, np.sign(r), 0.0)
+        return table_rows(z.shape[0], [y], [0.0],
+                          [C * (1.0 - (1.0 - theta) * sigma), C * (-1.0 - (1.0 - theta) * sigma)])
+
+    def objective(self, alpha, z, y, theta, s):
+        """Eq. 6 with loss (9)."""
+        a = np.abs(y - z)
+        loss = np.where(a < s, a, (a - s) * theta + s)
+        return 0.5 * float(alpha @ z) + self.C * float(loss.sum())
+
+    def start_s(self, z, y):
+        return float(np.abs(y - z).max())
+
+
+# ---------------------------------------------------------------------- drivers
+def start(xp, device, X, y_dev, y_host, kernel, problem, C, ridge) -> KinkPath:
+    """The ordinary SVM without bias (θ = 1): every point jumps from α = 0 to the hinge
+    (resp. absolute) loss's α, closed by one μ-path (Appendix C)."""
+    path = KinkPath(xp, device, X, y_dev if isinstance(problem, Classification) else None, kernel, C, ridge)
+    path.retable(np.arange(path.n), problem.plain(path.n, y_host))
+    return path
+
+
+def _objective(problem, path, y_host):
+    return problem.objective(path.alpha, to_host(path.z), y_host, path.theta, path.s)
+
+
+def _d_steps(path, problem, rec, param, y_host) -> None:
+    """D-steps (eq. 17) until the solution is locally optimal (no point on a wall)."""
+    n_flips = 0
+    while path.d_step(lambda k: problem.flip(path, k)):
+        n_flips += 1
+        if n_flips > path.n + 10:
+            raise PathError("D-steps did not reach a locally optimal solution")
+        rec.add(param(), path.alpha, _objective(problem, path, y_host), discontinuous=True)
+
+
+def op_theta(path, problem, y_host, s, start_time) -> OutlierPath:
+    """OP-θ (section 4): θ from 1 down to 0 at fixed s, C-steps (eq. 27) and D-steps."""
+    rec = Recorder()
+    path.s = s
+    path.retable(np.arange(path.n), problem.partition(to_host(path.z), y_host, path.s))
+    rec.add(1.0, path.alpha, _objective(problem, path, y_host))
+    record = lambda: rec.add(path.theta, path.alpha, _objective(problem, path, y_host))
+    while True:
+        if path.theta < 1.0:
+            _d_steps(path, problem, rec, lambda: path.theta, y_host)
+        if path.theta <= 0.0:
+            break
+        _, wall = path.segment(-path.u_theta, path.theta, dtheta_dt=-1.0, stop_at_wall=True,
+                               on_breakpoint=record)
+        if not wall:
+            path.theta = 0.0
+            rec.add(0.0, path.alpha, _objective(problem, path, y_host))
+            break
+    return rec.result("theta", None, path.s, path.n_breakpoints, start_time)
+
+
+def op_s(path, problem, y_host, s_start, s_end, start_time) -> OutlierPath:
+    """OP-s (section 4.3): θ = 0, s from ``s_start`` toward ``s_end``; the solution is constant
+    between breakpoints, the values of s at which a point meets the wall."""
+    rec = Recorder()
+    path.theta = 0.0
+    path.s = s_start
+    path.retable(np.arange(path.n), problem.partition(to_host(path.z), y_host, path.s))
+    rec.add(path.s, path.alpha, _objective(problem, path, y_host))
+    d = problem.direction
+    while True:
+        _d_steps(path, problem, rec, lambda: path.s, y_host)
+        s_next, k, j = path.next_wall(d)
+        if s_next is None or d * (s_next - s_end) > 0:
+            path.s = s_end
+            rec.add(s_end, path.alpha, _objective(problem, path, y_host))
+            break
+        path.s = s_next
+        path.enter_wall(k, j)
+        rec.add(path.s, path.alpha, _objective(problem, path, y_host))
+        if s_next == s_end and not path.boundary_points():
+            break
+    return rec.result("s", 0.0, None, path.n_breakpoints, start_time)
+
+
+def cccp(path, problem, y_host, kind, grid, theta_s, max_iter, start_time):
+    """CCCP (Yuille & Rangarajan 2002) at each grid value, warm-started: relinearize the
+    concave part at the current solution and solve the convex problem exactly (a μ-path),
+    until the linearization no longer changes. Returns the path and the iterations per value."""
+    rec = Recorder()
+    n_iter = []
+    for g, (theta, s) in zip(grid, theta_s):
+        path.theta, path.s = theta, s
+        for it in range(max_iter):
+            new = problem.cccp(to_host(path.z), y_host, theta, s)
+            old = path.tables.rows(np.arange(path.n))
+            changed = np.flatnonzero(np.any(np.concatenate([a != b for a, b in zip(new, old)], axis=1), axis=1))
+            if changed.size == 0:
+                break
+            path.retable(changed, tuple(a[changed] for a in new))
+        else:
+            raise PathError(f"CCCP did not settle in max_iter={max_iter} iterations at {kind}={g:.4g}")
+        n_iter.append(it)
+        rec.add(g, path.alpha, problem.objective(path.alpha, to_host(path.z), y_host, theta, s))
+    fixed = (None, theta_s[0][1]) if kind == "theta" else (0.0, None)
+    return rec.result(kind, fixed[0], fixed[1], path.n_breakpoints, start_time), n_iter

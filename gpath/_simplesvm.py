@@ -1,0 +1,494 @@
+"""The SimpleSVM core: exact SVM training by the active-set method of Vishwanathan, Smola &
+Murty (2003). The estimator is :class:`gpath.SimpleSVC` (:mod:`gpath.simple`).
+
+The dual (the paper's eq. 2, with A = yᵀ and b = 0)
+
+    min ½ αᵀHα − 1ᵀα   s.t.   0 ≤ α ≤ U,   yᵀα = 0
+
+covers the C-SVC (H = Q, U = C), the quadratic soft margin (H = Q + I/C, U = ∞) and the hard
+margin (H = Q, U = ∞), with ``Q_ij = y_i y_j K(x_i, x_j) + ridge·[i = j]``. The variables are
+split into S0 (α = 0), SC (α = U) and Swork (free) — the sets O, I and M of
+:class:`gpath._path.SVCState`, whose fields hold the whole iteration: α and the sets on the
+host, the margins ``y f = Hα + y b`` and the cached columns ``H[:, Swork]`` on the device, the
+factor of the working-set matrix 𝐌 = [[0, y_Wᵀ], [y_W, H_WW]] (the paper's system (5)) on the
+host. Each iteration (section 2.1):
+
+1. adds the variable that violates its optimality condition most (section 2.3: α_i = 0 with
+   g_i < 0, or α_i = U with g_i > 0, where g_i = y_i f_i − 1) to Swork — one row and column
+   more in 𝐌, an O(|Swork|²) update of its Cholesky factor (:mod:`gpath.linalg`);
+2. solves the equality-constrained problem on Swork (eq. 4: 𝐌 [b; α_W] = [−U y_SCᵀ1;
+   1 − U H_{W,SC} 1]);
+3. if that solution leaves the box, moves from the current point toward it until the first
+   variable hits a bound, moves that variable to S0 or SC and solves again (section 2.2).
+
+The margins are recomputed after every iteration from α itself, ``y f = H[:, W] α_W +
+U·H[:, SC] 1 + y b`` (one device product with the cached columns, the same cost as an
+update by ``H[:, W] Δα``), so they carry no accumulated drift; ``H[:, SC] 1`` is kept as a
+device n-vector, changed by one cached column when a variable enters or leaves SC.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from ._array_api import get_namespace_and_device, to_device, to_host
+from ._path import I, M, O, PathError, SVCState
+from .kernels import Kernel
+from .linalg import SingularMarginError, single_threaded_host_blas
+from .persistence import record
+
+__all__ = ["INITS", "LOSSES", "NotSeparableError", "SimpleStats", "simple_svm"]
+
+log = logging.getLogger("gpath")
+
+LOSSES = ("hinge", "squared_hinge")
+INITS = ("closest_pair", "randomized")
+
+# The exact finish: after the paper's criterion is met, the search goes on until no KKT
+# violation exceeds this (units of y f), so that the index sets, and with them the solution
+# of the working-set system, are the exact ones.
+_EXACT = 1e-10
+# Violations below this multiple of eps·(1 + |b| + max_k H_kk · Σα) are round-off of the
+# margins y f = Hα + y b and are never acted on (acting on them could cycle).
+_ROUNDOFF = 32 * np.finfo(np.float64).eps
+# Section 3.1, randomized method: the closest of 59 random opposite pairs lies among the
+# closest 5 % of all pairs with probability 1 − 0.95⁵⁹ > 0.95.
+_N_RANDOM_PAIRS = 59
+
+
+class NotSeparableError(ValueError):
+    """A hard-margin SVC (C = inf with the hinge loss) was asked for on data that are not
+    separable in the kernel's feature space."""
+
+
+@record
+@dataclass(frozen=True)
+class SimpleStats:
+    """What one SimpleSVM run did.
+
+    Attributes
+    ----------
+    n_iter : int
+        Iterations: variables added to Swork (with an empty Swork, the most violating pair is
+        added as one iteration; the initial pair is iteration 1).
+    n_bound_steps : int
+        Steps cut short by a bound (section 2.2): a variable left Swork for S0 or SC.
+    n_kernel_evaluations : int
+        Kernel values computed: n per kernel column, plus the kernel diagonal and the pair
+        distances of the initialization (section 3.1).
+    n_columns : int
+        Kernel columns computed (a column that left Swork and comes back costs none while the
+        cache still holds it).
+    init_pair : tuple of int
+        The starting pair (positive point, negative point).
+    working_set_size : int
+        |Swork| at the end (the free support vectors).
+    max_violation : float
+        Largest KKT violation of the maintained margins at the end (units of y f).
+    converged : bool
+        False when ``max_iter`` stopped the search first.
+    time : float
+        Wall time in seconds.
+    """
+
+    n_iter: int
+    n_bound_steps: int
+    n_kernel_evaluations: int
+    n_columns: int
+    init_pair: tuple
+    working_set_size: int
+    max_violation: float
+    converged: bool
+    time: float
+
+
+@single_threaded_host_blas
+def simple_svm(X, y, kernel: Kernel, C: float, ridge: float, *, loss="hinge", tol=1e-5,
+               max_iter=None, init="closest_pair", random_state=None) -> tuple[SVCState, SimpleStats]:
+    """Solve the SVC dual exactly by SimpleSVM.
+
+    Parameters
+    ----------
+    X : array of shape (n_samples, n_features), float64
+        Training inputs in any array-API namespace; everything n-sized stays on their device.
+    y : array of shape (n_samples,), float64
+        Labels ±1, same namespace and device; both signs present.
+    kernel : Kernel
+    C : float
+        > 0; ``inf`` is the hard margin.
+    ridge : float
+        ≥ 0, added to the kernel diagonal in Q.
+    loss : {"hinge", "squared_hinge"}
+        "hinge": box 0 ≤ α ≤ C. "squared_hinge": the quadratic soft margin, H = Q + I/C and no
+        upper bound (section 1.1).
+    tol : float
+        The paper's stopping criterion (section 4.1): every point's contribution to the KKT
+        gap, ``α_i max(y_i f_i − 1, 0) + (U − α_i) max(1 − y_i f_i, 0)`` (the factor U − α_i
+        read as 1 when U = ∞), at most ``tol``. The search then goes on until no KKT violation
+        exceeds 1e-10 in units of y f (or the round-off level of the margins, if larger), so
+        that the returned sets and solution are the exact ones.
+    max_iter : int or None
+        Most iterations; None: 20·(n + 50), beyond which a run counts as cycling.
+    init : {"closest_pair", "randomized"}
+        Starting pair (section 3.1): the iterative closest-pair search (Algorithm 2), or the
+        closest of 59 random opposite pairs.
+    random_state : numpy.random.RandomState
+        Draws the start of Algorithm 2, or the random pairs.
+
+    Returns
+    -------
+    state : SVCState
+        The solution: ``alpha``, ``b``, sets ``where`` (O = S0, M = Swork, I = SC), ``margin``
+        (Swork in factor order), ``factor``, ``cache``, margins ``yf`` and ``side``; its ``C``
+        is the box bound U and its ``ridge`` the whole constant on H's diagonal.
+    stats : SimpleStats
+
+    Raises
+    ------
+    NotSeparableError
+        Hard margin (hinge, C = inf) on data not separable in the kernel's feature space:
+        with ridge = 0 detected as an unbounded direction of the dual; with ridge > 0 when the
+        solution, which then separates the points in the feature space of K + ridge·I, does
+        not separate them with K (some y_i f(x_i) ≤ 0).
+    PathError
+        If ``max_iter`` is None and the search does not end after 20·(n + 50) iterations.
+    SingularMarginError
+        Never from a duplicate point (a singular working-set matrix is stepped along its
+        null direction, section 2.2's move along the boundary); only on a numerically broken
+        factor.
+
+    References
+    ----------
+    S. V. N. Vishwanathan, A. J. Smola and M. N. Murty, "SimpleSVM", ICML 2003:
+    sections 2.1–2.3 (the active-set iteration, eqs. 2–6), 3.1 (initialization) and 4.1
+    (stopping criterion).
+    """
+    start = time.perf_counter()
+    xp, device = get_namespace_and_device(X, y)
+    rng = check_random_state(random_state)
+    if loss == "squared_hinge":
+        upper, diag = np.inf, ridge + (1.0 / C if np.isfinite(C) else 0.0)
+    else:
+        upper, diag = float(C), float(ridge)
+    state = SVCState.at_zero(xp, device, X, y, kernel, upper, diag)
+    n = state.n
+    cap = 20 * (n + 50)
+    run = _SimpleRun(state, tol / upper if np.isfinite(upper) else tol,
+                     cap if max_iter is None else max_iter, rng)
+    pair = run.closest_pair() if init == "closest_pair" else run.randomized_pair()
+    status, violation = run.run(pair)
+    if status == "stalled":
+        raise PathError(
+            f"SimpleSVM stalled with a KKT violation of {violation:.3g} (units of y f): the "
+            f"violating points leave the working set as soon as they enter it (round-off)"
+        )
+    if status == "max_iter" and max_iter is None:
+        raise PathError(
+            f"SimpleSVM did not finish after {cap} iterations (largest KKT violation "
+            f"{violation:.3g}): degenerate cycling"
+        )
+    if loss == "hinge" and not np.isfinite(upper) and state.margin:
+        run.check_separated()
+    stats = SimpleStats(
+        n_iter=run.n_iter,
+        n_bound_steps=run.n_bound_steps,
+        n_kernel_evaluations=n * state.cache.n_columns_computed + run.n_other_evaluations,
+        n_columns=state.cache.n_columns_computed,
+        init_pair=pair,
+        working_set_size=len(state.margin),
+        max_violation=violation,
+        converged=status == "converged",
+        time=time.perf_counter() - start,
+    )
+    log.debug("SimpleSVM: %s", stats)
+    return state, stats
+
+
+class _SimpleRun:
+    """The working variables of one SimpleSVM run on ``state`` (moved in place)."""
+
+    def __init__(self, state: SVCState, tol_margin: float, max_iter: int, rng):
+        s = self.s = state
+        self.U = s.C
+        self.uC = s.xp.zeros(s.n, dtype=s.xp.float64, device=s.device)  # H[:, SC] 1
+        self.n_upper = 0  # |SC|
+        self.sum_y_upper = 0.0  # y_SCᵀ 1 (an integer)
+        self.h_max = 0.0  # largest H_kk of a point that entered Swork
+        self.tol_margin = min(_EXACT, tol_margin)
+        self.max_iter = max_iter
+        self.rng = rng
+        self.n_iter = 0
+        self.n_bound_steps = 0
+        self.n_other_evaluations = 0
+        self.stalled: list[int] = []
+
+    # ------------------------------------------------------------------ initialization
+    def closest_pair(self) -> tuple[int, int]:
+        """Algorithm 2 (section 3.1): from a random negative point, alternately take the
+        nearest point of the other class in feature space, until neither changes or the
+        distance stops decreasing. Costs two kernel columns a round (kept in the cache for
+        the working set), never the n² kernel matrix."""
+        s, xp = self.s, self.s.xp
+        diag = s.kernel.paired(s.X, s.X)  # K(x, x): d²(x, z) = K(x, x) + K(z, z) − 2 K(x, z)
+        self.n_other_evaluations += s.n
+        is_pos = s.y > 0
+        inf = float("inf")
+        i_neg = int(self.rng.choice(np.flatnonzero(s.y_host < 0)))
+        best, pair = inf, None
+        for _ in range(s.n):
+            # Q[i, k] = −K(x_i, x_k) for points of opposite classes.
+            d = xp.where(is_pos, diag + 2.0 * self._column(i_neg), inf)
+            i_pos = int(xp.argmin(d))
+            d = xp.where(is_pos, inf, diag + 2.0 * self._column(i_pos))
+            i_new = int(xp.argmin(d))
+            dist = float(d[i_new]) + float(diag[i_pos])
+            if dist >= best:
+                break
+            best, pair = dist, (i_pos, i_new)
+            if i_new == i_neg:
+                break
+            i_neg = i_new
+        return pair
+
+    def randomized_pair(self) -> tuple[int, int]:
+        """Section 3.1's randomized method: the closest of 59 random opposite pairs."""
+        s, xp = self.s, self.s.xp
+        p = self.rng.choice(np.flatnonzero(s.y_host > 0), _N_RANDOM_PAIRS)
+        m = self.rng.choice(np.flatnonzero(s.y_host < 0), _N_RANDOM_PAIRS)
+        Xp = xp.take(s.X, to_device(p, xp, s.device), axis=0)
+        Xm = xp.take(s.X, to_device(m, xp, s.device), axis=0)
+        k = s.kernel
+        d = k.paired(Xp, Xp) + k.paired(Xm, Xm) - 2.0 * k.paired(Xp, Xm)
+        self.n_other_evaluations += 3 * _N_RANDOM_PAIRS
+        j = int(xp.argmin(d))
+        return int(p[j]), int(m[j])
+
+    def _column(self, k: int):
+        """Column ``H[:, k]`` (device), computed once and left in the cache, unclaimed."""
+        cache = self.s.cache
+        slot = cache.slot_of.get(k)
+        if slot is None:
+            slot = cache.store(k, self.s.q_column(k))
+            cache.release(k)
+        return cache.column(slot)
+
+    # ------------------------------------------------------------------ the iteration
+    def run(self, pair) -> tuple[str, float]:
+        """Iterate from the pair to the optimum; return the status ("converged", "max_iter"
+        or "stalled") and the largest KKT violation left (units of y f)."""
+        s, xp = self.s, self.s.xp
+        entering = list(pair)
+        while True:
+            for k in entering:
+                self._enter(k)
+            self.n_iter += 1
+            self._solve_and_move(entering[0] if len(entering) == 1 else None)
+            self._refresh_yf()
+            threshold = self._threshold()
+            if not s.margin:
+                (lo, i_lo), (hi, i_hi) = s.bias_interval()
+                violation = max(0.5 * (lo - hi), 0.0)
+                if violation <= threshold:
+                    return self._finish(threshold)
+                # Empty Swork: the bias is only bounded and the bounds cross; the most
+                # violating pair is a feasible descent direction (as SMO's working pair).
+                entering = [i_lo, i_hi]
+            else:
+                viol = xp.maximum(-s.side * (s.yf - 1.0), 0.0)
+                k = int(xp.argmax(viol))
+                violation = float(viol[k])
+                if violation <= threshold:
+                    return self._finish(threshold)
+                entering = [k]
+            if self.n_iter >= self.max_iter:
+                self._restore_stalled()
+                return "max_iter", self._max_violation()
+
+    def _finish(self, threshold: float) -> tuple[str, float]:
+        s = self.s
+        if not s.margin:
+            s._center_bias()
+        self._restore_stalled()
+        violation = self._max_violation()
+        return ("converged" if violation <= threshold else "stalled"), violation
+
+    def _enter(self, k: int) -> None:
+        """Variable k (at a bound) joins Swork: its H column (cached, or computed once) and
+        one row and column of 𝐌. A singular 𝐌 (k's column dependent on Swork's: duplicate
+        points with ridge = 0) has a null direction along which every working margin stays
+        put and the objective falls at rate |g_k|: move along it to the first bound and
+        try again (or stop there, if k itself reaches its other bound)."""
+        s = self.s
+        slot = s.cache.lookup(k)
+        if slot is None:
+            slot = s.cache.store(k, s.q_column(k))
+        col = s.cache.column(slot)
+        sign = 1.0
+        if s.where[k] == I:  # leaves SC: its share of H[:, SC] 1 goes
+            self.uC = self.uC - col
+            self.n_upper -= 1
+            self.sum_y_upper -= s.y_host[k]
+            sign = -1.0
+        while True:
+            q = to_host(s.cache.entries(slot, np.append(s.factor.basis, k)))
+            try:
+                s.factor.insert(k, s.y_host[k], q[:-1], q[-1])
+            except SingularMarginError:
+                if self._null_step(k, sign, col):
+                    return
+                continue
+            s.margin.append(k)
+            s.where[k] = M
+            s.side[k] = 0.0
+            self.h_max = max(self.h_max, float(q[-1]))
+            return
+
+    def _null_step(self, k: int, sign: float, col) -> bool:
+        """Move along the null direction of the singular 𝐌 with k; True if k hit its bound."""
+        s, xp = self.s, self.s.xp
+        W = np.array(s.margin, dtype=np.int64)
+        q_kW = to_host(xp.take(col, to_device(W, xp, s.device)))
+        z = s.factor.solve(np.concatenate([[s.y_host[k]], q_kW]))
+        dW = -sign * z[1:]
+        a_k = s.alpha[k]
+        ratio = np.append(self._ratios(s.alpha[W], dW), (self.U - a_k) if sign > 0 else a_k)
+        idx = np.append(W, k)
+        j = self._first(ratio, idx)
+        t = ratio[j]
+        if not np.isfinite(t):
+            raise NotSeparableError(
+                "C=inf (hard margin): the training data are not separable in the kernel's "
+                "feature space (the dual is unbounded: a combination of the support vectors "
+                f"with point {k} cancels in feature space); use a finite C or "
+                "loss='squared_hinge'"
+            )
+        s.alpha[W] = np.clip(s.alpha[W] + t * dW, 0.0, self.U)
+        s.alpha[k] = a_k + sign * t
+        if idx[j] == k:
+            self._to_bound(k, sign > 0, col)
+            return True
+        self._leave(int(W[j]), dW[j] > 0)
+        return False
+
+    def _solve_and_move(self, entering) -> None:
+        """Solve the working-set problem (eq. 4) and move toward its solution, dropping the
+        first variable to hit a bound and solving again, until the solution is in the box."""
+        s, xp = self.s, self.s.xp
+        first = True
+        while s.margin:
+            W = np.array(s.margin, dtype=np.int64)
+            rhs = np.ones(W.size + 1)
+            rhs[0] = 0.0
+            if self.n_upper:
+                rhs[0] = -self.U * self.sum_y_upper
+                rhs[1:] -= self.U * to_host(xp.take(self.uC, to_device(W, xp, s.device)))
+            sol = s.factor.solve(rhs)
+            a_W = s.alpha[W]
+            d = sol[1:] - a_W
+            ratio = self._ratios(a_W, d)
+            j = self._first(ratio, W)
+            t = ratio[j]
+            if t >= 1.0:
+                s.alpha[W] = sol[1:]
+                s.b = float(sol[0])
+                break
+            s.alpha[W] = np.clip(a_W + t * d, 0.0, self.U)
+            k = int(W[j])
+            self._leave(k, d[j] > 0)
+            if t > 0.0:
+                self._restore_stalled()
+            elif first and k == entering:
+                # k entered and left at once: its violation is round-off (the exact step
+                # moves an entering variable into the box). Skip it until something moves.
+                self.stalled.append(k)
+                s.side[k] = 0.0
+            first = False
+        if len(s.margin) == 1:
+            # A lone working variable is pinned by yᵀα = 0 to a multiple of U: a bound.
+            k = s.margin[0]
+            self._leave(k, s.alpha[k] > 0.5 * self.U, count=False)
+
+    def _ratios(self, a, d) -> np.ndarray:
+        """Step to the box for each variable at ``a`` moving along ``d`` (inf: never)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            to_0 = np.where(d < 0, a / -d, np.inf)
+            to_u = np.where(d > 0, (self.U - a) / d, np.inf)
+        return np.maximum(np.minimum(to_0, to_u), 0.0)
+
+    @staticmethod
+    def _first(ratio, idx) -> int:
+        """Position of the smallest ratio; ties go to the smallest point index (Bland)."""
+        return int(np.lexsort((idx, ratio))[0])
+
+    def _leave(self, k: int, upper: bool, count: bool = True) -> None:
+        s = self.s
+        s.factor.delete(s.margin.index(k))
+        s.margin.remove(k)
+        self._to_bound(k, upper, s.cache.column(s.cache.slot_of[k]))
+        self.n_bound_steps += count
+
+    def _to_bound(self, k: int, upper: bool, col) -> None:
+        """Put k at α = U (SC) or α = 0 (S0) and free its cache slot (the column stays)."""
+        s = self.s
+        if upper:
+            s.alpha[k], s.where[k] = self.U, I
+            s.side[k] = -1.0
+            self.uC = self.uC + col
+            self.n_upper += 1
+            self.sum_y_upper += s.y_host[k]
+        else:
+            s.alpha[k], s.where[k] = 0.0, O
+            s.side[k] = 1.0
+        s.cache.release(k)
+
+    def _restore_stalled(self) -> None:
+        for k in self.stalled:
+            self.s.side[k] = 1.0 if self.s.where[k] == O else -1.0
+        self.stalled.clear()
+
+    # ------------------------------------------------------------------ margins and checks
+    def _refresh_yf(self) -> None:
+        """y f = H[:, W] α_W + U·H[:, SC] 1 + y b, on the device, from α itself."""
+        s = self.s
+        yf = s.b * s.y
+        if s.margin:
+            coef = np.zeros(s.cache.capacity)
+            coef[[s.cache.slot_of[k] for k in s.margin]] = s.alpha[s.margin]
+            yf = yf + s.cache.matvec(coef)
+        if self.n_upper:
+            yf = yf + self.U * self.uC
+        s.yf = yf
+
+    def _threshold(self) -> float:
+        s = self.s
+        scale = 1.0 + abs(s.b) + self.h_max * float(np.sum(s.alpha))
+        return max(self.tol_margin, _ROUNDOFF * scale)
+
+    def _max_violation(self) -> float:
+        s, xp = self.s, self.s.xp
+        viol = float(xp.max(xp.maximum(-s.side * (s.yf - 1.0), 0.0)))
+        if s.margin:
+            m = to_device(np.array(s.margin, dtype=np.int64), xp, s.device)
+            viol = max(viol, float(xp.max(xp.abs(xp.take(s.yf, m) - 1.0))))
+        return viol
+
+    def check_separated(self) -> None:
+        """Hard margin with ridge > 0: the points are separated in the feature space of
+        K + ridge·I always; they are separated with K iff every y_i f(x_i) > 0, where
+        y_i f(x_i) = 1 − ridge·α_i on Swork (y f ≥ 1 on S0)."""
+        s = self.s
+        W = np.array(s.margin, dtype=np.int64)
+        j = int(np.argmax(s.alpha[W]))
+        margin_k = 1.0 - s.ridge * s.alpha[W[j]]
+        if margin_k <= 0.0:
+            raise NotSeparableError(
+                f"C=inf (hard margin): the training data are not separable in the kernel's "
+                f"feature space: the hard-margin solution on K + ridge·I (ridge={s.ridge:g}) has "
+                f"y f(x) = {margin_k:.3g} <= 0 with K at training point {int(W[j])}; use a finite C "
+                f"or loss='squared_hinge'"
+            )
