@@ -16,6 +16,7 @@ __all__ = [
     "host_array",
     "is_array_api",
     "namespace_by_name",
+    "scalars",
     "to_device",
     "to_host",
 ]
@@ -70,6 +71,16 @@ def to_host(x) -> np.ndarray:
     if is_array_api(x):
         return np.from_dlpack(x)
     return np.asarray(x)
+
+
+def scalars(xp, *values) -> list[float]:
+    """Device scalars (0-d or one-element arrays) as host floats, in one small copy.
+
+    Every read of a device scalar goes through here or :func:`to_host` (never ``float(x)``
+    on a device array), so that a test can count the device-to-host copies of a path.
+    """
+    parts = [xp.reshape(xp.astype(v, xp.float64), (1,)) for v in values]
+    return [float(v) for v in to_host(xp.concat(parts))]
 
 
 def to_device(a, xp, device, dtype=None):

@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._array_api import to_device, to_host
-from ._ratio import next_bound_hit, next_level_crossing
+from ._active import ActiveSet
+from ._array_api import scalars, to_device, to_host
+from ._engine import engine_for
+from ._ratio import first_bound_hit, first_event
 from .cache import QColumnCache
 from .kernels import q_columns
 from .linalg import BorderedFactor
@@ -89,6 +91,16 @@ class KinkPath:
         Scale of the coefficients (for round-off thresholds).
     ridge : float
         Added to the diagonal of Q.
+
+    Attributes
+    ----------
+    z : device array of shape (n,)
+        The margins Q α.
+    lo, hi : device arrays of shape (n,)
+        The levels below and above each point's piece at the current s (±inf where none, and
+        for the points at a kink); ``lo_b + lo_s·s`` and ``hi_b + hi_s·s``.
+    active : ActiveSet
+        The points at a kink: their α is free in its range (factor of Q_AA, no border).
     """
 
     def __init__(self, xp, device, X, y, kernel, C, ridge):
@@ -98,7 +110,7 @@ class KinkPath:
         self.C, self.ridge = float(C), float(ridge)
         n = X.shape[0]
         self.n = n
-        self.theta, self.s = 1.0, 0.0
+        self.theta, self._s = 1.0, 0.0
         self.alpha = np.zeros(n)
         self.pos = np.zeros(n, dtype=np.int64)  # 2j: in piece j; 2j + 1: at kink j
         self.tables = Tables(n)
@@ -109,19 +121,32 @@ class KinkPath:
         self.lo_s = xp.zeros(n, dtype=f64, device=device)
         self.hi_b = xp.full(n, INF, dtype=f64, device=device)
         self.hi_s = xp.zeros(n, dtype=f64, device=device)
+        self.lo = xp.full(n, -INF, dtype=f64, device=device)
+        self.hi = xp.full(n, INF, dtype=f64, device=device)
         # Σ over points in θ-dependent pieces of Q[:, k]·dα_k/dθ: the driver of OP-θ.
         self.u_theta = xp.zeros(n, dtype=f64, device=device)
-        self.active: list[int] = []
-        self.factor = BorderedFactor(bordered=False)
-        self.cache = QColumnCache(xp, device, n)
+        self.active = ActiveSet(BorderedFactor(bordered=False), QColumnCache(xp, device, n), self._new_column)
+        self.engine = engine_for(xp, device)
         self.n_breakpoints = 0
-        # max_i Q_ii bounds every |Q_ij| (Q is positive semi-definite): with ‖φ‖₁ it bounds
-        # |Q[:, A] φ| on the host, the scale of round-off in the rates (_ratio.EPS).
-        self.q_max = float(xp.max(xp.abs(kernel.paired(X, X)))) + self.ridge if n else 0.0
+
+    @property
+    def s(self) -> float:
+        """The loss parameter s; setting it moves every level that depends on it."""
+        return self._s
+
+    @s.setter
+    def s(self, value: float) -> None:
+        self._s = float(value)
+        self.lo = self.lo_b + self.lo_s * self._s
+        self.hi = self.hi_b + self.hi_s * self._s
+
+    @property
+    def cache(self) -> QColumnCache:
+        return self.active.cache
 
     # ------------------------------------------------------------------ tables
     def kink_level(self, k: int, j: int) -> float:
-        return float(self.tables.kbase[k, j] + self.tables.ksign[k, j] * self.s)
+        return float(self.tables.kbase[k, j] + self.tables.ksign[k, j] * self._s)
 
     def piece_value(self, k: int, j: int) -> float:
         return float(self.tables.vbase[k, j] + self.tables.vslope[k, j] * self.theta)
@@ -136,7 +161,7 @@ class KinkPath:
 
     def boundary_points(self) -> list[int]:
         """Active points at a wall: y f = s (Theorem 3), in activation order."""
-        return [k for k in self.active if self.is_wall(k, int(self.pos[k]) // 2)]
+        return [int(k) for k in self.active.members if self.is_wall(int(k), int(self.pos[k]) // 2)]
 
     def _slope(self, k: int) -> float:
         """dα_k/dθ while k sits in its piece (0 at a kink)."""
@@ -153,13 +178,16 @@ class KinkPath:
             y_cols = None if self.y is None else xp.take(self.y, part_dev)
             yield part, q_columns(self.kernel, self.X, X_cols, part, self.ridge, self.y, y_cols, self.X_sq)
 
+    def _new_column(self, k: int):
+        self.cache.n_columns_computed += 1
+        return next(self.columns(np.array([k])))[1][:, 0]
+
     def column(self, k: int):
         """``Q[:, k]``: from the cache if the point's column is still there."""
         slot = self.cache.slot_of.get(k)
         if slot is not None:
             return self.cache.column(slot)
-        self.cache.n_columns_computed += 1
-        return next(self.columns(np.array([k])))[1][:, 0]
+        return self._new_column(k)
 
     def q_matvecs(self, idx: np.ndarray, *coefs: np.ndarray):
         """``Q[:, idx] @ c`` on the device for each host vector c, one kernel block at a time."""
@@ -187,24 +215,19 @@ class KinkPath:
             hi = (t.kbase[k, j], t.ksign[k, j]) if j < 3 else (INF, 0.0)
         self.lo_b[k], self.lo_s[k] = float(lo[0]), float(lo[1])
         self.hi_b[k], self.hi_s[k] = float(hi[0]), float(hi[1])
+        self.lo[k] = float(lo[0] + lo[1] * self._s)
+        self.hi[k] = float(hi[0] + hi[1] * self._s)
 
     def _activate(self, k: int, j: int) -> None:
         """Point k joins the active set at kink j (its α stays where it is)."""
-        slot = self.cache.lookup(k)
-        if slot is None:
-            slot = self.cache.store(k, self.column(k))
-        q = to_host(self.cache.entries(slot, np.append(self.factor.basis, k)))
-        self.factor.insert(k, None, q[:-1], q[-1])
-        self.active.append(k)
+        self.active.enter(k, None)
         self.pos[k] = 2 * j + 1
         self.z[k] = self.kink_level(k, j)
         self._set_levels(k)
 
     def _deactivate(self, k: int, piece: int) -> None:
         """Point k leaves the active set into ``piece``; α becomes the piece value."""
-        self.factor.delete(self.active.index(k))
-        self.active.remove(k)
-        self.cache.release(k)
+        self.active.leave(k)
         self.pos[k] = 2 * piece
         self.alpha[k] = self.piece_value(k, piece)
         self._set_levels(k)
@@ -214,7 +237,6 @@ class KinkPath:
         new_slope = self._slope(k)
         if new_slope != old_slope:
             self.u_theta = self.u_theta + (new_slope - old_slope) * self.column(k)
-
     # ------------------------------------------------------------------ jumps
     def retable(self, rows: np.ndarray, tables) -> None:
         """Give the points ``rows`` new loss tables and close the jump of α by the μ-path.
@@ -296,37 +318,31 @@ class KinkPath:
         wall : bool
             True if it stopped because a point reached a wall (with ``stop_at_wall``).
         """
-        xp, C = self.xp, self.C
         t_done = 0.0
         driven, slopes = self._driven() if dtheta_dt else (np.zeros(0, dtype=np.int64), np.zeros(0))
-        u_max = float(xp.max(xp.abs(u))) if self.n else 0.0
         zero_steps, guard = 0, 50 * (self.n + 10)
+        active, engine = self.active, self.engine
         while True:
             guard -= 1
             if zero_steps > 2 * self.n + 10 or guard < 0:
                 from ._path import PathError
 
                 raise PathError("the outlier path did not advance: degenerate cycling")
-            act = np.array(self.active, dtype=np.int64)
-            if act.size:
-                phi = -self.factor.solve(to_host(xp.take(u, to_device(act, xp, self.device))))
-                coef = np.zeros(self.cache.capacity)
-                coef[[self.cache.slot_of[k] for k in self.active]] = phi
-                psi = self.cache.matvec(coef) + u
-                ranges = np.array([self.kink_range(k, int(self.pos[k]) // 2) for k in self.active])
-                t_b, jb, up_b = next_bound_hit(self.alpha[act], phi, ranges[:, 0], ranges[:, 1], C)
-            else:
-                phi, psi = np.zeros(0), u
-                t_b, jb, up_b = INF, -1, True
-            lo = self.lo_b + self.lo_s * self.s
-            hi = self.hi_b + self.hi_s * self.s
-            scale = float(np.abs(phi).sum()) * self.q_max + u_max
-            t_l, kl, up_l = next_level_crossing(xp, self.z, psi, lo, hi, scale)
+            act = active.members.copy()
             remaining = t_max - t_done
-            step = min(t_b, t_l, remaining)
+            if act.size:
+                phi = -active.solve(engine.gather(u, act))
+                ranges = np.array([self.kink_range(int(k), int(self.pos[k]) // 2) for k in act])
+                t_b, jb, up_b = first_bound_hit(self.alpha[act], phi, ranges[:, 0], ranges[:, 1], act, self.C)
+                bound = (t_b, int(act[jb]) if jb >= 0 else -1, up_b)
+            else:
+                phi = np.zeros(0)
+                bound = (INF, -1, True)
+            crossing = engine.step(self.z, self.lo, self.hi, self.cache, active.slots, phi, 0.0, None, 1.0, u,
+                                   min(bound[0], remaining))
+            step, event = first_event(bound, crossing, remaining, take_at_limit=True)
             if step > 0:
                 self.alpha[act] += step * phi
-                self.z = self.z + step * psi
                 if dtheta_dt:
                     self.theta += step * dtheta_dt
                     self.alpha[driven] += step * dtheta_dt * slopes
@@ -334,19 +350,16 @@ class KinkPath:
                 zero_steps = 0
             else:
                 zero_steps += 1
-            if min(t_b, t_l) > remaining:  # an event exactly at the end is still taken
+            if event is None:
                 return t_max, False
-            if t_b <= t_l:
-                k = self.active[jb]
-                j = int(self.pos[k]) // 2
-                old = self._slope(k)
-                self._deactivate(k, j if up_b else j + 1)
+            kind, k, upward = event
+            old = self._slope(k)
+            j = int(self.pos[k]) // 2
+            if kind == "bound":
+                self._deactivate(k, j if upward else j + 1)
                 wall = False
             else:
-                k = kl
-                piece = int(self.pos[k]) // 2
-                j = piece if up_l else piece - 1
-                old = self._slope(k)
+                j = j if upward else j - 1
                 self._activate(k, j)
                 wall = self.is_wall(k, j)
             self._drive(k, old)
@@ -357,7 +370,6 @@ class KinkPath:
                 return t_done, True
             if dtheta_dt and self._slope(k) != old:
                 u = self.u_theta * dtheta_dt
-                u_max = float(xp.max(xp.abs(u)))
                 driven, slopes = self._driven()
 
     def d_step(self, flip) -> bool:
@@ -391,11 +403,11 @@ class KinkPath:
         for base, sign, offset in ((self.lo_b, self.lo_s, -1), (self.hi_b, self.hi_s, 0)):
             walls = sign != 0.0
             s_at = (self.z - base) / xp.where(walls, sign, 1.0)
-            ahead = walls & (direction * (s_at - self.s) >= 0.0)
+            ahead = walls & (direction * (s_at - self._s) >= 0.0)
             score = xp.where(ahead, direction * s_at, inf)
-            k = int(xp.argmin(score))
-            if float(score[k]) < inf:
-                cands.append((float(score[k]), k, offset))
+            k, best = scalars(xp, xp.argmin(score), xp.min(score))
+            if best < inf:
+                cands.append((best, int(k), offset))
         if not cands:
             return None, -1, -1
         score, k, offset = min(cands)

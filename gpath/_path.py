@@ -11,6 +11,10 @@ that state as it was; after a success that state is spent (:mod:`gpath.cache`).
 
 Notation (../shared/DESIGN.md): ``Q_ij = y_i y_j K(x_i, x_j) + ridge·[i = j]``; index sets
 O (α = 0, y f > 1), M (y f = 1), I (α = C, y f < 1), A (being added), R (being removed).
+Each point's box is its own, ``0 ≤ α_i ≤ C_i`` (``upper``; C for every point unless weighted).
+The sets are kept on the device as the levels a point's margin may not cross: O lies above
+``lo = 1``, I and A below ``hi = 1``, M and R are unbounded; a breakpoint is a margin reaching
+its level (:mod:`gpath._engine`) or a margin coefficient reaching 0 or C_i.
 """
 
 from __future__ import annotations
@@ -20,9 +24,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._array_api import namespace_by_name, to_device, to_host
+from ._active import ActiveSet
+from ._array_api import namespace_by_name, scalars, to_device, to_host
+from ._engine import engine_for
 from ._ratio import EPS as _EPS
-from ._ratio import next_bound_hit, next_side_crossing
+from ._ratio import first_bound_hit, first_event
 from .cache import QColumnCache
 from .kernels import Kernel, q_columns
 from .linalg import BorderedFactor, single_threaded_host_blas
@@ -73,10 +79,25 @@ class SVCState:
         Namespace and device of every n-sized array.
     kernel : Kernel
     C : float
-        Box constraint, > 0.
+        Box constraint, > 0 (the model's; each point's own box is in ``upper``).
     ridge : float
         Constant added to the kernel diagonal (Q_ii includes it everywhere, also in y f).
     n_features : int
+
+    Attributes
+    ----------
+    X, X_sq, y, yf, lo, hi : device arrays
+        Training rows (n, d), their squared norms, labels ±1, margins y f (ridge included),
+        and the levels of each point's set (module docstring).
+    y_host, alpha, upper : ndarray of shape (n,)
+        Labels, dual coefficients and each point's box C_i (host).
+    where : ndarray of shape (n,), int8
+        Set codes O, M, I (A, R during a path).
+    b : float
+    active : ActiveSet
+        The margin set M: its points in factor order, the factor of 𝐌 and the cached columns.
+    engine : Engine
+        The n-sized passes of a breakpoint for this namespace (:mod:`gpath._engine`).
     """
 
     def __init__(self, xp, device, kernel: Kernel, C: float, ridge: float, n_features: int):
@@ -87,25 +108,59 @@ class SVCState:
         self.X_sq = xp.zeros(0, dtype=f64, device=device)  # kernel.row_norms(X), kept with X
         self.y = xp.zeros(0, dtype=f64, device=device)
         self.yf = xp.zeros(0, dtype=f64, device=device)
-        # side_i = +1 on O (y f must stay > 1), -1 on I and A (< 1), 0 on M and R.
-        self.side = xp.zeros(0, dtype=f64, device=device)
+        self.lo = xp.zeros(0, dtype=f64, device=device)
+        self.hi = xp.zeros(0, dtype=f64, device=device)
         self.y_host = np.zeros(0)
         self.alpha = np.zeros(0)
+        self.upper = np.zeros(0)
         self.where = np.zeros(0, dtype=np.int8)
         self.b = 0.0
-        self.margin: list[int] = []
-        self.factor = BorderedFactor()
-        self.cache = QColumnCache(xp, device, 0)
+        self.active = ActiveSet(BorderedFactor(), QColumnCache(xp, device, 0), self.q_column)
+        self.engine = engine_for(xp, device)
 
     def __getstate__(self):
         return {**self.__dict__, "xp": self.xp.__name__}
 
     def __setstate__(self, state):
         self.__dict__.update(state, xp=namespace_by_name(state["xp"]))
+        self.active.column = self.q_column
 
     @property
     def n(self) -> int:
         return self.alpha.shape[0]
+
+    @property
+    def cache(self) -> QColumnCache:
+        """The device cache of the margin columns (the active set's)."""
+        return self.active.cache
+
+    @cache.setter
+    def cache(self, cache: QColumnCache) -> None:
+        self.active.cache = cache
+
+    @property
+    def factor(self) -> BorderedFactor:
+        """The factor of 𝐌 (the active set's)."""
+        return self.active.factor
+
+    @property
+    def margin(self) -> np.ndarray:
+        """The margin set M in factor order (a copy)."""
+        return self.active.members.copy()
+
+    # ------------------------------------------------------------------ sets
+    def place(self, k: int, code: int) -> None:
+        """Put point k in set ``code`` and give it that set's levels (module docstring). A
+        point with an empty box (C_k = 0) never reaches a level: it cannot move."""
+        self.where[k] = code
+        inf = float("inf")
+        lo, hi = -inf, inf
+        if self.upper[k] > 0.0:
+            if code == O:
+                lo = 1.0
+            elif code in (I, A):
+                hi = 1.0
+        self.lo[k], self.hi[k] = lo, hi
 
     # ------------------------------------------------------------------ Q columns
     def q_block(self, X_cols, y_cols, col_rows: np.ndarray):
@@ -120,7 +175,7 @@ class SVCState:
         return cols[:, 0]
 
     # ------------------------------------------------------------------ copies
-    def _extended(self, X_add, y_add) -> tuple[SVCState, object]:
+    def _extended(self, X_add, y_add, upper_add) -> tuple[SVCState, object]:
         """A copy of the state with the rows ``X_add`` appended (α = 0, set A), and the device
         block ``Q[:, A]`` of the new points (n_new × m)."""
         xp = self.xp
@@ -133,47 +188,46 @@ class SVCState:
         new.y = xp.concat([self.y, y_add], axis=0)
         new.y_host = np.concatenate([self.y_host, to_host(y_add)])
         new.alpha = np.concatenate([self.alpha, np.zeros(m)])
-        new.where = np.concatenate([self.where, np.full(m, A, dtype=np.int8)])
-        new.margin = list(self.margin)
-        new.factor = self.factor.copy()
+        new.upper = np.concatenate([self.upper, upper_add])
+        new.where = self.where.copy()
         QA = new.q_block(X_add, y_add, np.arange(n_old, n_old + m))
         if m:
             # Margins of the new points: y_A f(x_A) = Q[:, A]ᵀ α + y_A b (α_A = 0).
             alpha_dev = to_device(new.alpha, xp, self.device)
             yf_add = alpha_dev @ QA + self.b * y_add
             new.yf = xp.concat([self.yf, yf_add])
-            new.side = xp.concat([self.side, -xp.ones(m, dtype=xp.float64, device=self.device)])
+            filler = xp.zeros(m, dtype=xp.float64, device=self.device)
+            new.lo, new.hi = xp.concat([self.lo, filler]), xp.concat([self.hi, filler])
+            new.where = np.concatenate([new.where, np.zeros(m, dtype=np.int8)])
+            for k in range(n_old, n_old + m):
+                new.place(k, A)
             # Rows of the new points in the cached columns: Q[A, p] = Q[p, A].
             owners = np.maximum(self.cache.owner, 0)
             rows = xp.take(QA, to_device(owners, xp, self.device), axis=0)
             held = to_device((self.cache.owner >= 0).astype(np.float64), xp, self.device)
-            new.cache = self.cache.with_rows_appended(rows * held[:, None])
+            cache = self.cache.with_rows_appended(rows * held[:, None])
         else:
-            new.yf = xp.asarray(self.yf, copy=True)
-            new.side = xp.asarray(self.side, copy=True)
-            new.cache = self.cache.with_rows_kept(np.arange(n_old))
+            new.yf, new.lo, new.hi = (xp.asarray(a, copy=True) for a in (self.yf, self.lo, self.hi))
+            cache = self.cache.with_rows_kept(np.arange(n_old))
+        new.active = self.active.copy(cache, new.q_column)
         return new, QA
 
     def take_rows(self, keep: np.ndarray) -> None:
         """Keep the points ``keep`` (host int array of row indices), in that order."""
         xp = self.xp
         keep_dev = to_device(keep, xp, self.device)
-        self.X = xp.take(self.X, keep_dev, axis=0)
-        self.X_sq = xp.take(self.X_sq, keep_dev)
-        self.y = xp.take(self.y, keep_dev)
-        self.yf = xp.take(self.yf, keep_dev)
-        self.side = xp.take(self.side, keep_dev)
+        for name in ("X", "X_sq", "y", "yf", "lo", "hi"):
+            setattr(self, name, xp.take(getattr(self, name), keep_dev, axis=0))
         new_index = np.full(self.n, -1, dtype=np.int64)
         new_index[keep] = np.arange(keep.shape[0])
-        self.y_host, self.alpha, self.where = self.y_host[keep], self.alpha[keep], self.where[keep]
-        self.margin = [int(new_index[k]) for k in self.margin]
-        self.factor.renumber(new_index)
+        for name in ("y_host", "alpha", "upper", "where"):
+            setattr(self, name, getattr(self, name)[keep])
         self.cache = self.cache.with_rows_kept(keep)
-        self.cache.renumber(new_index)
+        self.active.renumber(new_index)
 
     # ------------------------------------------------------------------ the path
     @single_threaded_host_blas
-    def follow(self, X_add, y_add, remove: np.ndarray, max_columns=None) -> tuple[SVCState, PathStats]:
+    def follow(self, X_add, y_add, remove: np.ndarray, max_columns=None, upper_add=None) -> tuple[SVCState, PathStats]:
         """Add the rows ``X_add`` and remove the rows ``remove`` along one path.
 
         Parameters
@@ -184,6 +238,8 @@ class SVCState:
             Row indices of the points to remove.
         max_columns : int or None
             Limit of the kernel-column cache (see :class:`QColumnCache`).
+        upper_add : host array of shape (m,) or None
+            Box C_i of each added point (None: C).
 
         Returns
         -------
@@ -204,8 +260,10 @@ class SVCState:
         Karasuyama & Takeuchi (2009), section 3.2 (eqs. 3–11) and 3.3 (empty margin).
         """
         start = time.perf_counter()
+        m = X_add.shape[0]
+        upper_add = np.full(m, self.C) if upper_add is None else np.asarray(upper_add, dtype=np.float64)
         with self.cache.transaction():  # the new state writes into the shared cache buffer
-            state, QA = self._extended(X_add, y_add)
+            state, QA = self._extended(X_add, y_add, upper_add)
             state.cache.max_columns = max_columns
             state.cache.check_limit()
             run = _PathRun(state, QA, self.n, np.asarray(remove, dtype=np.int64))
@@ -213,13 +271,13 @@ class SVCState:
             keep = np.flatnonzero(state.where != R)
             state.take_rows(keep)
             state.release_bounded_margin()
-            state.cache.compact()
+            state.active.compact()
         stats = PathStats(
             n_breakpoints=n_breakpoints,
-            n_added=int(X_add.shape[0]),
+            n_added=int(m),
             n_removed=len(remove),
             time=time.perf_counter() - start,
-            margin_size=len(state.margin),
+            margin_size=state.active.size,
         )
         return state, stats
 
@@ -228,30 +286,34 @@ class SVCState:
         (section 3.3, eq. 12), with the index attaining each (-1 where no point bounds)."""
         xp = self.xp
         inf = float("inf")
-        # b + y_i (1 - y_i f_i) is the bias at which point i would sit on the margin.
+        # b + y_i (1 - y_i f_i) is the bias at which point i would sit on the margin; a point
+        # held above its level (O) bounds b from below if y_i = +1, one held below (I, A) if
+        # y_i = -1.
         t = self.b + self.y * (1.0 - self.yf)
-        sy = self.side * self.y
-        lo_vals = xp.where(sy == 1.0, t, -inf)
-        hi_vals = xp.where(sy == -1.0, t, inf)
-        i_lo, i_hi = int(xp.argmax(lo_vals)), int(xp.argmin(hi_vals))
-        lo, hi = float(lo_vals[i_lo]), float(hi_vals[i_hi])
-        return (lo, i_lo if lo > -inf else -1), (hi, i_hi if hi < inf else -1)
+        above, below = self.lo == 1.0, self.hi == 1.0
+        lower = (above & (self.y > 0)) | (below & (self.y < 0))
+        upper = (above & (self.y < 0)) | (below & (self.y > 0))
+        lo_vals = xp.where(lower, t, -inf)
+        hi_vals = xp.where(upper, t, inf)
+        i_lo = xp.reshape(xp.argmax(lo_vals), (1,))
+        i_hi = xp.reshape(xp.argmin(hi_vals), (1,))
+        picked = to_host(xp.concat([xp.take(lo_vals, i_lo), xp.take(hi_vals, i_hi),
+                                    xp.astype(i_lo, t.dtype), xp.astype(i_hi, t.dtype)]))
+        lo, hi = float(picked[0]), float(picked[1])
+        return (lo, int(picked[2]) if lo > -inf else -1), (hi, int(picked[3]) if hi < inf else -1)
 
     def release_bounded_margin(self) -> None:
-        """If no margin coefficient is strictly inside (0, C), the bias is not unique: move
+        """If no margin coefficient is strictly inside (0, C_i), the bias is not unique: move
         those points to O or I and take the middle of the bias interval, as LIBSVM does."""
-        C = self.C
-        a = self.alpha[self.margin]
-        at_0, at_c = a <= 1e-12 * C, a >= C * (1.0 - 1e-12)
+        members = self.active.members.copy()
+        a, c = self.alpha[members], self.upper[members]
+        at_0, at_c = a <= 1e-12 * self.C, a >= c * (1.0 - 1e-12)
         if not np.all(at_0 | at_c):
             return
-        for k, zero in zip(list(self.margin), at_0):
-            self.factor.delete(self.margin.index(k))
-            self.margin.remove(k)
-            self.cache.release(k)
-            self.alpha[k] = 0.0 if zero else C
-            self.where[k] = O if zero else I
-            self.side[k] = 1.0 if zero else -1.0
+        for k, zero in zip(members.tolist(), at_0):
+            self.active.leave(k)
+            self.alpha[k] = 0.0 if zero else self.upper[k]
+            self.place(k, O if zero else I)
         self._center_bias()
 
     def margin_residual(self) -> np.ndarray:
@@ -260,35 +322,61 @@ class SVCState:
         incremental state."""
         xp = self.xp
         r_eq = -float(self.y_host @ self.alpha)
-        if not self.margin:
+        members = self.active.members
+        if not members.size:
             return np.array([r_eq])
-        slots = np.array([self.cache.slot_of[k] for k in self.margin])
         alpha = to_device(self.alpha, xp, self.device)
-        yf_m = to_host(self.cache.column_dots(slots, alpha)) + self.y_host[self.margin] * self.b
+        yf_m = to_host(self.cache.column_dots(self.active.slots, alpha)) + self.y_host[members] * self.b
         return np.concatenate([[r_eq], 1.0 - yf_m])
+
+    def kkt_scale(self) -> float:
+        """``1 + max_k Q_kk · Σ_j α_j``: an upper bound of ``max_i Σ_j |Q_ij| α_j`` (|Q_ij| ≤
+        max_k Q_kk, Q being positive semidefinite), the size of the terms that make up a margin
+        y_i f(x_i), and so the scale of its round-off. Needs no kernel evaluation."""
+        if self.n == 0:
+            return 1.0
+        q_max = scalars(self.xp, self.xp.max(self.kernel.diagonal(self.X, self.X_sq)))[0] + self.ridge
+        return 1.0 + q_max * float(np.sum(self.alpha))
+
+    def kkt_violation(self) -> float:
+        """The largest KKT violation of the maintained margins, relative to :meth:`kkt_scale`
+        (a margin point off y f = 1, a point of O below it, of I above it), or of the
+        constraints yᵀα = 0 and 0 ≤ α ≤ C_i relative to C."""
+        xp = self.xp
+        parts = [xp.max(xp.maximum(xp.maximum(self.lo - self.yf, self.yf - self.hi), 0.0))] if self.n else []
+        members = self.active.members
+        if members.size:
+            parts.append(xp.max(xp.abs(xp.take(self.yf, to_device(members, xp, self.device)) - 1.0)))
+        stationarity = max(scalars(xp, *parts), default=0.0)
+        a = self.alpha
+        feasibility = max(abs(float(self.y_host @ a)), float(np.max(-a, initial=0.0)),
+                          float(np.max(a - self.upper, initial=0.0)))
+        return max(stationarity / self.kkt_scale(), feasibility / self.C)
 
     def refine(self, tol: float = 1e-10) -> float:
         """Repair accumulated round-off (iterative refinement).
 
-        When the margin equations' residual (:meth:`margin_residual`) exceeds ``tol``: refactor
-        𝐌, correct (b, α_M) by one solve with it, and recompute every y f from α with fresh
-        kernel values. Large C makes this necessary: the MID direction C − α_A is then huge
-        and each breakpoint's η ψ carries an error of order ε·C.
+        When the margin equations' residual (:meth:`margin_residual`), relative to
+        :meth:`kkt_scale`, exceeds ``tol``: refactor 𝐌, correct (b, α_M) by one solve with it,
+        and recompute every y f from α with fresh kernel values. Large C makes this necessary:
+        the MID direction C − α_A is then huge and each breakpoint's η ψ carries an error of
+        order ε·C.
 
         Returns
         -------
         residual : float
-            The largest residual before the repair.
+            The largest relative residual before the repair.
         """
         r = self.margin_residual()
-        worst = float(np.abs(r).max())
+        worst = float(np.abs(r).max()) / self.kkt_scale()
         if worst <= tol:
             return worst
-        if self.margin:
+        members = self.active.members
+        if members.size:
             self.factor.refactor()
             delta = self.factor.solve(r)
             self.b += float(delta[0])
-            self.alpha[self.margin] = np.clip(self.alpha[self.margin] + delta[1:], 0.0, self.C)
+            self.alpha[members] = np.clip(self.alpha[members] + delta[1:], 0.0, self.upper[members])
         self.yf = self.margins_from_alpha()
         return worst
 
@@ -320,13 +408,12 @@ class SVCState:
         self.b = b
 
     @classmethod
-    def at_zero(cls, xp, device, X, y, kernel: Kernel, C: float, ridge: float) -> SVCState:
+    def at_zero(cls, xp, device, X, y, kernel: Kernel, C: float, ridge: float, upper=None) -> SVCState:
         """The feasible point α = 0 on the rows (X, y): every point in O, M empty, b = 0.
 
-        SimpleSVM (:mod:`gpath.simple`) starts here and moves this state, in place, to the
-        optimum: its sets S0, Swork, SC are O, M, I, its working-set factor is ``factor`` and
-        its working-set columns are in ``cache``, so the result is a state :meth:`follow` can
-        move on.
+        SimpleSVM (:mod:`gpath._simplesvm`) starts here and moves this state, in place, to the
+        optimum: its sets S0, Swork, SC are O, M, I, its working set is ``active``, so the
+        result is a state :meth:`follow` can move on.
 
         Parameters
         ----------
@@ -339,6 +426,8 @@ class SVCState:
             Box constraint, > 0 (inf: no upper bound).
         ridge : float
             Constant on the diagonal of Q.
+        upper : host array of shape (n_samples,) or None
+            Each point's box C_i (None: C for every point).
         """
         state = cls(xp, device, kernel, C, ridge, X.shape[1])
         n = X.shape[0]
@@ -346,14 +435,18 @@ class SVCState:
         state.X_sq = kernel.row_norms(X)
         state.y_host = to_host(y).astype(np.float64)
         state.yf = xp.zeros(n, dtype=xp.float64, device=device)
-        state.side = xp.ones(n, dtype=xp.float64, device=device)
         state.alpha = np.zeros(n)
+        state.upper = np.full(n, float(C)) if upper is None else np.asarray(upper, dtype=np.float64)
         state.where = np.full(n, O, dtype=np.int8)
-        state.cache = QColumnCache(xp, device, n)
+        inf = float("inf")
+        positive = to_device(state.upper > 0.0, xp, device)
+        state.lo = xp.where(positive, xp.ones(n, dtype=xp.float64, device=device), -inf)
+        state.hi = xp.full(n, inf, dtype=xp.float64, device=device)
+        state.active = ActiveSet(BorderedFactor(), QColumnCache(xp, device, n), state.q_column)
         return state
 
 
-def restored(xp, device, X, y, kernel, C, ridge, alpha, b, where, yf, margin) -> SVCState:
+def restored(xp, device, X, y, kernel, C, ridge, alpha, b, where, yf, margin, upper=None) -> SVCState:
     """The state of a saved model: α, b, sets and margins as saved, the margin set entered in
     its saved (factor) order, which rebuilds the factor and the cached columns.
 
@@ -362,147 +455,143 @@ def restored(xp, device, X, y, kernel, C, ridge, alpha, b, where, yf, margin) ->
     ValueError
         If a margin row is not marked as a margin point.
     """
-    state = SVCState.at_zero(xp, device, X, y, kernel, C, ridge)
-    state.alpha, state.b, state.where = alpha.copy(), float(b), where.astype(np.int8)
+    state = SVCState.at_zero(xp, device, X, y, kernel, C, ridge, upper)
+    state.alpha, state.b = alpha.copy(), float(b)
     state.yf = to_device(yf, xp, device)
-    side = np.where(state.where == O, 1.0, np.where(state.where == I, -1.0, 0.0))
-    state.side = to_device(side, xp, device)
+    for k, code in enumerate(where.tolist()):
+        state.place(k, code)
     for k in margin.tolist():
         if state.where[k] != M:
             raise ValueError(f"corrupt gpath model file: margin row {k} is not in the margin set")
-        slot = state.cache.store(k, state.q_column(k))
-        q = to_host(state.cache.entries(slot, np.append(state.factor.basis, k)))
-        state.factor.insert(k, state.y_host[k], q[:-1], q[-1])
-        state.margin.append(k)
+        state.active.enter(k, state.y_host[k])
     return state
 
 
 class _PathRun:
     """One multi-parametric path: the working variables of :meth:`SVCState.follow`.
 
-    η always runs over [0, 1] for the *remaining* distance: after each breakpoint the
-    directions d_A = C − α_A and d_R = α_R are what is left to move (DESIGN.md pitfalls).
+    η always runs over [0, 1] for the *remaining* distance (DESIGN.md pitfalls). The update's
+    own coefficients move on straight lines, α_A = C_A − r·d_A and α_R = r·d_R with d_A, d_R
+    their distances at the start and r the fraction of the path still ahead, so only r changes
+    per breakpoint; so does u = Q[:, A] d_A − Q[:, R] d_R, whose ψ term is r·u (eq. 11).
     """
 
     def __init__(self, state: SVCState, QA, n_old: int, remove: np.ndarray):
-        self.s = state
+        self.s = s = state
         self.QA = QA
-        xp, C = state.xp, state.C
-        # Points of A already satisfying (1a) go straight to O (section 3.2).
-        a_rows = np.arange(n_old, state.n)
-        yf_a = to_host(state.yf[n_old:]) if a_rows.size else np.zeros(0)
-        to_o = a_rows[yf_a >= 1.0 - _EPS]  # on the margin to round-off: KKT holds at α = 0
-        for k in to_o:
-            self._set_side(int(k), 1.0)
-        state.where[to_o] = O
-        self.a_rows = list(a_rows[yf_a < 1.0 - _EPS])
+        xp = s.xp
+        # Points of A already satisfying (1a) go straight to O (section 3.2), as do points with
+        # an empty box (C_k = 0: α_k = 0 = C_k is all they can be).
+        a_rows = np.arange(n_old, s.n)
+        yf_a = s.engine.gather(s.yf, a_rows)
+        moving = (yf_a < 1.0 - _EPS) & (s.upper[a_rows] > 0.0)
+        for k in a_rows[~moving]:
+            s.place(int(k), O)
+        self.a_rows = a_rows[moving]
         self.a_col = {int(k): j for j, k in enumerate(a_rows)}  # column of QA
         # Points of R leave every set now; those with α = 0 have no influence at all.
-        self.r_rows = [int(k) for k in remove if state.alpha[k] > 0.0]
-        for k in remove:
-            k = int(k)
-            if state.where[k] == M:
-                self._margin_delete(k)
-            state.where[k] = R
-            self._set_side(k, 0.0)
-        self.dA = np.full(len(self.a_rows), C) - state.alpha[self.a_rows]
-        self.dR = state.alpha[self.r_rows].copy()
-        # u = Q[:, A] d_A − Q[:, R] d_R: the part of ψ (eq. 11) that does not involve M.
-        u = xp.zeros(state.n, dtype=xp.float64, device=state.device)
-        if self.a_rows:
-            cols = to_device(np.array([self.a_col[k] for k in self.a_rows]), xp, state.device)
-            u = u + xp.take(QA, cols, axis=1) @ to_device(self.dA, xp, state.device)
-        if self.r_rows:
-            r = np.array(self.r_rows)
-            QR = state.q_block(xp.take(state.X, to_device(r, xp, state.device), axis=0),
-                               xp.take(state.y, to_device(r, xp, state.device)), r)
-            u = u - QR @ to_device(self.dR, xp, state.device)
+        self.r_rows = np.array([k for k in remove if s.alpha[k] > 0.0], dtype=np.int64)
+        for k in remove.tolist():
+            if s.where[k] == M:
+                s.active.leave(k)
+            s.place(k, R)
+        self.dA = s.upper[self.a_rows] - s.alpha[self.a_rows]
+        self.dR = s.alpha[self.r_rows].copy()
+        self.r = 1.0
+        self.delta0 = float(s.y_host[self.a_rows] @ self.dA - s.y_host[self.r_rows] @ self.dR)
+        u = xp.zeros(s.n, dtype=xp.float64, device=s.device)
+        if self.a_rows.size:
+            cols = to_device(np.array([self.a_col[int(k)] for k in self.a_rows]), xp, s.device)
+            u = u + xp.take(QA, cols, axis=1) @ to_device(self.dA, xp, s.device)
+        if self.r_rows.size:
+            r_dev = to_device(self.r_rows, xp, s.device)
+            QR = s.q_block(xp.take(s.X, r_dev, axis=0), xp.take(s.y, r_dev), self.r_rows)
+            u = u - QR @ to_device(self.dR, xp, s.device)
         self.u = u
 
-    # -- small helpers ---------------------------------------------------------
-    def _set_side(self, k: int, value: float) -> None:
-        self.s.side[k] = value
-
-    def _margin_delete(self, k: int) -> None:
-        s = self.s
-        s.factor.delete(s.margin.index(k))
-        s.margin.remove(k)
-        s.cache.release(k)
-
-    def _margin_insert(self, k: int) -> None:
-        """Point k enters M: its Q column goes to the cache and a row/column to 𝐌."""
-        s, xp = self.s, self.s.xp
-        slot = s.cache.lookup(k)
-        if slot is None:
-            col = xp.take(self.QA, to_device(np.array([self.a_col[k]]), xp, s.device), axis=1)[:, 0] \
-                if k in self.a_col else s.q_column(k)
-            slot = s.cache.store(k, col)
-        q = to_host(s.cache.entries(slot, np.append(s.factor.basis, k)))
-        s.factor.insert(k, s.y_host[k], q[:-1], q[-1])
-        s.margin.append(k)
-        s.where[k] = M
-        s.yf[k] = 1.0
-        self._set_side(k, 0.0)
+    # -- events ------------------------------------------------------------------
+    def _a_column(self, k: int):
+        xp, s = self.s.xp, self.s
+        return xp.take(self.QA, to_device(np.array([self.a_col[k]]), xp, s.device), axis=1)[:, 0]
 
     def _leave_a(self, k: int) -> None:
-        """Point k of A stops moving with η: drop its term from u and δ."""
-        j = self.a_rows.index(k)
-        xp, s = self.s.xp, self.s
-        col = xp.take(self.QA, to_device(np.array([self.a_col[k]]), xp, s.device), axis=1)[:, 0]
-        self.u = self.u - float(self.dA[j]) * col
-        del self.a_rows[j]
-        self.dA = np.delete(self.dA, j)
+        """Point k of A reached the margin: α_k stops at its current value, and its term leaves
+        u and δ."""
+        s = self.s
+        j = int(np.flatnonzero(self.a_rows == k)[0])
+        d = float(self.dA[j])
+        s.alpha[k] = s.upper[k] - self.r * d
+        self.u = self.u - d * self._a_column(k)
+        self.delta0 -= s.y_host[k] * d
+        self.a_rows, self.dA = np.delete(self.a_rows, j), np.delete(self.dA, j)
 
-    def _delta(self) -> float:
-        """δ(α) of section 3.3: the change of yᵀα asked for by the remaining path."""
-        yh = self.s.y_host
-        return float(yh[self.a_rows] @ self.dA - yh[self.r_rows] @ self.dR)
+    def _margin_insert(self, k: int) -> None:
+        """Point k enters M (its column from QA if it is being added)."""
+        s = self.s
+        column = None
+        if s.where[k] == A:
+            self._leave_a(k)
+            column = self._a_column(k)
+        s.active.enter(k, s.y_host[k], column)
+        s.place(k, M)
+        s.yf[k] = 1.0
+
+    def _apply(self, event) -> None:
+        s = self.s
+        kind, k, upward = event
+        if kind == "crossing":
+            self._margin_insert(k)
+        else:
+            s.active.leave(k)
+            s.alpha[k] = s.upper[k] if upward else 0.0
+            s.place(k, I if upward else O)
 
     # -- the loop --------------------------------------------------------------
     def run(self) -> int:
-        s, xp, C = self.s, self.s.xp, self.s.C
+        s, C = self.s, self.s.C
+        engine, active = s.engine, s.active
         n_breakpoints = 0
         zero_steps = 0
         max_breakpoints = 50 * (s.n + 10)
-        while self.a_rows or self.r_rows:
+        while self.a_rows.size or self.r_rows.size:
             if n_breakpoints > max_breakpoints or zero_steps > 2 * s.n + 10:
                 raise PathError(
                     f"the path did not finish after {n_breakpoints} breakpoints "
                     f"({zero_steps} of them zero-length in a row): degenerate cycling"
                 )
-            delta = self._delta()
-            if abs(delta) <= _EPS * C * (len(self.a_rows) + len(self.r_rows)):
+            # δ(α) of section 3.3: the change of yᵀα the remaining path asks for.
+            delta = self.r * self.delta0
+            if abs(delta) <= _EPS * C * (self.a_rows.size + self.r_rows.size):
                 delta = 0.0  # round-off of a balanced update: treat it as balanced everywhere
-            if not s.margin and delta != 0.0:
+            members = active.members
+            if not members.size and delta != 0.0:
                 self._enter_empty_margin(delta)
                 n_breakpoints += 1
                 zero_steps += 1
                 continue
             # Direction (eqs. 10–11): [Δb; Δα_M] = η φ and y ⊙ Δf = η ψ.
-            if s.margin:
-                m_dev = to_device(np.array(s.margin), xp, s.device)
-                rhs = np.concatenate([[delta], to_host(xp.take(self.u, m_dev))])
-                phi = -s.factor.solve(rhs)
-                coef = np.zeros(s.cache.capacity)
-                coef[[s.cache.slot_of[k] for k in s.margin]] = phi[1:]
-                psi = float(phi[0]) * s.y + s.cache.matvec(coef) + self.u
+            if members.size:
+                rhs = np.empty(members.size + 1)
+                rhs[0] = delta
+                rhs[1:] = self.r * engine.gather(self.u, members)
+                phi = -active.solve(rhs)
+                alpha_m, upper_m = s.alpha[members], s.upper[members]
+                bound = first_bound_hit(alpha_m, phi[1:], np.zeros(members.size), upper_m, members, C)
+                bound = (bound[0], int(members[bound[1]]) if bound[1] >= 0 else -1, bound[2])
             else:
                 phi = np.zeros(1)
-                psi = self.u
-            eta, event = self._ratio_test(phi, psi)
-            # Move every variable by η (eqs. 3, 4, 10, 11).
-            margin = np.array(s.margin, dtype=np.int64)
-            # Rates below round-off are not events (_ratio_test); clip what they move.
-            s.alpha[margin] = np.clip(s.alpha[margin] + eta * phi[1:], 0.0, C)
-            s.alpha[self.a_rows] += eta * self.dA
-            s.alpha[self.r_rows] -= eta * self.dR
+                bound = (float("inf"), -1, True)
+            crossing = engine.step(s.yf, s.lo, s.hi, s.cache, active.slots, phi[1:], phi[0], s.y, self.r,
+                                   self.u, min(bound[0], 1.0))
+            eta, event = first_event(bound, crossing, 1.0)
+            # Move every variable by η (eqs. 3, 4, 10, 11); y f moved in the engine's pass.
+            if members.size:
+                # Rates below round-off are not events (first_bound_hit); clip what they move.
+                s.alpha[members] = np.clip(alpha_m + eta * phi[1:], 0.0, upper_m)
             s.b += eta * float(phi[0])
-            s.yf = s.yf + eta * psi
-            self.u = (1.0 - eta) * self.u
-            self.dA *= 1.0 - eta
-            self.dR *= 1.0 - eta
+            self.r *= 1.0 - eta
             if event is None:
-                s.alpha[self.a_rows] = C
+                s.alpha[self.a_rows] = s.upper[self.a_rows]
                 s.where[self.a_rows] = I
                 s.alpha[self.r_rows] = 0.0
                 break
@@ -510,40 +599,6 @@ class _PathRun:
             zero_steps = zero_steps + 1 if eta == 0.0 else 0
             self._apply(event)
         return n_breakpoints
-
-    def _ratio_test(self, phi, psi):
-        """Smallest η ∈ [0, 1] at which an inequality of (8)–(9) becomes an equality.
-
-        Returns ``(η, event)`` with ``event = (k, kind)`` (kind "bound0", "boundC" for a margin
-        point, "margin" for a point of O, I or A reaching y f = 1), or ``(1.0, None)``.
-        Ties go to the smallest point index (deterministic, Bland-like).
-        """
-        s, xp, C = self.s, self.s.xp, self.s.C
-        best_eta, best = 1.0, None
-        if s.margin:
-            t, j, up = next_bound_hit(s.alpha[s.margin], phi[1:], np.zeros(len(s.margin)),
-                                      np.full(len(s.margin), C), C)
-            if t < best_eta:
-                best_eta, best = t, (s.margin[j], "boundC" if up else "bound0")
-        # O, I, A: slack side·(y f − 1) ≥ 0 shrinks at rate −side·ψ (device reductions).
-        eta_k, k = next_side_crossing(xp, s.yf, psi, s.side)
-        if eta_k < best_eta or (best is not None and eta_k == best_eta and k < best[0]):
-            best_eta, best = eta_k, (k, "margin")
-        return best_eta, best
-
-    def _apply(self, event) -> None:
-        s, C = self.s, self.s.C
-        k, kind = event
-        if kind == "margin":
-            if s.where[k] == A:
-                self._leave_a(k)
-            self._margin_insert(k)
-        else:
-            self._margin_delete(k)
-            to_o = kind == "bound0"
-            s.alpha[k] = 0.0 if to_o else C
-            s.where[k] = O if to_o else I
-            self._set_side(k, 1.0 if to_o else -1.0)
 
     def _enter_empty_margin(self, delta: float) -> None:
         """Empty margin with δ(α) ≠ 0 (section 3.3): move the bias to the end of its interval
@@ -558,6 +613,4 @@ class _PathRun:
             )
         s.yf = s.yf + s.y * (b_new - s.b)
         s.b = b_new
-        if s.where[k] == A:
-            self._leave_a(k)
         self._margin_insert(k)

@@ -36,8 +36,9 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ._array_api import get_namespace_and_device, to_device, to_host
+from ._array_api import get_namespace_and_device, scalars, to_device
 from ._path import I, M, O, PathError, SVCState
+from ._ratio import first_bound_hit
 from .kernels import Kernel
 from .linalg import SingularMarginError, single_threaded_host_blas
 from .persistence import record
@@ -192,7 +193,7 @@ def simple_svm(X, y, kernel: Kernel, C: float, ridge: float, *, loss="hinge", to
             f"SimpleSVM did not finish after {cap} iterations (largest KKT violation "
             f"{violation:.3g}): degenerate cycling"
         )
-    if loss == "hinge" and not np.isfinite(upper) and state.margin:
+    if loss == "hinge" and not np.isfinite(upper) and state.active.size:
         run.check_separated()
     stats = SimpleStats(
         n_iter=run.n_iter,
@@ -200,7 +201,7 @@ def simple_svm(X, y, kernel: Kernel, C: float, ridge: float, *, loss="hinge", to
         n_kernel_evaluations=n * state.cache.n_columns_computed + run.n_other_evaluations,
         n_columns=state.cache.n_columns_computed,
         init_pair=pair,
-        working_set_size=len(state.margin),
+        working_set_size=state.active.size,
         max_violation=violation,
         converged=status == "converged",
         time=time.perf_counter() - start,
@@ -210,14 +211,17 @@ def simple_svm(X, y, kernel: Kernel, C: float, ridge: float, *, loss="hinge", to
 
 
 class _SimpleRun:
-    """The working variables of one SimpleSVM run on ``state`` (moved in place)."""
+    """The working variables of one SimpleSVM run on ``state`` (moved in place).
+
+    SC's share of the margins, ``uC = Σ_{k∈SC} U_k H[:, k]`` (device), and of the equality
+    constraint, ``Σ_{k∈SC} y_k U_k``, change by one cached column when a variable enters or
+    leaves SC."""
 
     def __init__(self, state: SVCState, tol_margin: float, max_iter: int, rng):
         s = self.s = state
-        self.U = s.C
-        self.uC = s.xp.zeros(s.n, dtype=s.xp.float64, device=s.device)  # H[:, SC] 1
+        self.uC = s.xp.zeros(s.n, dtype=s.xp.float64, device=s.device)
         self.n_upper = 0  # |SC|
-        self.sum_y_upper = 0.0  # y_SCᵀ 1 (an integer)
+        self.sum_y_upper = 0.0  # Σ_{SC} y_k U_k
         self.h_max = 0.0  # largest H_kk of a point that entered Swork
         self.tol_margin = min(_EXACT, tol_margin)
         self.max_iter = max_iter
@@ -242,11 +246,12 @@ class _SimpleRun:
         best, pair = inf, None
         for _ in range(s.n):
             # Q[i, k] = −K(x_i, x_k) for points of opposite classes.
-            d = xp.where(is_pos, diag + 2.0 * self._column(i_neg), inf)
-            i_pos = int(xp.argmin(d))
+            d_pos = xp.where(is_pos, diag + 2.0 * self._column(i_neg), inf)
+            i_pos = int(scalars(xp, xp.argmin(d_pos))[0])
             d = xp.where(is_pos, inf, diag + 2.0 * self._column(i_pos))
-            i_new = int(xp.argmin(d))
-            dist = float(d[i_new]) + float(diag[i_pos])
+            i_new = xp.argmin(d)
+            i_new, d_new, diag_pos = scalars(xp, i_new, xp.min(d), diag[i_pos])
+            i_new, dist = int(i_new), d_new + diag_pos
             if dist >= best:
                 break
             best, pair = dist, (i_pos, i_new)
@@ -265,7 +270,7 @@ class _SimpleRun:
         k = s.kernel
         d = k.paired(Xp, Xp) + k.paired(Xm, Xm) - 2.0 * k.paired(Xp, Xm)
         self.n_other_evaluations += 3 * _N_RANDOM_PAIRS
-        j = int(xp.argmin(d))
+        j = int(scalars(xp, xp.argmin(d))[0])
         return int(p[j]), int(m[j])
 
     def _column(self, k: int):
@@ -281,16 +286,16 @@ class _SimpleRun:
     def run(self, pair) -> tuple[str, float]:
         """Iterate from the pair to the optimum; return the status ("converged", "max_iter"
         or "stalled") and the largest KKT violation left (units of y f)."""
-        s, xp = self.s, self.s.xp
+        s = self.s
         entering = list(pair)
         while True:
             for k in entering:
                 self._enter(k)
             self.n_iter += 1
             self._solve_and_move(entering[0] if len(entering) == 1 else None)
-            self._refresh_yf()
+            k, violation = self._refresh_yf()
             threshold = self._threshold()
-            if not s.margin:
+            if not s.active.size:
                 (lo, i_lo), (hi, i_hi) = s.bias_interval()
                 violation = max(0.5 * (lo - hi), 0.0)
                 if violation <= threshold:
@@ -299,9 +304,6 @@ class _SimpleRun:
                 # violating pair is a feasible descent direction (as SMO's working pair).
                 entering = [i_lo, i_hi]
             else:
-                viol = xp.maximum(-s.side * (s.yf - 1.0), 0.0)
-                k = int(xp.argmax(viol))
-                violation = float(viol[k])
                 if violation <= threshold:
                     return self._finish(threshold)
                 entering = [k]
@@ -311,7 +313,7 @@ class _SimpleRun:
 
     def _finish(self, threshold: float) -> tuple[str, float]:
         s = self.s
-        if not s.margin:
+        if not s.active.size:
             s._center_bias()
         self._restore_stalled()
         violation = self._max_violation()
@@ -324,42 +326,40 @@ class _SimpleRun:
         put and the objective falls at rate |g_k|: move along it to the first bound and
         try again (or stop there, if k itself reaches its other bound)."""
         s = self.s
-        slot = s.cache.lookup(k)
-        if slot is None:
-            slot = s.cache.store(k, s.q_column(k))
-        col = s.cache.column(slot)
+        col = self._column(k)
         sign = 1.0
-        if s.where[k] == I:  # leaves SC: its share of H[:, SC] 1 goes
-            self.uC = self.uC - col
-            self.n_upper -= 1
-            self.sum_y_upper -= s.y_host[k]
+        if s.where[k] == I:  # leaves SC: its share of uC goes
+            self._upper_share(k, col, -1.0)
             sign = -1.0
         while True:
-            q = to_host(s.cache.entries(slot, np.append(s.factor.basis, k)))
             try:
-                s.factor.insert(k, s.y_host[k], q[:-1], q[-1])
+                h_kk = s.active.enter(k, s.y_host[k])
             except SingularMarginError:
                 if self._null_step(k, sign, col):
                     return
                 continue
-            s.margin.append(k)
-            s.where[k] = M
-            s.side[k] = 0.0
-            self.h_max = max(self.h_max, float(q[-1]))
+            s.place(k, M)
+            self.h_max = max(self.h_max, h_kk)
             return
+
+    def _upper_share(self, k: int, col, sign: float) -> None:
+        """Add (sign +1) or remove (−1) k's share U_k H[:, k] of uC."""
+        s = self.s
+        u_k = float(s.upper[k])
+        self.uC = self.uC + (sign * u_k) * col
+        self.n_upper += int(sign)
+        self.sum_y_upper += sign * s.y_host[k] * u_k
 
     def _null_step(self, k: int, sign: float, col) -> bool:
         """Move along the null direction of the singular 𝐌 with k; True if k hit its bound."""
-        s, xp = self.s, self.s.xp
-        W = np.array(s.margin, dtype=np.int64)
-        q_kW = to_host(xp.take(col, to_device(W, xp, s.device)))
-        z = s.factor.solve(np.concatenate([[s.y_host[k]], q_kW]))
+        s = self.s
+        W = s.active.members.copy()
+        q_kW = s.engine.gather(col, W)
+        z = s.active.solve(np.concatenate([[s.y_host[k]], q_kW]))
         dW = -sign * z[1:]
         a_k = s.alpha[k]
-        ratio = np.append(self._ratios(s.alpha[W], dW), (self.U - a_k) if sign > 0 else a_k)
         idx = np.append(W, k)
-        j = self._first(ratio, idx)
-        t = ratio[j]
+        t, j, _ = first_bound_hit(s.alpha[idx], np.append(dW, sign), np.zeros(idx.size), s.upper[idx], idx, 0.0)
         if not np.isfinite(t):
             raise NotSeparableError(
                 "C=inf (hard margin): the training data are not separable in the kernel's "
@@ -367,7 +367,7 @@ class _SimpleRun:
                 f"with point {k} cancels in feature space); use a finite C or "
                 "loss='squared_hinge'"
             )
-        s.alpha[W] = np.clip(s.alpha[W] + t * dW, 0.0, self.U)
+        s.alpha[W] = np.clip(s.alpha[W] + t * dW, 0.0, s.upper[W])
         s.alpha[k] = a_k + sign * t
         if idx[j] == k:
             self._to_bound(k, sign > 0, col)
@@ -378,91 +378,65 @@ class _SimpleRun:
     def _solve_and_move(self, entering) -> None:
         """Solve the working-set problem (eq. 4) and move toward its solution, dropping the
         first variable to hit a bound and solving again, until the solution is in the box."""
-        s, xp = self.s, self.s.xp
+        s = self.s
         first = True
-        while s.margin:
-            W = np.array(s.margin, dtype=np.int64)
+        while s.active.size:
+            W = s.active.members.copy()
             rhs = np.ones(W.size + 1)
-            rhs[0] = 0.0
+            rhs[0] = -self.sum_y_upper
             if self.n_upper:
-                rhs[0] = -self.U * self.sum_y_upper
-                rhs[1:] -= self.U * to_host(xp.take(self.uC, to_device(W, xp, s.device)))
-            sol = s.factor.solve(rhs)
-            a_W = s.alpha[W]
+                rhs[1:] -= s.engine.gather(self.uC, W)
+            sol = s.active.solve(rhs)
+            a_W, u_W = s.alpha[W], s.upper[W]
             d = sol[1:] - a_W
-            ratio = self._ratios(a_W, d)
-            j = self._first(ratio, W)
-            t = ratio[j]
+            t, j, up = first_bound_hit(a_W, d, np.zeros(W.size), u_W, W, 0.0)
             if t >= 1.0:
-                s.alpha[W] = sol[1:]
+                s.alpha[W] = np.clip(sol[1:], 0.0, u_W)
                 s.b = float(sol[0])
                 break
-            s.alpha[W] = np.clip(a_W + t * d, 0.0, self.U)
+            s.alpha[W] = np.clip(a_W + t * d, 0.0, u_W)
             k = int(W[j])
-            self._leave(k, d[j] > 0)
+            self._leave(k, up)
             if t > 0.0:
                 self._restore_stalled()
             elif first and k == entering:
                 # k entered and left at once: its violation is round-off (the exact step
                 # moves an entering variable into the box). Skip it until something moves.
                 self.stalled.append(k)
-                s.side[k] = 0.0
+                s.lo[k], s.hi[k] = -np.inf, np.inf
             first = False
-        if len(s.margin) == 1:
+        if s.active.size == 1:
             # A lone working variable is pinned by yᵀα = 0 to a multiple of U: a bound.
-            k = s.margin[0]
-            self._leave(k, s.alpha[k] > 0.5 * self.U, count=False)
-
-    def _ratios(self, a, d) -> np.ndarray:
-        """Step to the box for each variable at ``a`` moving along ``d`` (inf: never)."""
-        with np.errstate(divide="ignore", invalid="ignore"):
-            to_0 = np.where(d < 0, a / -d, np.inf)
-            to_u = np.where(d > 0, (self.U - a) / d, np.inf)
-        return np.maximum(np.minimum(to_0, to_u), 0.0)
-
-    @staticmethod
-    def _first(ratio, idx) -> int:
-        """Position of the smallest ratio; ties go to the smallest point index (Bland)."""
-        return int(np.lexsort((idx, ratio))[0])
+            k = int(s.active.members[0])
+            self._leave(k, s.alpha[k] > 0.5 * s.upper[k], count=False)
 
     def _leave(self, k: int, upper: bool, count: bool = True) -> None:
         s = self.s
-        s.factor.delete(s.margin.index(k))
-        s.margin.remove(k)
+        s.active.leave(k)
         self._to_bound(k, upper, s.cache.column(s.cache.slot_of[k]))
         self.n_bound_steps += count
 
     def _to_bound(self, k: int, upper: bool, col) -> None:
-        """Put k at α = U (SC) or α = 0 (S0) and free its cache slot (the column stays)."""
+        """Put k at α = U_k (SC) or α = 0 (S0) (its column stays cached)."""
         s = self.s
+        s.alpha[k] = s.upper[k] if upper else 0.0
+        s.place(k, I if upper else O)
         if upper:
-            s.alpha[k], s.where[k] = self.U, I
-            s.side[k] = -1.0
-            self.uC = self.uC + col
-            self.n_upper += 1
-            self.sum_y_upper += s.y_host[k]
-        else:
-            s.alpha[k], s.where[k] = 0.0, O
-            s.side[k] = 1.0
-        s.cache.release(k)
+            self._upper_share(k, col, 1.0)
 
     def _restore_stalled(self) -> None:
         for k in self.stalled:
-            self.s.side[k] = 1.0 if self.s.where[k] == O else -1.0
+            self.s.place(k, self.s.where[k])
         self.stalled.clear()
 
     # ------------------------------------------------------------------ margins and checks
-    def _refresh_yf(self) -> None:
-        """y f = H[:, W] α_W + U·H[:, SC] 1 + y b, on the device, from α itself."""
+    def _refresh_yf(self) -> tuple[int, float]:
+        """y f = H[:, W] α_W + uC + y b, on the device, from α itself (one pass), and the most
+        violating point outside Swork with its violation (units of y f)."""
         s = self.s
-        yf = s.b * s.y
-        if s.margin:
-            coef = np.zeros(s.cache.capacity)
-            coef[[s.cache.slot_of[k] for k in s.margin]] = s.alpha[s.margin]
-            yf = yf + s.cache.matvec(coef)
-        if self.n_upper:
-            yf = yf + self.U * self.uC
-        s.yf = yf
+        W = s.active.members
+        return s.engine.margins(s.yf, s.lo, s.hi, s.cache, s.active.slots, s.alpha[W], s.b, s.y, 1.0,
+                                self.uC if self.n_upper else None)
 
     def _threshold(self) -> float:
         s = self.s
@@ -471,18 +445,19 @@ class _SimpleRun:
 
     def _max_violation(self) -> float:
         s, xp = self.s, self.s.xp
-        viol = float(xp.max(xp.maximum(-s.side * (s.yf - 1.0), 0.0)))
-        if s.margin:
-            m = to_device(np.array(s.margin, dtype=np.int64), xp, s.device)
-            viol = max(viol, float(xp.max(xp.abs(xp.take(s.yf, m) - 1.0))))
-        return viol
+        outside = xp.max(xp.maximum(xp.maximum(s.lo - s.yf, s.yf - s.hi), 0.0))
+        W = s.active.members
+        if not W.size:
+            return scalars(xp, outside)[0]
+        on = xp.max(xp.abs(xp.take(s.yf, to_device(W, xp, s.device)) - 1.0))
+        return max(scalars(xp, outside, on))
 
     def check_separated(self) -> None:
         """Hard margin with ridge > 0: the points are separated in the feature space of
         K + ridge·I always; they are separated with K iff every y_i f(x_i) > 0, where
         y_i f(x_i) = 1 − ridge·α_i on Swork (y f ≥ 1 on S0)."""
         s = self.s
-        W = np.array(s.margin, dtype=np.int64)
+        W = s.active.members
         j = int(np.argmax(s.alpha[W]))
         margin_k = 1.0 - s.ridge * s.alpha[W[j]]
         if margin_k <= 0.0:

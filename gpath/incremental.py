@@ -154,13 +154,13 @@ class IncrementalSVC(BinarySVC):
         state, simple = simple_svm(X, ys, kernel, params["C"], params["ridge"],
                                    random_state=np.random.RandomState(0))
         state.release_bounded_margin()
-        state.cache.compact()
+        state.active.compact()
         state.cache = state.cache.with_spare_rows()  # room for the first updates
         state.cache.max_columns = max_columns(params["cache_size"], X.shape[0])
         state.cache.check_limit()
         state.refine()
         self._check_state(state)
-        stats = PathStats(simple.n_iter, X.shape[0], 0, time.perf_counter() - start, len(state.margin))
+        stats = PathStats(simple.n_iter, X.shape[0], 0, time.perf_counter() - start, state.active.size)
         self._commit(self._attributes(state, classes, kernel, np.arange(X.shape[0], dtype=np.int64), X.shape[0],
                                       stats))
         return self
@@ -273,7 +273,7 @@ class IncrementalSVC(BinarySVC):
             state.refine()
             self._check_state(state)
             ids = np.concatenate([np.delete(self.sample_ids_, rows), new_ids])
-            stats = PathStats(n_bp, m, len(rows), time.perf_counter() - start, len(state.margin))
+            stats = PathStats(n_bp, m, len(rows), time.perf_counter() - start, state.active.size)
             attrs = self._attributes(state, self.classes_, self.kernel_, ids, self._next_id + m, stats)
         self._commit(attrs)
         return self
@@ -289,19 +289,16 @@ class IncrementalSVC(BinarySVC):
         }
 
     def _check_state(self, state: SVCState) -> None:
-        """Cheap check of the maintained margins against the KKT conditions (units of y f)."""
-        xp, tol = state.xp, check_positive(self.tol, "tol")
-        viol = float(xp.max(state.side * (1.0 - state.yf))) if state.n else 0.0
-        if state.margin:
-            m_dev = to_device(np.array(state.margin), xp, state.device)
-            viol = max(viol, float(xp.max(xp.abs(xp.take(state.yf, m_dev) - 1.0))))
-        a = state.alpha
-        feas = max(abs(float(state.y_host @ a)), float(np.max(-a, initial=0)), float(np.max(a - state.C, initial=0)))
-        viol = max(viol, feas / state.C)
+        """The maintained margins must satisfy the KKT conditions to ``tol``, relative to the
+        scale of y f (:meth:`gpath._path.SVCState.kkt_violation`)."""
+        tol = check_positive(self.tol, "tol")
+        viol = state.kkt_violation()
         if viol > tol:
             raise PathError(
-                f"the path ended with a KKT violation of {viol:.3g} > tol={tol:g}; "
-                "the model is unchanged"
+                f"the path ended with a KKT violation of {viol:.3g} (relative to the scale of y f, "
+                f"{state.kkt_scale():.3g}) > tol={tol:g}; the model is unchanged. The margin system is "
+                f"too ill-conditioned for float64 at C={state.C:g}: raise ridge (e.g. ridge=1e-4), "
+                f"lower C, or standardize the features"
             )
 
     def _attributes(self, state, classes, kernel, ids, next_id, stats) -> dict:
@@ -350,7 +347,7 @@ class IncrementalSVC(BinarySVC):
             "last_update": self.last_update_.__dict__,
         }
         arrays = dict(X=to_host(s.X), y=s.y_host, alpha=s.alpha, yf=to_host(s.yf), where=s.where,
-                      margin=np.array(s.margin, dtype=np.int64), ids=self.sample_ids_, classes=classes)
+                      margin=s.margin.astype(np.int64), ids=self.sample_ids_, classes=classes)
         return meta, arrays
 
     @classmethod

@@ -116,6 +116,16 @@ class Kernel:
         dist *= -self.gamma
         return xp.exp(dist)
 
+    def diagonal(self, X, X_sq=None):
+        """The kernel diagonal ``k(x_i, x_i)``, shape (n,), in the namespace of X (``X_sq``:
+        :meth:`row_norms` of X, if the caller keeps it)."""
+        xp, device = get_namespace_and_device(X)
+        if self.kind == "rbf":
+            return xp.full(X.shape[0], 1.0 + self.offset, dtype=xp.float64, device=device)
+        sq = self.row_norms(X) if X_sq is None else X_sq
+        k = sq if self.kind == "linear" else (self.gamma * sq + self.coef0) ** self.degree
+        return k + self.offset if self.offset else k
+
     def paired(self, X1, X2):
         """Kernel values of matching rows, ``k(X1[i], X2[i])``: one value per row.
 

@@ -14,19 +14,22 @@ How it is factored, and why:
   when 𝐌 is nonsingular (Q is positive semidefinite), and [[0, yᵀ], [y, Q̃]] has the same
   solution for the right-hand side [r₀; r + ρ r₀ y], because yᵀx = r₀. So the factor is a
   Cholesky factor Q̃ = RᵀR, without the explicit orthogonal matrix of a QR factor; the border
-  is one scalar Schur complement, yᵀQ̃⁻¹y.
+  is one scalar Schur complement, yᵀQ̃⁻¹y, through g = R⁻ᵀy.
 - A point entering M appends one column to R: one triangular solve, O(|M|²).
-- A point leaving M removes its row and column from R. Its row r held a share of the Gram
-  matrix of the later columns, so the trailing block R₃₃ becomes the Cholesky factor of
-  R₃₃ᵀR₃₃ + r rᵀ: a rank-one update (never a downdate: stable), made by SciPy's
-  Givens-rotation QR row insertion (:func:`scipy.linalg.qr_insert`) of rᵀ into R₃₃: O(t²)
-  for a trailing block of size t.
+- A point leaving M removes its column from R, which leaves the trailing rows upper
+  Hessenberg; Givens rotations of neighbouring rows restore the triangle (and rotate g along):
+  O(t²) for t trailing columns, an orthogonal update (stable, never a downdate).
 - ρ is the largest diagonal entry of Q_MM (1 if they are all zero), chosen anew at every
   refactorization.
 - A solve is two triangular solves and one scalar: O(|M|²).
 
 Q_MM itself is kept beside the factor: each solve checks its residual against it, and a factor
 that has drifted is recomputed (O(|M|³)) before the answer is used.
+
+R is stored by rows (C order) in arrays of spare capacity, so that a delete shifts and rotates
+contiguous rows in place and both triangular solves run along rows; the per-breakpoint work
+(insert, delete, solve with its residual check) is compiled with Numba, one call each, so a
+breakpoint pays no per-operation interpreter or SciPy overhead.
 
 These host matrices are small (|M| + 1 square), and the path alternates between them and the
 n × |M| product. A multi-threaded BLAS wastes more on waking and spinning its threads for
@@ -38,17 +41,25 @@ through threadpoolctl), leaving NumPy's (the product on the CPU) as it is.
 from __future__ import annotations
 
 import functools
+import math
 import os
 
 import numpy as np
 import scipy
-import scipy.linalg as sla
-from scipy.linalg.blas import dtrsv
+from numba import njit
 from threadpoolctl import ThreadpoolController
+
+from ._blas import dsymv, dtrsv_upper
 
 __all__ = ["BorderedFactor", "SingularMarginError", "single_threaded_host_blas"]
 
 _SCIPY_DIR = os.path.dirname(os.path.dirname(os.path.abspath(scipy.__file__)))
+
+# A new Cholesky pivot d² below this fraction of the diagonal may be round-off of an exact
+# zero: the singular values of 𝐌 then decide (an SVD, rare).
+_TINY_PIVOT = 1e-8
+# A solve whose relative residual exceeds this refactors first.
+_MAX_RESIDUAL = 1e-11
 
 
 @functools.cache
@@ -59,16 +70,6 @@ def _scipy_blas():
     paths = [lib.filepath for lib in controller.lib_controllers
              if lib.user_api == "blas" and os.path.abspath(lib.filepath).startswith(os.path.join(_SCIPY_DIR, "scipy"))]
     return controller.select(filepath=paths) if paths else None
-
-
-def _solve_r(r, b):
-    """R⁻¹ b for the upper triangular R (Fortran order: BLAS reads it in place)."""
-    return dtrsv(r, b, lower=0, trans=0)
-
-
-def _solve_rt(r, b):
-    """R⁻ᵀ b."""
-    return dtrsv(r, b, lower=0, trans=1)
 
 
 def single_threaded_host_blas(func):
@@ -89,6 +90,123 @@ class SingularMarginError(np.linalg.LinAlgError):
     """The bordered margin matrix became singular (duplicate margin points with ``ridge=0``)."""
 
 
+# ---------------------------------------------------------------------- compiled kernels
+@njit(cache=True)
+def _insert(R, Q, y, g, qs, m, rho, q_kB, q_kk, y_k, bordered, r):
+    """Append point k as row/column m of R (Q row/column ``qs[m]``), unless its pivot is tiny.
+    Returns the squared pivot d² and whether the point went in (False: nothing was written)."""
+    for i in range(m):
+        r[i] = q_kB[i] + rho * y_k * y[i]
+    dtrsv_upper(R, m, r, True)
+    top = q_kk + rho
+    rr = 0.0
+    for i in range(m):
+        rr += r[i] * r[i]
+        top = max(top, R[i, i] * R[i, i])
+    d2 = q_kk + rho - rr
+    if d2 <= _TINY_PIVOT * top:
+        return d2, False
+    d = math.sqrt(d2)
+    s = qs[m]
+    for i in range(m):
+        R[i, m] = r[i]
+        R[m, i] = 0.0
+        Q[s, qs[i]] = q_kB[i]
+        Q[qs[i], s] = q_kB[i]
+    R[m, m] = d
+    Q[s, s] = q_kk
+    y[m] = y_k
+    if bordered:
+        gy = 0.0
+        for i in range(m):
+            gy += r[i] * g[i]
+        g[m] = (y_k - gy) / d
+    return d2, True
+
+
+@njit(cache=True, fastmath=True)
+def _delete(R, Q, y, g, basis, qs, m, k, buf):
+    """Remove position k of m. Column k leaves R: rows 0..k shift their later entries left;
+    rows k+1.. are then upper Hessenberg, and the rotation of rows (j, j + 1) that restores the
+    triangle reads row j + 1 one column to the right, so it shifts that row as it goes (one pass
+    per row, while it is in cache). g is rotated along; Q's row and column (by slot) are zeroed."""
+    n = m - 1 - k
+    for i in range(k + 1):
+        row = R[i]
+        for c in range(n):
+            buf[c] = row[k + 1 + c]
+        for c in range(n):
+            row[k + c] = buf[c]
+        row[m - 1] = 0.0
+    for j in range(k, m - 1):
+        rj, rn = R[j], R[j + 1]
+        a, b = rj[j], rn[j + 1]
+        h = math.hypot(a, b)
+        cs, sn = (a / h, b / h) if h > 0.0 else (1.0, 0.0)
+        for c in range(j, m - 1):
+            u, v = rj[c], rn[c + 1]
+            rj[c] = cs * u + sn * v
+            rn[c] = cs * v - sn * u
+        rn[m - 1] = 0.0
+        u, v = g[j], g[j + 1]
+        g[j] = cs * u + sn * v
+        g[j + 1] = cs * v - sn * u
+    g[m - 1] = 0.0
+    s = qs[k]
+    for i in range(Q.shape[0]):
+        Q[s, i] = 0.0
+        Q[i, s] = 0.0
+    for i in range(k, m - 1):
+        y[i] = y[i + 1]
+        basis[i] = basis[i + 1]
+        qs[i] = qs[i + 1]
+    qs[m - 1] = s
+
+
+@njit(cache=True)
+def _solve(R, Q, y, g, qs, top, m, rho, rhs, x, xs, work, bordered, scale):
+    """x = 𝐌⁻¹ rhs (border first); returns the relative residual max |𝐌x − rhs| / (scale·max|x| +
+    max|rhs|). With the border: [[0, yᵀ], [y, Q̃]] [b; x] = [r₀; r + ρ r₀ y], so x = R⁻¹(z − b g)
+    with z = R⁻ᵀ(r + ρ r₀ y) and b = (gᵀz − r₀) / gᵀg. The residual reads Q by slot (``xs``:
+    x scattered to the slots, 0 on free ones)."""
+    o = 1 if bordered else 0
+    r0 = rhs[0] if bordered else 0.0
+    z = x[o:]
+    for i in range(m):
+        z[i] = rhs[o + i] + rho * r0 * y[i]
+    dtrsv_upper(R, m, z, True)
+    if bordered:
+        gz, gg = 0.0, 0.0
+        for i in range(m):
+            gz += g[i] * z[i]
+            gg += g[i] * g[i]
+        b = (gz - r0) / gg
+        for i in range(m):
+            z[i] -= b * g[i]
+        x[0] = b
+    dtrsv_upper(R, m, z, False)
+    for i in range(top):
+        xs[i] = 0.0
+    for i in range(m):
+        xs[qs[i]] = z[i]
+    dsymv(Q, top, xs, work)
+    worst, big_x, big_rhs, yz = 0.0, 0.0, 0.0, 0.0
+    for i in range(m):
+        res = work[qs[i]] - rhs[o + i]
+        if bordered:
+            res += x[0] * y[i]
+            yz += y[i] * z[i]
+        worst = max(worst, abs(res))
+    if bordered:
+        worst = max(worst, abs(yz - rhs[0]))
+    for i in range(m + o):
+        big_x = max(big_x, abs(x[i]))
+        big_rhs = max(big_rhs, abs(rhs[i]))
+    denom = scale * big_x + big_rhs
+    return worst / denom if denom > 0.0 else 0.0
+
+
+# ---------------------------------------------------------------------- the factor
 class BorderedFactor:
     """Cholesky factor of the shifted 𝐌 = [[0, yᵀ], [y, Q]] for the current margin set.
 
@@ -106,41 +224,101 @@ class BorderedFactor:
         Whether 𝐌 has the border row and column of the equality constraint yᵀα = 0.
     """
 
+    _ARRAYS = ("_r", "_q", "_y", "_g", "_basis", "_qs", "_work", "_xs", "_buf")
+
     def __init__(self, rcond: float = 1e-13, bordered: bool = True):
         self.rcond, self.bordered = rcond, bordered
-        self.basis = np.zeros(0, dtype=np.int64)  # the caller's id of each margin point
-        self._q = np.zeros((0, 0))  # Q_MM (unshifted), capacity-doubled
-        self._y = np.zeros(0)  # y_M (ones without the border)
+        self.m = 0
+        self._top = 0  # Q slots in use or freed: rows/columns 0..top-1 of _q
+        self._r = None
+        self._reserve(16)
         self._rho = 0.0  # shift of Q̃ = Q + ρ y yᵀ
-        self._r = np.zeros((0, 0))  # upper Cholesky factor of Q̃_MM
-        self._g = np.zeros(0)  # R⁻ᵀ y_M
         self._scale = 0.0  # an upper bound of max |𝐌_ij|, for the residual check
+
+    def _reserve(self, capacity: int) -> None:
+        """Arrays for at least ``capacity`` margin points (keeping the current ones).
+
+        R, y, g, basis are in factor order; Q_MM is kept by *slot* (``_qs[i]``: the slot of the
+        i-th point; a point keeps its slot while it is in M, a freed slot's row and column are
+        zero), so that a delete moves no O(|M|²) block of Q."""
+        old = self._r
+        if old is not None and old.shape[0] >= capacity:
+            return
+        cap = max(16, capacity, 2 * (0 if old is None else old.shape[0]))
+        m, top = self.m, self._top
+        arrays = dict(_r=np.zeros((cap, cap)), _q=np.zeros((cap, cap)), _y=np.zeros(cap), _g=np.zeros(cap),
+                      _basis=np.zeros(cap, dtype=np.int64), _qs=np.arange(cap, dtype=np.int64),
+                      _work=np.zeros(cap + 1), _xs=np.zeros(cap), _buf=np.zeros(cap))
+        if old is not None:
+            arrays["_r"][:m, :m], arrays["_q"][:top, :top] = self._r[:m, :m], self._q[:top, :top]
+            for name in ("_y", "_g", "_basis"):
+                arrays[name][:m] = getattr(self, name)[:m]
+            arrays["_qs"][:m] = self._qs[:m]
+            free = np.setdiff1d(np.arange(cap), self._qs[:m])  # the spare slots, lowest first
+            arrays["_qs"][m:] = free[: cap - m]
+        self.__dict__.update(arrays)
+
+    def _next_slot(self) -> int:
+        """Give position m the lowest free Q slot (slots stay dense: the residual reads 0..top)."""
+        m = self.m
+        free = self._qs[m:]
+        j = int(np.argmin(free))
+        self._qs[m], self._qs[m + j] = free[j], self._qs[m]
+        self._top = max(self._top, int(self._qs[m]) + 1)
+        return int(self._qs[m])
 
     # ------------------------------------------------------------------ views
     @property
     def size(self) -> int:
         """Number of margin points |M|."""
-        return self.basis.size
+        return self.m
+
+    @property
+    def basis(self) -> np.ndarray:
+        """The caller's id of each margin point, in factor order (a view: copy to keep it)."""
+        return self._basis[: self.m]
+
+    def _q_mm(self) -> np.ndarray:
+        """Q_MM in factor order (a new array)."""
+        qs = self._qs[: self.m]
+        return self._q[np.ix_(qs, qs)]
 
     @property
     def matrix(self) -> np.ndarray:
         """𝐌 in factor order (a new array: |M| + 1 square, or |M| without the border)."""
-        m = self.size
+        m = self.m
         if not self.bordered:
-            return self._q[:m, :m].copy()
+            return self._q_mm()
         big = np.zeros((m + 1, m + 1))
-        big[0, 1:] = big[1:, 0] = self._y
-        big[1:, 1:] = self._q[:m, :m]
+        big[0, 1:] = big[1:, 0] = self._y[:m]
+        big[1:, 1:] = self._q_mm()
         return big
 
     def copy(self) -> BorderedFactor:
         """An independent copy (the path is transactional: it works on a copy)."""
         new = object.__new__(BorderedFactor)
         new.__dict__.update(self.__dict__)
-        m = self.size
-        new.basis, new._q, new._y = self.basis.copy(), self._q[:m, :m].copy(), self._y.copy()
-        new._r, new._g = self._r.copy(order="F"), self._g.copy()
+        for name in self._ARRAYS:
+            setattr(new, name, getattr(self, name).copy())
         return new
+
+    def __getstate__(self):
+        # Pickles hold the used part only, in factor order (the capacity is rebuilt on load).
+        m = self.m
+        state = {k: v for k, v in self.__dict__.items() if k not in self._ARRAYS}
+        state.update(_r=self._r[:m, :m].copy(), _q=self._q_mm(), _y=self._y[:m].copy(), _g=self._g[:m].copy(),
+                     _basis=self._basis[:m].copy())
+        return state
+
+    def __setstate__(self, state):
+        m = state["m"]
+        small = {name: state.pop(name) for name in ("_r", "_q", "_y", "_g", "_basis")}
+        self.__dict__.update(state)
+        self.m, self._top, self._r = 0, 0, None
+        self._reserve(m + 1)
+        self.m, self._top = m, m
+        self._r[:m, :m], self._q[:m, :m] = small["_r"], small["_q"]
+        self._y[:m], self._g[:m], self._basis[:m] = small["_y"], small["_g"], small["_basis"]
 
     # ------------------------------------------------------------------ changes
     def insert(self, point: int, y_k, q_kB: np.ndarray, q_kk: float) -> None:
@@ -162,54 +340,50 @@ class BorderedFactor:
         SingularMarginError
             If 𝐌 with the new point is numerically singular; the factor is left unchanged.
         """
-        m = self.size
+        m = self.m
+        self._reserve(m + 1)
         y_k = float(y_k) if self.bordered else 1.0
-        q_kB = np.asarray(q_kB, dtype=np.float64)
+        q_kB = np.ascontiguousarray(q_kB, dtype=np.float64)
+        q_kk = float(q_kk)
         rho = self._rho if m else self._shift(np.array([q_kk]))
-        shifted = q_kB + rho * y_k * self._y
-        r = _solve_rt(self._r, shifted) if m else shifted
-        d2 = q_kk + rho - float(r @ r)
-        top = max(q_kk + rho, float(np.max(np.diag(self._r) ** 2)) if m else 0.0)
-        if d2 <= 1e-8 * top:
-            # A pivot this small may be round-off of an exact zero: the singular values decide.
-            if self._singular_with(y_k, q_kB, q_kk):
-                raise SingularMarginError(
-                    f"the margin matrix became singular when a point entered the margin set "
-                    f"(|M| = {m + 1}, squared pivot {d2:.3g}): duplicate margin points, or with "
-                    f"ridge = 0 margin points whose kernel columns are linearly dependent; use "
-                    f"ridge > 0"
-                )
-            # 𝐌 is nonsingular but the updated factor would be inaccurate: factor it anew.
-            scale = self._scale
-            self._append(point, y_k, q_kB, q_kk)
-            try:
-                self.refactor()
-            except SingularMarginError:
-                self.basis, self._y, self._scale = self.basis[:m], self._y[:m], scale
-                raise
+        top = self._top
+        self._next_slot()
+        d2, ok = _insert(self._r, self._q, self._y, self._g, self._qs, m, rho, q_kB, q_kk, y_k, self.bordered,
+                         self._work)
+        if not ok:
+            self._top = top
+            self._insert_tiny_pivot(point, y_k, q_kB, q_kk, d2)
             return
-        self._append(point, y_k, q_kB, q_kk)
-        d = np.sqrt(d2)
-        grown = np.zeros((m + 1, m + 1), order="F")
-        grown[:m, :m] = self._r
-        grown[:m, m] = r
-        grown[m, m] = d
-        self._r, self._rho = grown, rho
-        if self.bordered:
-            self._g = np.append(self._g, (y_k - r @ self._g) / d)  # a new last row of R⁻ᵀ y
-
-    def _append(self, point, y_k, q_kB, q_kk) -> None:
-        """Append the point to Q_MM, y_M and the basis (not to R)."""
-        m = self.size
-        if m == self._q.shape[0]:  # Q_MM is capacity-doubled: appending is O(|M|)
-            q = np.zeros((max(16, 2 * m), max(16, 2 * m)))
-            q[:m, :m] = self._q[:m, :m]
-            self._q = q
-        self._q[m, :m] = self._q[:m, m] = q_kB
-        self._q[m, m] = q_kk
-        self._y = np.append(self._y, y_k)
-        self.basis = np.append(self.basis, np.int64(point))
+        self._basis[m] = point
+        self.m, self._rho = m + 1, rho
         self._scale = max(self._scale, float(np.abs(q_kB).max(initial=abs(q_kk))), 1.0 if self.bordered else 0.0)
+
+    def _insert_tiny_pivot(self, point, y_k, q_kB, q_kk, d2) -> None:
+        """A pivot this small may be round-off of an exact zero: the singular values decide."""
+        m = self.m
+        if self._singular_with(y_k, q_kB, q_kk):
+            raise SingularMarginError(
+                f"the margin matrix became singular when a point entered the margin set "
+                f"(|M| = {m + 1}, squared pivot {d2:.3g}): duplicate margin points, or with "
+                f"ridge = 0 margin points whose kernel columns are linearly dependent; use "
+                f"ridge > 0"
+            )
+        # 𝐌 is nonsingular but the updated factor would be inaccurate: factor it anew.
+        top, scale = self._top, self._scale
+        slot = self._next_slot()
+        qs = self._qs[:m]
+        self._q[slot, qs] = self._q[qs, slot] = q_kB
+        self._q[slot, slot] = q_kk
+        self._y[m], self._basis[m] = y_k, point
+        self.m = m + 1
+        self._scale = max(scale, float(np.abs(q_kB).max(initial=abs(q_kk))), 1.0 if self.bordered else 0.0)
+        try:
+            self.refactor()
+        except SingularMarginError:
+            self.m, self._top, self._scale = m, top, scale
+            self._q[slot, :] = 0.0
+            self._q[:, slot] = 0.0
+            raise
 
     def _shift(self, diagonal: np.ndarray) -> float:
         """ρ: the scale of Q's diagonal (so that ρ y yᵀ neither vanishes next to Q nor swamps
@@ -234,28 +408,20 @@ class BorderedFactor:
         return bool(sv[-1] <= self.rcond * sv[0])
 
     def delete(self, k: int) -> None:
-        """Remove the k-th margin point (0-based, in factor order)."""
-        m = self.size
+        """Remove the k-th margin point (0-based, in factor order).
+
+        Raises
+        ------
+        IndexError
+            If k is not a position of the margin set.
+        """
+        m = self.m
         if not 0 <= k < m:
             raise IndexError(f"margin position {k} out of range for |M| = {m}")
-        R = self._r
-        r = np.zeros((m - 1, m - 1), order="F")  # R without row and column k
-        r[:k, :k], r[:k, k:] = R[:k, :k], R[:k, k + 1 :]
-        t = m - 1 - k
-        if t:
-            # Row k held a share r of the Gram matrix of the later columns: the trailing block
-            # is the Cholesky factor of R₃₃ᵀR₃₃ + r rᵀ, made by Givens rotations of r into R₃₃.
-            _, r33 = sla.qr_insert(np.eye(t), R[k + 1 :, k + 1 :], R[k, k + 1 :], t, which="row",
-                                   check_finite=False)
-            r[k:, k:] = r33[:t]
-        self._r = r
-        keep = np.delete(np.arange(m), k)
-        q = self._q
-        q[k : m - 1, :m] = q[k + 1 : m, :m].copy()
-        q[:m, k : m - 1] = q[:m, k + 1 : m].copy()
-        self._y, self.basis = self._y[keep], self.basis[keep]
-        if self.bordered:
-            self._g = _solve_rt(r, self._y) if m > 1 else np.zeros(0)
+        _delete(self._r, self._q, self._y, self._g, self._basis, self._qs, m, k, self._buf)
+        self.m = m - 1
+        if self.m == 0:
+            self._top = 0
 
     def refactor(self) -> None:
         """Factor Q̃_MM afresh, ρ chosen anew (O(|M|³); repairs accumulated round-off).
@@ -265,23 +431,24 @@ class BorderedFactor:
         SingularMarginError
             If Q̃_MM is not numerically positive definite (the factor is left unchanged).
         """
-        m = self.size
+        m = self.m
         if not m:
             return
-        q = self._q[:m, :m]
+        q, y = self._q_mm(), self._y[:m]
         rho = self._shift(np.diag(q))
         try:
-            r = np.asfortranarray(sla.cholesky(q + rho * np.outer(self._y, self._y), lower=False,
-                                               check_finite=False))
+            lower = np.linalg.cholesky(q + rho * np.outer(y, y))
         except np.linalg.LinAlgError as exc:
             raise SingularMarginError(f"the margin matrix is numerically singular (|M| = {m})") from exc
-        self._r, self._rho = r, rho
+        self._r[:m, :m] = lower.T
+        self._rho = rho
         if self.bordered:
-            self._g = _solve_rt(r, self._y)
+            self._g[:m] = y
+            dtrsv_upper(self._r, m, self._g, True)
 
     def renumber(self, new_index: np.ndarray) -> None:
         """Map the point ids through ``new_index`` (old id -> new id)."""
-        self.basis = new_index[self.basis].astype(np.int64)
+        self._basis[: self.m] = new_index[self._basis[: self.m]]
 
     # ------------------------------------------------------------------ solve
     def solve(self, rhs: np.ndarray) -> np.ndarray:
@@ -301,36 +468,17 @@ class BorderedFactor:
         SingularMarginError
             If the margin set is empty (𝐌 = [[0]] has no inverse).
         """
-        if not self.size:
+        m = self.m
+        if not m:
             if not self.bordered:
                 return np.zeros(0)
             raise SingularMarginError("the margin set is empty: 𝐌 = [[0]] is singular")
-        rhs = np.asarray(rhs, dtype=np.float64)
-        x = self._solve(rhs)
+        rhs = np.ascontiguousarray(rhs, dtype=np.float64)
+        x = np.empty_like(rhs)
         # Updates keep R exact only to round-off; check, and repair if needed.
-        if self._residual(x, rhs) > 1e-11:
+        args = (self._r, self._q, self._y, self._g, self._qs, self._top, m, self._rho, rhs, x, self._xs,
+                self._work, self.bordered, self._scale)
+        if _solve(*args) > _MAX_RESIDUAL:
             self.refactor()
-            x = self._solve(rhs)
+            _solve(*args)
         return x
-
-    def _solve(self, rhs):
-        """[[0, yᵀ], [y, Q̃]] [b; x] = [r₀; r + ρ r₀ y]: x = R⁻¹(z − b g) with z = R⁻ᵀ(r + ρ r₀ y)
-        and b from yᵀx = r₀, i.e. b = (gᵀz − r₀) / gᵀg."""
-        if not self.bordered:
-            return _solve_r(self._r, _solve_rt(self._r, rhs))
-        r0, g = rhs[0], self._g
-        z = _solve_rt(self._r, rhs[1:] + self._rho * r0 * self._y)
-        b = (float(g @ z) - r0) / float(g @ g)
-        x = _solve_r(self._r, z - b * g)
-        return np.concatenate([[b], x])
-
-    def _residual(self, x, rhs) -> float:
-        """max |𝐌 x − rhs|, relative to the sizes of 𝐌, x and rhs."""
-        m = self.size
-        if self.bordered:
-            res = self._q[:m, :m] @ x[1:] + x[0] * self._y - rhs[1:]
-            res = np.append(res, float(self._y @ x[1:]) - rhs[0])
-        else:
-            res = self._q[:m, :m] @ x - rhs
-        scale = self._scale * np.abs(x).max() + np.abs(rhs).max()
-        return float(np.abs(res).max() / scale) if scale > 0 else 0.0

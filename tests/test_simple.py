@@ -203,7 +203,7 @@ def test_closest_pair_is_mutually_nearest_and_init_does_not_change_the_model():
 def test_solution_is_a_path_state():
     # simple_svm leaves a state the incremental path can move on: its factor holds exactly
     # [[0, y_Mᵀ], [y_M, Q_MM]] in margin order, its cache the columns Q[:, M], its margins y f
-    # the fresh values, its side codes the sets.
+    # the fresh values, its levels the sets (O above 1, I below 1, M unbounded).
     from gpath._path import I, M, O
     from gpath._simplesvm import simple_svm
     from gpath.kernels import Kernel
@@ -223,9 +223,13 @@ def test_solution_is_a_path_state():
         np.testing.assert_allclose(to_host(state.cache.column(state.cache.slot_of[k])), Q[:, k], atol=1e-12)
     np.testing.assert_allclose(to_host(state.yf), Q @ state.alpha + y_pm * state.b, atol=1e-12)
     np.testing.assert_array_equal(state.where == M, np.isin(np.arange(len(y)), m))
-    side = to_host(state.side)
-    np.testing.assert_array_equal(side[state.where == O], 1.0)
-    np.testing.assert_array_equal(side[state.where == I], -1.0)
+    lo, hi = to_host(state.lo), to_host(state.hi)
+    np.testing.assert_array_equal(lo[state.where == O], 1.0)
+    np.testing.assert_array_equal(hi[state.where == O], np.inf)
+    np.testing.assert_array_equal(lo[state.where == I], -np.inf)
+    np.testing.assert_array_equal(hi[state.where == I], 1.0)
+    np.testing.assert_array_equal(lo[state.where == M], -np.inf)
+    np.testing.assert_array_equal(hi[state.where == M], np.inf)
     assert np.all(state.alpha[state.where == I] == 1.0) and np.all(state.alpha[state.where == O] == 0.0)
 
 

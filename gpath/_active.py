@@ -1,0 +1,149 @@
+"""The active set of a path: the one place where points enter and leave it.
+
+Every algorithm of gpath keeps a set of points whose coefficients are free (MID's margin set
+M, SimpleSVM's working set, the kink path's points at a kink). Entering and leaving it always
+means the same three things, kept together here:
+
+- the points in factor order (the factor's basis) and the cache slot of each one's column,
+  so that ``Q[:, S] φ`` reads the cached columns by slot;
+- the factor of the set's matrix (:class:`gpath.linalg.BorderedFactor`, host): a new row and
+  column from the cached column's entries, or a row and column removed;
+- the device cache of the columns (:class:`gpath.cache.QColumnCache`): a point that comes back
+  while its column is still cached costs no kernel evaluation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._array_api import to_host
+from .linalg import SingularMarginError
+
+__all__ = ["ActiveSet"]
+
+
+class ActiveSet:
+    """Points of the active set, the factor of their matrix, and their cached columns.
+
+    Parameters
+    ----------
+    factor : BorderedFactor
+        Empty, or holding exactly the points of ``slots``' owners (its basis).
+    cache : QColumnCache
+    column : callable or None
+        ``column(k)`` -> device array of shape (n,): Q[:, k], for a point whose column is not
+        cached (set by the owner of the set; not pickled).
+    slots : ndarray of shape (|S|,), int, or None
+        Cache slot of each point of a non-empty ``factor``, in factor order.
+    """
+
+    def __init__(self, factor, cache, column=None, slots=None):
+        self.factor, self.cache, self.column = factor, cache, column
+        self._slots = np.zeros(max(16, 2 * factor.size), dtype=np.int64)
+        if slots is not None:
+            self._slots[: len(slots)] = slots
+
+    def __getstate__(self):
+        return {**self.__dict__, "column": None}
+
+    # ------------------------------------------------------------------ views
+    @property
+    def size(self) -> int:
+        """|S|."""
+        return self.factor.size
+
+    @property
+    def members(self) -> np.ndarray:
+        """The points, in factor order (a view: copy it to keep it)."""
+        return self.factor.basis
+
+    @property
+    def slots(self) -> np.ndarray:
+        """The cache slot of each point, in factor order (a view)."""
+        return self._slots[: self.factor.size]
+
+    def position(self, k: int) -> int:
+        """Position of point k in factor order.
+
+        Raises
+        ------
+        KeyError
+            If k is not in the set.
+        """
+        hit = np.flatnonzero(self.members == k)
+        if hit.size == 0:
+            raise KeyError(f"point {k} is not in the active set")
+        return int(hit[0])
+
+    def copy(self, cache, column=None) -> ActiveSet:
+        """An independent copy of the set on ``cache`` (a cache derived from this one's)."""
+        return ActiveSet(self.factor.copy(), cache, column, self.slots.copy())
+
+    # ------------------------------------------------------------------ changes
+    def enter(self, k: int, label, column=None) -> float:
+        """Point k joins the set: its column (cached, ``column`` if given, else computed) and one
+        row and column of the factor.
+
+        Parameters
+        ----------
+        k : int
+        label : float or None
+            y_k (±1) for a bordered factor; None without the border.
+        column : device array of shape (n,) or None
+            Q[:, k] when the caller has it already (e.g. a point being added).
+
+        Returns
+        -------
+        q_kk : float
+            The new diagonal entry Q[k, k].
+
+        Raises
+        ------
+        SingularMarginError
+            If the set's matrix would become singular; the set is unchanged (the column stays
+            cached for a later attempt).
+        """
+        cache = self.cache
+        slot = cache.lookup(k)
+        if slot is None:
+            slot = cache.store(k, self.column(k) if column is None else column)
+        q = to_host(cache.entries(slot, np.append(self.members, k)))
+        try:
+            self.factor.insert(k, label, q[:-1], q[-1])
+        except SingularMarginError:
+            cache.release(k)
+            raise
+        m = self.factor.size
+        if m > self._slots.shape[0]:
+            self._slots = np.concatenate([self._slots, np.zeros(self._slots.shape[0], dtype=np.int64)])
+        self._slots[m - 1] = slot
+        return float(q[-1])
+
+    def leave(self, k: int) -> None:
+        """Point k leaves the set (its column stays cached until the slot is reused).
+
+        Raises
+        ------
+        KeyError
+            If k is not in the set.
+        """
+        j = self.position(k)
+        m = self.factor.size
+        self.factor.delete(j)
+        self._slots[j : m - 1] = self._slots[j + 1 : m].copy()
+        self.cache.release(k)
+
+    def solve(self, rhs: np.ndarray) -> np.ndarray:
+        """The factor's solve (see :meth:`gpath.linalg.BorderedFactor.solve`)."""
+        return self.factor.solve(rhs)
+
+    def compact(self) -> None:
+        """Compact the cache (:meth:`gpath.cache.QColumnCache.compact`) and follow its slots."""
+        self.cache.compact()
+        slot_of = self.cache.slot_of
+        self._slots[: self.size] = [slot_of[int(k)] for k in self.members]
+
+    def renumber(self, new_index: np.ndarray) -> None:
+        """Map the point ids through ``new_index`` (old -> new; the set's points must survive)."""
+        self.factor.renumber(new_index)
+        self.cache.renumber(new_index)

@@ -1,0 +1,261 @@
+"""The n-sized work of a breakpoint, one implementation per kind of array.
+
+Every path algorithm in gpath moves along segments on which all margins are affine:
+
+    ψ = a·v + Q[:, S] φ + c·u          (S: the active set, columns from the device cache)
+
+(MID: a = Δb, v = y, c·u the update's own columns, eq. 11 of Karasuyama & Takeuchi 2009;
+SimpleSVM: a = b, c·u = U·Q[:, SC]1, section 2; the kink path: a = 0, u the driver, eq. 27 of
+Suzumura et al. 2015). A breakpoint needs ψ once, the first t at which some ``z + t ψ``
+reaches a level ``lo`` or ``hi`` (the ratio test), and the move ``z += t ψ``. SimpleSVM
+instead needs ``z = ψ`` itself and the largest violation of ``lo ≤ z ≤ hi``.
+
+- :class:`Engine` does this with array-API calls in any namespace: the readable reference,
+  and the oracle the compiled versions are tested against.
+- :class:`NumbaEngine` (NumPy arrays) does each in one compiled pass over n, without n-sized
+  temporaries and without interpreter calls between its steps.
+
+Each returns a few host numbers per call; ``z`` is moved in place.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ._array_api import to_device, to_host
+from ._ratio import EPS
+
+__all__ = ["Engine", "NumbaEngine", "engine_for"]
+
+
+class Engine:
+    """The generic (array-API) engine.
+
+    Parameters
+    ----------
+    xp : namespace
+    device : device
+    """
+
+    name = "generic"
+
+    def __init__(self, xp, device):
+        self.xp, self.device = xp, device
+
+    def __getstate__(self):
+        return {"xp": self.xp.__name__, "device": self.device}
+
+    def __setstate__(self, state):
+        from ._array_api import namespace_by_name
+
+        self.__init__(namespace_by_name(state["xp"]), state["device"])
+
+    # ------------------------------------------------------------------ helpers
+    def _psi(self, cache, slots, phi, a, v, c, u):
+        """ψ = a·v + Q[:, slots] φ + c·u (device, shape (n,))."""
+        coef = np.zeros(cache.capacity)
+        coef[slots] = phi
+        psi = cache.matvec(coef)
+        if v is not None and a != 0.0:
+            psi = psi + float(a) * v
+        if u is not None and c != 0.0:
+            psi = psi + float(c) * u
+        return psi
+
+    def gather(self, values, idx) -> np.ndarray:
+        """``values[idx]`` on the host (device vector, host int indices): one small copy."""
+        if idx.size == 0:
+            return np.zeros(0)
+        return to_host(self.xp.take(values, to_device(idx, self.xp, self.device)))
+
+    # ------------------------------------------------------------------ the passes
+    def step(self, z, lo, hi, cache, slots, phi, a, v, c, u, limit):
+        """The ratio test over the points and the move of their margins.
+
+        Parameters
+        ----------
+        z, lo, hi : device arrays of shape (n,)
+            Margins and the levels below and above each (±inf where none, and for the active
+            points). ``z`` is moved in place by ``min(t, limit) · ψ``.
+        cache : QColumnCache
+        slots : host int array of shape (m,)
+            Cache slots of the active points' columns.
+        phi : host array of shape (m,)
+            Their rates.
+        a, c : float
+        v, u : device arrays of shape (n,) or None
+        limit : float
+            How far the segment may go (from the host part of the ratio test).
+
+        Returns
+        -------
+        t : float
+            The first crossing (``inf`` if none; slack already below zero counts as 0); rates
+            below ``EPS · max(max |ψ|, 1)`` are round-off and never cross.
+        k : int
+            The point that crosses first (the smallest index among ties; -1 if none).
+        upward : bool
+            True if it crosses ``hi``.
+        """
+        xp = self.xp
+        if z.shape[0] == 0:
+            return math.inf, -1, True
+        psi = self._psi(cache, slots, phi, a, v, c, u)
+        tiny = EPS * xp.maximum(xp.max(xp.abs(psi)), 1.0)
+        up, down = psi > tiny, psi < -tiny
+        inf = xp.asarray(math.inf, dtype=z.dtype, device=self.device)
+        t_up = xp.where(up, xp.maximum(hi - z, 0.0) / xp.where(up, psi, 1.0), inf)
+        t_down = xp.where(down, xp.maximum(z - lo, 0.0) / xp.where(down, -psi, 1.0), inf)
+        t = xp.minimum(t_up, t_down)
+        k = xp.reshape(xp.argmin(t), (1,))
+        picked = xp.concat([xp.take(t, k), xp.astype(k, t.dtype), xp.astype(xp.take(up, k), t.dtype)])
+        t_k, k_f, up_f = (float(x) for x in to_host(picked))
+        move = min(t_k, float(limit))
+        if move > 0.0:
+            z += move * psi
+        if t_k == math.inf:
+            return math.inf, -1, True
+        return t_k, int(k_f), bool(up_f)
+
+    def margins(self, z, lo, hi, cache, slots, coef, a, v, c, u):
+        """``z[:] = a·v + Q[:, slots] coef + c·u`` and the largest violation of lo ≤ z ≤ hi.
+
+        Returns
+        -------
+        k : int
+            The most violating point (the smallest index among ties).
+        violation : float
+            ``max(lo_k − z_k, z_k − hi_k, 0)``.
+        """
+        xp = self.xp
+        z[...] = self._psi(cache, slots, coef, a, v, c, u)
+        viol = xp.maximum(xp.maximum(lo - z, z - hi), 0.0)
+        k = xp.reshape(xp.argmax(viol), (1,))
+        picked = xp.concat([xp.take(viol, k), xp.astype(k, viol.dtype)])
+        v_k, k_f = (float(x) for x in to_host(picked))
+        return int(k_f), v_k
+
+
+class NumbaEngine(Engine):
+    """Each pass of :class:`Engine` as one compiled loop over n (NumPy arrays only)."""
+
+    name = "numba"
+
+    def __init__(self, xp, device):
+        super().__init__(xp, device)
+        self._buffers = {}
+
+    def _work(self, n: int, cache):
+        """Two reusable host buffers: ψ (n) and the product in buffer order (cache rows)."""
+        size = (n, cache.data.shape[1])
+        if self._buffers.get("size") != size:
+            self._buffers = {"size": size, "psi": np.empty(n), "prod": np.empty(size[1])}
+        return self._buffers["psi"], self._buffers["prod"]
+
+    def gather(self, values, idx) -> np.ndarray:
+        return values[idx]
+
+    def step(self, z, lo, hi, cache, slots, phi, a, v, c, u, limit):
+        if z.shape[0] == 0:
+            return math.inf, -1, True
+        psi, prod = self._work(z.shape[0], cache)
+        t, k, up = _step(z, lo, hi, cache.data, cache.top, _rows(cache), np.ascontiguousarray(slots),
+                         np.ascontiguousarray(phi, dtype=np.float64), float(a), _vec(v), float(c), _vec(u),
+                         float(limit), prod, psi)
+        return t, k, up
+
+    def margins(self, z, lo, hi, cache, slots, coef, a, v, c, u):
+        _, prod = self._work(z.shape[0], cache)
+        return _margins(z, lo, hi, cache.data, cache.top, _rows(cache), np.ascontiguousarray(slots),
+                        np.ascontiguousarray(coef, dtype=np.float64), float(a), _vec(v), float(c), _vec(u), prod)
+
+
+_EMPTY_F = np.zeros(0)
+_EMPTY_I = np.zeros(0, dtype=np.int64)
+
+
+def _vec(x):
+    return _EMPTY_F if x is None else x
+
+
+def _rows(cache):
+    """The cache's buffer row of each training row (empty: the identity)."""
+    return _EMPTY_I if cache.rows_host is None else cache.rows_host
+
+
+@njit(cache=True)
+def _combine(data, top, rows, slots, phi, a, v, c, u, prod, out):
+    """out = a·v + Q[:, slots] φ + c·u: the product in buffer order, four columns a pass (so
+    that ``prod`` is read and written once per four columns), then one pass over n."""
+    for i in range(top):
+        prod[i] = 0.0
+    m = slots.shape[0]
+    j = 0
+    while j + 4 <= m:
+        c0, c1, c2, c3 = data[slots[j]], data[slots[j + 1]], data[slots[j + 2]], data[slots[j + 3]]
+        f0, f1, f2, f3 = phi[j], phi[j + 1], phi[j + 2], phi[j + 3]
+        for i in range(top):
+            prod[i] += f0 * c0[i] + f1 * c1[i] + f2 * c2[i] + f3 * c3[i]
+        j += 4
+    while j < m:
+        col, f = data[slots[j]], phi[j]
+        for i in range(top):
+            prod[i] += f * col[i]
+        j += 1
+    n = out.shape[0]
+    has_v, has_u, identity = v.shape[0] > 0 and a != 0.0, u.shape[0] > 0 and c != 0.0, rows.shape[0] == 0
+    big = 0.0
+    for i in range(n):
+        p = prod[i] if identity else prod[rows[i]]
+        if has_v:
+            p += a * v[i]
+        if has_u:
+            p += c * u[i]
+        out[i] = p
+        big = max(big, abs(p))
+    return big
+
+
+@njit(cache=True)
+def _step(z, lo, hi, data, top, rows, slots, phi, a, v, c, u, limit, prod, psi):
+    big = _combine(data, top, rows, slots, phi, a, v, c, u, prod, psi)
+    tiny = EPS * max(big, 1.0)
+    best, k, up = math.inf, -1, True
+    for i in range(z.shape[0]):
+        p = psi[i]
+        if p > tiny:
+            t = max(hi[i] - z[i], 0.0) / p
+        elif p < -tiny:
+            t = max(z[i] - lo[i], 0.0) / -p
+        else:
+            continue
+        if t < best:
+            best, k, up = t, i, p > 0.0
+    move = min(best, limit)
+    if move > 0.0:
+        for i in range(z.shape[0]):
+            z[i] += move * psi[i]
+    return best, k, up
+
+
+@njit(cache=True)
+def _margins(z, lo, hi, data, top, rows, slots, coef, a, v, c, u, prod):
+    _combine(data, top, rows, slots, coef, a, v, c, u, prod, z)
+    worst, k = 0.0, 0
+    for i in range(z.shape[0]):
+        viol = max(lo[i] - z[i], z[i] - hi[i], 0.0)
+        if viol > worst:
+            worst, k = viol, i
+    return k, worst
+
+
+def engine_for(xp, device):
+    """The engine for arrays of namespace ``xp`` on ``device``: compiled for NumPy, the
+    generic one otherwise."""
+    name = getattr(xp, "__name__", "")
+    if name in ("numpy", "array_api_compat.numpy"):
+        return NumbaEngine(xp, device)
+    return Engine(xp, device)
