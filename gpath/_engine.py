@@ -27,6 +27,7 @@ from numba import njit
 
 from ._array_api import to_device, to_host
 from ._ratio import EPS
+from .kernels import q_columns
 
 __all__ = ["Engine", "NumbaEngine", "engine_for"]
 
@@ -70,6 +71,12 @@ class Engine:
         if idx.size == 0:
             return np.zeros(0)
         return to_host(self.xp.take(values, to_device(idx, self.xp, self.device)))
+
+    def q_column(self, kernel, X, k: int, y=None, ridge: float = 0.0):
+        """Column k of Q = diag(y) K diag(y) + ridge·I on the rows X (a new device array (n,));
+        y None: Q = K + ridge·I (regression)."""
+        y_k = None if y is None else y[k : k + 1]
+        return q_columns(kernel, X, X[k : k + 1, :], np.array([k]), ridge, y, y_k)[:, 0]
 
     # ------------------------------------------------------------------ the passes
     def step(self, z, lo, hi, cache, slots, phi, a, v, c, u, limit):
@@ -158,6 +165,12 @@ class NumbaEngine(Engine):
     def gather(self, values, idx) -> np.ndarray:
         return values[idx]
 
+    def q_column(self, kernel, X, k: int, y=None, ridge: float = 0.0):
+        out = np.empty(X.shape[0])
+        _q_column(X, k, _KINDS[kernel.kind], kernel.gamma, float(kernel.degree), kernel.coef0, kernel.offset,
+                  _vec(y), ridge, out)
+        return out
+
     def step(self, z, lo, hi, cache, slots, phi, a, v, c, u, limit):
         if z.shape[0] == 0:
             return math.inf, -1, True
@@ -184,6 +197,34 @@ def _vec(x):
 def _rows(cache):
     """The cache's buffer row of each training row (empty: the identity)."""
     return _EMPTY_I if cache.rows_host is None else cache.rows_host
+
+
+_KINDS = {"rbf": 0, "linear": 1, "poly": 2}
+
+
+@njit(cache=True)
+def _q_column(X, k, kind, gamma, degree, coef0, offset, y, ridge, out):
+    """Q[:, k] in one pass over X; RBF from the differences x_i − x_k themselves (no
+    cancellation however far the data sit from the origin)."""
+    n, d = X.shape
+    x = X[k]
+    for i in range(n):
+        row = X[i]
+        acc = 0.0
+        if kind == 0:
+            for j in range(d):
+                t = row[j] - x[j]
+                acc += t * t
+            value = math.exp(-gamma * acc)
+        else:
+            for j in range(d):
+                acc += row[j] * x[j]
+            value = acc if kind == 1 else (gamma * acc + coef0) ** degree
+        value += offset
+        if y.shape[0] > 0:
+            value *= y[i] * y[k]
+        out[i] = value
+    out[k] += ridge
 
 
 @njit(cache=True)

@@ -106,7 +106,6 @@ class KinkPath:
     def __init__(self, xp, device, X, y, kernel, C, ridge):
         self.xp, self.device = xp, device
         self.X, self.y, self.kernel = X, y, kernel
-        self.X_sq = kernel.row_norms(X)
         self.C, self.ridge = float(C), float(ridge)
         n = X.shape[0]
         self.n = n
@@ -176,11 +175,11 @@ class KinkPath:
             part_dev = to_device(part, xp, self.device)
             X_cols = xp.take(self.X, part_dev, axis=0)
             y_cols = None if self.y is None else xp.take(self.y, part_dev)
-            yield part, q_columns(self.kernel, self.X, X_cols, part, self.ridge, self.y, y_cols, self.X_sq)
+            yield part, q_columns(self.kernel, self.X, X_cols, part, self.ridge, self.y, y_cols)
 
     def _new_column(self, k: int):
         self.cache.n_columns_computed += 1
-        return next(self.columns(np.array([k])))[1][:, 0]
+        return self.engine.q_column(self.kernel, self.X, k, self.y, self.ridge)
 
     def column(self, k: int):
         """``Q[:, k]``: from the cache if the point's column is still there."""

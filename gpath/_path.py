@@ -86,8 +86,8 @@ class SVCState:
 
     Attributes
     ----------
-    X, X_sq, y, yf, lo, hi : device arrays
-        Training rows (n, d), their squared norms, labels ±1, margins y f (ridge included),
+    X, y, yf, lo, hi : device arrays
+        Training rows (n, d), labels ±1, margins y f (ridge included),
         and the levels of each point's set (module docstring).
     y_host, alpha, upper : ndarray of shape (n,)
         Labels, dual coefficients and each point's box C_i (host).
@@ -105,7 +105,6 @@ class SVCState:
         self.kernel, self.C, self.ridge = kernel, float(C), float(ridge)
         f64 = xp.float64
         self.X = xp.zeros((0, n_features), dtype=f64, device=device)
-        self.X_sq = xp.zeros(0, dtype=f64, device=device)  # kernel.row_norms(X), kept with X
         self.y = xp.zeros(0, dtype=f64, device=device)
         self.yf = xp.zeros(0, dtype=f64, device=device)
         self.lo = xp.zeros(0, dtype=f64, device=device)
@@ -166,13 +165,12 @@ class SVCState:
     def q_block(self, X_cols, y_cols, col_rows: np.ndarray):
         """Columns ``Q[:, cols]`` (n × k, device) for points with inputs ``X_cols`` (k × d),
         labels ``y_cols`` (device, ±1) and row indices ``col_rows`` (host; -1 if not a row)."""
-        return q_columns(self.kernel, self.X, X_cols, col_rows, self.ridge, self.y, y_cols, self.X_sq)
+        return q_columns(self.kernel, self.X, X_cols, col_rows, self.ridge, self.y, y_cols)
 
     def q_column(self, k: int):
         """Column ``Q[:, k]`` (device, shape (n,)) for training point k."""
-        cols = self.q_block(self.X[k : k + 1, :], self.y[k : k + 1], np.array([k]))
         self.cache.n_columns_computed += 1
-        return cols[:, 0]
+        return self.engine.q_column(self.kernel, self.X, k, self.y, self.ridge)
 
     # ------------------------------------------------------------------ copies
     def _extended(self, X_add, y_add, upper_add) -> tuple[SVCState, object]:
@@ -184,7 +182,6 @@ class SVCState:
         m = X_add.shape[0]
         n_old = self.n
         new.X = xp.concat([self.X, X_add], axis=0)
-        new.X_sq = xp.concat([self.X_sq, self.kernel.row_norms(X_add)])
         new.y = xp.concat([self.y, y_add], axis=0)
         new.y_host = np.concatenate([self.y_host, to_host(y_add)])
         new.alpha = np.concatenate([self.alpha, np.zeros(m)])
@@ -216,7 +213,7 @@ class SVCState:
         """Keep the points ``keep`` (host int array of row indices), in that order."""
         xp = self.xp
         keep_dev = to_device(keep, xp, self.device)
-        for name in ("X", "X_sq", "y", "yf", "lo", "hi"):
+        for name in ("X", "y", "yf", "lo", "hi"):
             setattr(self, name, xp.take(getattr(self, name), keep_dev, axis=0))
         new_index = np.full(self.n, -1, dtype=np.int64)
         new_index[keep] = np.arange(keep.shape[0])
@@ -335,7 +332,7 @@ class SVCState:
         y_i f(x_i), and so the scale of its round-off. Needs no kernel evaluation."""
         if self.n == 0:
             return 1.0
-        q_max = scalars(self.xp, self.xp.max(self.kernel.diagonal(self.X, self.X_sq)))[0] + self.ridge
+        q_max = scalars(self.xp, self.xp.max(self.kernel.diagonal(self.X)))[0] + self.ridge
         return 1.0 + q_max * float(np.sum(self.alpha))
 
     def kkt_violation(self) -> float:
@@ -389,7 +386,7 @@ class SVCState:
             part = sv[start : start + 2048]
             part_dev = to_device(part, xp, self.device)
             coef = to_device(self.y_host[part] * self.alpha[part], xp, self.device)
-            yf = yf + self.y * (self.kernel(self.X, xp.take(self.X, part_dev, axis=0), self.X_sq) @ coef)
+            yf = yf + self.y * (self.kernel(self.X, xp.take(self.X, part_dev, axis=0)) @ coef)
         return yf
 
     def _center_bias(self) -> None:
@@ -432,7 +429,6 @@ class SVCState:
         state = cls(xp, device, kernel, C, ridge, X.shape[1])
         n = X.shape[0]
         state.X, state.y = X, y
-        state.X_sq = kernel.row_norms(X)
         state.y_host = to_host(y).astype(np.float64)
         state.yf = xp.zeros(n, dtype=xp.float64, device=device)
         state.alpha = np.zeros(n)

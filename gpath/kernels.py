@@ -11,7 +11,7 @@ from numbers import Real
 
 import numpy as np
 
-from ._array_api import get_namespace_and_device, to_device
+from ._array_api import get_namespace_and_device, scalars, to_device
 
 __all__ = ["KERNELS", "Kernel", "q_columns"]
 
@@ -84,45 +84,28 @@ class Kernel:
             raise ValueError(f"coef0 must be a real number; got {coef0!r}")
         return cls(kernel, gamma_value, int(degree), float(coef0))
 
-    def __call__(self, X1, X2, X1_sq=None):
-        """Kernel block K(X1, X2) of shape (n1, n2), in the namespace and on the device of X1.
-
-        ``X1_sq`` (shape (n1,)), if given, is :meth:`row_norms` of X1, kept by a caller that
-        asks for many blocks of the same X1 (it spares the RBF kernel a pass over X1).
-        """
-        block = self._block(X1, X2, X1_sq)
+    def __call__(self, X1, X2):
+        """Kernel block K(X1, X2) of shape (n1, n2), in the namespace and on the device of X1."""
+        block = self._block(X1, X2)
         if self.offset:
             block += self.offset
         return block
 
-    def row_norms(self, X):
-        """Squared Euclidean norms of the rows of X, shape (n,): what ``X1_sq`` takes."""
-        xp, _ = get_namespace_and_device(X)
-        return xp.vecdot(X, X)
-
-    def _block(self, X1, X2, X1_sq=None):
+    def _block(self, X1, X2):
         xp, _ = get_namespace_and_device(X1, X2)
+        if self.kind == "rbf":
+            return xp.exp(-self.gamma * _squared_distances(xp, X1, X2, self.gamma))
         inner = X1 @ X2.T
         if self.kind == "linear":
             return inner
-        if self.kind == "poly":
-            return (self.gamma * inner + self.coef0) ** self.degree
-        # ‖x − z‖² = ‖x‖² + ‖z‖² − 2⟨x, z⟩, in place on the n1 × n2 product where the standard
-        # allows (large blocks are memory-bound: every temporary is another pass).
-        inner *= -2.0
-        inner += (xp.vecdot(X1, X1) if X1_sq is None else X1_sq)[:, None]
-        inner += xp.vecdot(X2, X2)[None, :]
-        dist = xp.maximum(inner, 0.0)
-        dist *= -self.gamma
-        return xp.exp(dist)
+        return (self.gamma * inner + self.coef0) ** self.degree
 
-    def diagonal(self, X, X_sq=None):
-        """The kernel diagonal ``k(x_i, x_i)``, shape (n,), in the namespace of X (``X_sq``:
-        :meth:`row_norms` of X, if the caller keeps it)."""
+    def diagonal(self, X):
+        """The kernel diagonal ``k(x_i, x_i)``, shape (n,), in the namespace of X."""
         xp, device = get_namespace_and_device(X)
         if self.kind == "rbf":
             return xp.full(X.shape[0], 1.0 + self.offset, dtype=xp.float64, device=device)
-        sq = self.row_norms(X) if X_sq is None else X_sq
+        sq = xp.vecdot(X, X)
         k = sq if self.kind == "linear" else (self.gamma * sq + self.coef0) ** self.degree
         return k + self.offset if self.offset else k
 
@@ -149,7 +132,44 @@ class Kernel:
         return k + self.offset if self.offset else k
 
 
-def q_columns(kernel: Kernel, X, X_cols, col_rows: np.ndarray, ridge: float, y=None, y_cols=None, X_sq=None):
+# The expansion ‖x − c‖² + ‖z − c‖² − 2⟨x − c, z − c⟩ errs by about 8ε(‖x − c‖² + ‖z − c‖²); in
+# exp(−γ d²) that is a relative error of 8εγ(‖x − c‖² + ‖z − c‖²). Above this γ(‖x − c‖² +
+# ‖z − c‖²) the error would pass 1e-11 and the distances are computed from the differences.
+_EXPANSION_LIMIT = 1e-11 / (8 * np.finfo(np.float64).eps)
+# Elements of the (rows, columns, features) differences computed at once.
+_CHUNK = 2**22
+
+
+def _squared_distances(xp, X1, X2, gamma):
+    """‖x − z‖² for every pair of rows, shape (n1, n2), accurate for data far from the origin.
+
+    ‖x − z‖² = ‖x − c‖² + ‖z − c‖² − 2⟨x − c, z − c⟩ for any c: with c the mean of X2's rows the
+    terms are of the size of the distances themselves, so the expansion (one matrix product)
+    does not cancel catastrophically when the data sit far from the origin (timestamps,
+    coordinates); for one column, c = z, it is the plain differences. Where γ is so large that
+    its remaining round-off would show in exp(−γ d²), the differences themselves are used, in
+    chunks of rows.
+    """
+    if X1.shape[0] == 0 or X2.shape[0] == 0:
+        return xp.zeros((X1.shape[0], X2.shape[0]), dtype=X1.dtype, device=get_namespace_and_device(X1)[1])
+    c = xp.mean(X2, axis=0)
+    X1c, X2c = X1 - c, X2 - c
+    n1c, n2c = xp.vecdot(X1c, X1c), xp.vecdot(X2c, X2c)
+    if X2.shape[0] > 1 and gamma * scalars(xp, xp.max(n1c) + xp.max(n2c))[0] > _EXPANSION_LIMIT:
+        rows = max(1, _CHUNK // max(1, X2.shape[0] * X2.shape[1]))
+        parts = []
+        for start in range(0, X1.shape[0], rows):
+            diff = X1c[start : start + rows, None, :] - X2c[None, :, :]
+            parts.append(xp.sum(diff * diff, axis=2))
+        return xp.concat(parts, axis=0)
+    inner = X1c @ X2c.T
+    inner *= -2.0
+    inner += n1c[:, None]
+    inner += n2c[None, :]
+    return xp.maximum(inner, 0.0)
+
+
+def q_columns(kernel: Kernel, X, X_cols, col_rows: np.ndarray, ridge: float, y=None, y_cols=None):
     """Columns of Q = diag(y) K diag(y) + ridge·I for the points ``X_cols``.
 
     Parameters
@@ -165,15 +185,12 @@ def q_columns(kernel: Kernel, X, X_cols, col_rows: np.ndarray, ridge: float, y=N
     ridge : float
     y, y_cols : arrays of shape (n,) and (k,), or None
         Labels ±1 for classification (Q_ij = y_i y_j K_ij); None for regression (Q = K).
-    X_sq : array of shape (n,) or None
-        ``kernel.row_norms(X)``, if the caller keeps it.
-
     Returns
     -------
     Q_cols : array of shape (n, k), in the namespace and on the device of X
     """
     xp, device = get_namespace_and_device(X)
-    block = kernel(X, X_cols, X_sq)  # a new array: scaled in place below
+    block = kernel(X, X_cols)  # a new array: scaled in place below
     if y is not None:
         block *= y[:, None]
         block *= y_cols[None, :]

@@ -73,7 +73,8 @@ def _assert_cache_is_fresh(model):
     for slot, point in enumerate(state.cache.owner):
         if point >= 0:
             fresh = state.q_block(state.X[point : point + 1, :], state.y[point : point + 1], np.array([point]))
-            np.testing.assert_array_equal(state.cache.column(slot), fresh[:, 0])
+            # Columns come from the compiled column kernel or from blocks: equal to round-off.
+            np.testing.assert_allclose(state.cache.column(slot), fresh[:, 0], rtol=0, atol=1e-13)
 
 
 def test_interrupted_fit_keeps_the_previous_model(fitted, monkeypatch):

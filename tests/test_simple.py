@@ -152,23 +152,33 @@ def test_exact_large_c_and_other_kernels(kernel, params, C):
 
 # ---------------------------------------------------------------- the paper's measures
 def test_kernel_evaluations_are_counted_exactly(monkeypatch):
-    # Every kernel value computed during fit goes through Kernel.__call__ or Kernel.paired:
-    # count them independently and compare with the model's own count.
+    # Every kernel value computed during fit goes through Kernel.__call__, Kernel.paired or an
+    # engine's q_column: count them independently and compare with the model's own count.
+    from gpath._engine import NumbaEngine
     from gpath.kernels import Kernel
 
     counted = [0]
     call, paired = Kernel.__call__, Kernel.paired
 
-    def counting_call(self, X1, X2, X1_sq=None):
+    def counting_call(self, X1, X2):
         counted[0] += X1.shape[0] * X2.shape[0]
-        return call(self, X1, X2, X1_sq)
+        return call(self, X1, X2)
 
     def counting_paired(self, X1, X2):
         counted[0] += X1.shape[0]
         return paired(self, X1, X2)
 
+    def counting_column(original):
+        def column(self, kernel, X, k, y=None, ridge=0.0):
+            counted[0] += X.shape[0]
+            return original(self, kernel, X, k, y, ridge)
+
+        return column
+
     monkeypatch.setattr(Kernel, "__call__", counting_call)
     monkeypatch.setattr(Kernel, "paired", counting_paired)
+    monkeypatch.setattr(NumbaEngine, "q_column", counting_column(NumbaEngine.q_column))
+    # The generic engine's column goes through Kernel.__call__ already.
     X, y = dataset("breast_cancer")
     for init in ("closest_pair", "randomized"):
         counted[0] = 0
