@@ -15,11 +15,20 @@ means the same three things, kept together here:
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from ._array_api import to_host
 from .linalg import SingularMarginError
 
 __all__ = ["ActiveSet"]
+
+
+@njit(cache=True)
+def _find(members, k):
+    for j in range(members.shape[0]):
+        if members[j] == k:
+            return j
+    return -1
 
 
 class ActiveSet:
@@ -70,10 +79,10 @@ class ActiveSet:
         KeyError
             If k is not in the set.
         """
-        hit = np.flatnonzero(self.members == k)
-        if hit.size == 0:
+        j = _find(self.members, k)
+        if j < 0:
             raise KeyError(f"point {k} is not in the active set")
-        return int(hit[0])
+        return j
 
     def copy(self, cache, column=None) -> ActiveSet:
         """An independent copy of the set on ``cache`` (a cache derived from this one's)."""

@@ -15,6 +15,7 @@ __all__ = [
     "get_namespace_and_device",
     "host_array",
     "is_array_api",
+    "is_numpy",
     "namespace_by_name",
     "scalars",
     "to_device",
@@ -84,10 +85,21 @@ def scalars(xp, *values) -> list[float]:
 
 
 def to_device(a, xp, device, dtype=None):
-    """Copy host data ``a`` (NumPy array, scalar or sequence) into namespace ``xp`` on ``device``."""
+    """Copy host data ``a`` (NumPy array, scalar or sequence) into namespace ``xp`` on ``device``
+    (a NumPy array going to NumPy is returned as it is, or cast)."""
+    if isinstance(a, np.ndarray) and xp.__name__ in _NUMPY_NAMES:
+        return a if dtype is None or a.dtype == dtype else a.astype(dtype)
     if dtype is None and isinstance(a, np.ndarray) and a.dtype.kind == "f":
         dtype = getattr(xp, str(a.dtype))
     return xp.asarray(a, dtype=dtype, device=device)
+
+
+_NUMPY_NAMES = ("numpy", "array_api_compat.numpy")
+
+
+def is_numpy(xp) -> bool:
+    """Whether ``xp`` is NumPy (plain or array-api-compat's wrapper)."""
+    return xp.__name__ in _NUMPY_NAMES
 
 
 def host_array(a, dtype=np.float64) -> np.ndarray:

@@ -25,7 +25,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ._array_api import to_device, to_host
+from ._array_api import is_numpy, to_device, to_host
 from ._ratio import EPS
 from .kernels import q_columns
 
@@ -157,10 +157,11 @@ class NumbaEngine(Engine):
 
     def _work(self, n: int, cache):
         """Two reusable host buffers: ψ (n) and the product in buffer order (cache rows)."""
-        size = (n, cache.data.shape[1])
-        if self._buffers.get("size") != size:
-            self._buffers = {"size": size, "psi": np.empty(n), "prod": np.empty(size[1])}
-        return self._buffers["psi"], self._buffers["prod"]
+        psi, prod = self._buffers.get("psi"), self._buffers.get("prod")
+        if psi is None or psi.shape[0] != n or prod.shape[0] != cache.data.shape[1]:
+            psi, prod = np.empty(n), np.empty(cache.data.shape[1])
+            self._buffers = {"psi": psi, "prod": prod}
+        return psi, prod
 
     def gather(self, values, idx) -> np.ndarray:
         return values[idx]
@@ -175,10 +176,8 @@ class NumbaEngine(Engine):
         if z.shape[0] == 0:
             return math.inf, -1, True
         psi, prod = self._work(z.shape[0], cache)
-        t, k, up = _step(z, lo, hi, cache.data, cache.top, _rows(cache), np.ascontiguousarray(slots),
-                         np.ascontiguousarray(phi, dtype=np.float64), float(a), _vec(v), float(c), _vec(u),
-                         float(limit), prod, psi)
-        return t, k, up
+        return _step(z, lo, hi, cache.data, cache.top, _rows(cache), slots, phi, float(a), _vec(v), float(c),
+                     _vec(u), float(limit), prod, psi)
 
     def margins(self, z, lo, hi, cache, slots, coef, a, v, c, u):
         _, prod = self._work(z.shape[0], cache)
@@ -296,7 +295,6 @@ def _margins(z, lo, hi, data, top, rows, slots, coef, a, v, c, u, prod):
 def engine_for(xp, device):
     """The engine for arrays of namespace ``xp`` on ``device``: compiled for NumPy, the
     generic one otherwise."""
-    name = getattr(xp, "__name__", "")
-    if name in ("numpy", "array_api_compat.numpy"):
+    if is_numpy(xp):
         return NumbaEngine(xp, device)
     return Engine(xp, device)

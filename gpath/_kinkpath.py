@@ -183,8 +183,8 @@ class KinkPath:
 
     def column(self, k: int):
         """``Q[:, k]``: from the cache if the point's column is still there."""
-        slot = self.cache.slot_of.get(k)
-        if slot is not None:
+        slot = self.cache.slot(k)
+        if slot >= 0:
             return self.cache.column(slot)
         return self._new_column(k)
 

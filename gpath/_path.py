@@ -36,8 +36,10 @@ from .persistence import record
 
 __all__ = ["A", "I", "M", "O", "PathError", "PathStats", "R", "SVCState"]
 
-# Set codes of the host array ``where``.
+# Set codes of the host array ``where``, and the levels (lo, hi) of each set.
 O, M, I, A, R = 0, 1, 2, 3, 4
+_UNBOUNDED = (-np.inf, np.inf)
+_LEVELS = {O: (1.0, np.inf), M: _UNBOUNDED, I: (-np.inf, 1.0), A: (-np.inf, 1.0), R: _UNBOUNDED}
 
 
 class PathError(RuntimeError):
@@ -152,14 +154,9 @@ class SVCState:
         """Put point k in set ``code`` and give it that set's levels (module docstring). A
         point with an empty box (C_k = 0) never reaches a level: it cannot move."""
         self.where[k] = code
-        inf = float("inf")
-        lo, hi = -inf, inf
-        if self.upper[k] > 0.0:
-            if code == O:
-                lo = 1.0
-            elif code in (I, A):
-                hi = 1.0
-        self.lo[k], self.hi[k] = lo, hi
+        lo, hi = _LEVELS[code] if self.upper[k] > 0.0 else _UNBOUNDED
+        self.lo[k] = lo
+        self.hi[k] = hi
 
     # ------------------------------------------------------------------ Q columns
     def q_block(self, X_cols, y_cols, col_rows: np.ndarray):
@@ -583,7 +580,7 @@ class _PathRun:
             # Move every variable by η (eqs. 3, 4, 10, 11); y f moved in the engine's pass.
             if members.size:
                 # Rates below round-off are not events (first_bound_hit); clip what they move.
-                s.alpha[members] = np.clip(alpha_m + eta * phi[1:], 0.0, upper_m)
+                s.alpha[members] = np.minimum(np.maximum(alpha_m + eta * phi[1:], 0.0), upper_m)
             s.b += eta * float(phi[0])
             self.r *= 1.0 - eta
             if event is None:

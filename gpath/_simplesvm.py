@@ -276,8 +276,8 @@ class _SimpleRun:
     def _column(self, k: int):
         """Column ``H[:, k]`` (device), computed once and left in the cache, unclaimed."""
         cache = self.s.cache
-        slot = cache.slot_of.get(k)
-        if slot is None:
+        slot = cache.slot(k)
+        if slot < 0:
             slot = cache.store(k, self.s.q_column(k))
             cache.release(k)
         return cache.column(slot)

@@ -5,39 +5,97 @@ update adds and removes training rows. Both are shaped by this module:
 
 - **Columns are contiguous.** ``data`` is slots × buffer rows, so ``Q[:, M] φ_M`` reads one
   contiguous block of the used slots, whatever the capacity.
-- **Rows are a buffer that is only appended to.** ``rows`` maps each training row to its
+- **Rows are a buffer that is only appended to.** ``rows_host`` maps each training row to its
   buffer row. Adding points writes their entries after the last buffer row in use; removing
-  points only drops them from ``rows`` (their buffer rows are dead). The buffer is rebuilt
+  points only drops them from the map (their buffer rows are dead). The buffer is rebuilt
   with the live rows and a quarter of headroom when it runs out of rows, or when dead rows
   outnumber a quarter of the live ones. So an update copies no n × |M| array.
 - **Slots are reused in the order they were freed**: a point that leaves the margin keeps its
   column until its slot is taken, so re-entering the margin costs no kernel evaluation.
 - **One buffer, one owner.** A cache derived from another (:meth:`with_rows_appended`,
-  :meth:`with_rows_kept`) shares its buffer and may overwrite slots the other still reads:
-  once an update succeeds, the state it started from is spent. Within :meth:`transaction`
-  the first write to each slot of the starting buffer is saved, and put back if the block
-  raises, so a failed update leaves its starting state exactly as it was (the log holds at
-  most one copy of the starting cache).
+  :meth:`with_rows_kept`) shares its buffer. Within :meth:`transaction` the slots in use at
+  its start are never written (a store takes another free slot, or a new buffer), so the
+  state the transaction started from keeps every column it uses; if the block raises, the
+  free slots that were written lose their (now stale) owners in the starting cache. Nothing
+  is copied. After a transaction that succeeded, the state it started from is spent.
+
+The slot bookkeeping is host arrays (``owner``, ``used``, ``slot_of``, the FIFO ``free``),
+changed only through the compiled helpers below, so that a compiled path loop
+(:mod:`gpath._mid_numba`) keeps the same books without returning to Python.
 
 Memory: ``8 · slots · buffer_rows`` bytes (float64) with ``buffer_rows ≤ 1.25 · (n + m) + m``
-after adding m points to n (and during an update up to as much again for the log);
-``max_columns`` bounds the slots.
+after adding m points to n; ``max_columns`` bounds the slots.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from contextlib import contextmanager
 
 import numpy as np
+from numba import njit
 
-from ._array_api import namespace_by_name, to_device
+from ._array_api import is_numpy, namespace_by_name, to_device
 
 __all__ = ["CacheFullError", "QColumnCache", "max_columns"]
 
 
 class CacheFullError(MemoryError):
     """The margin set needs more kernel columns than ``cache_size`` allows."""
+
+
+# ---------------------------------------------------------------------- bookkeeping
+# ``books`` = (owner (capacity,), used (capacity,), slot_of (points,), free (capacity,),
+# counts = [number of free slots], protected (capacity,): slots a store must not take).
+
+
+@njit(cache=True)
+def _lookup(owner, used, slot_of, free, counts, point):
+    """Claim the free slot still holding ``point``'s column; -1 if there is none."""
+    if point >= slot_of.shape[0]:
+        return -1
+    slot = slot_of[point]
+    if slot < 0 or used[slot]:
+        return -1
+    n_free = counts[0]
+    for i in range(n_free):
+        if free[i] == slot:
+            for j in range(i, n_free - 1):
+                free[j] = free[j + 1]
+            counts[0] = n_free - 1
+            break
+    used[slot] = True
+    return slot
+
+
+@njit(cache=True)
+def _claim(owner, used, slot_of, free, counts, protected, point):
+    """Take the first free slot that is not protected for ``point`` (its former owner loses
+    it); -1 if there is none."""
+    n_free = counts[0]
+    for i in range(n_free):
+        slot = free[i]
+        if protected.shape[0] > slot and protected[slot]:
+            continue
+        for j in range(i, n_free - 1):
+            free[j] = free[j + 1]
+        counts[0] = n_free - 1
+        old = owner[slot]
+        if old >= 0 and old < slot_of.shape[0] and slot_of[old] == slot:
+            slot_of[old] = -1
+        owner[slot] = point
+        used[slot] = True
+        slot_of[point] = slot
+        return slot
+    return -1
+
+
+@njit(cache=True)
+def _release(used, slot_of, free, counts, point):
+    """Mark ``point``'s slot free (last in the FIFO), keeping its column for a lookup."""
+    slot = slot_of[point]
+    used[slot] = False
+    free[counts[0]] = slot
+    counts[0] += 1
 
 
 class QColumnCache:
@@ -48,7 +106,7 @@ class QColumnCache:
     xp : namespace
     device : device
     n_rows : int
-        Number of training points (rows of every column).
+        Number of training points (rows of every column); point ids are their rows.
     capacity : int
         Initial number of slots; doubled when full.
     max_columns : int or None
@@ -59,35 +117,57 @@ class QColumnCache:
 
     def __init__(self, xp, device, n_rows: int, capacity: int = 16, max_columns: int | None = None):
         self.xp, self.device = xp, device
+        self._numpy = is_numpy(xp)
         self.max_columns = max_columns
-        self.data = xp.zeros((max(capacity, 1), n_rows), dtype=xp.float64, device=device)
+        capacity = max(capacity, 1)
+        self.data = xp.zeros((capacity, n_rows), dtype=xp.float64, device=device)
         self.n_rows = n_rows
         self.top = n_rows  # buffer rows in use (live or dead)
         self._set_rows(None)
-        self.owner = np.full(self.data.shape[0], -1, dtype=np.int64)  # point held by a slot
-        self.used = np.zeros(self.data.shape[0], dtype=bool)
-        self.slot_of: dict[int, int] = {}
-        self.free = deque(range(self.data.shape[0]))
+        self.owner = np.full(capacity, -1, dtype=np.int64)  # point held by a slot
+        self.used = np.zeros(capacity, dtype=bool)
+        self.slot_of = np.full(n_rows, -1, dtype=np.int64)  # slot holding a point's column
+        self.free = np.arange(capacity, dtype=np.int64)
+        self.counts = np.array([capacity], dtype=np.int64)
         self.n_columns_computed = 0
-        self._undo = None  # the transaction's log, shared by the caches derived within it
+        self._txn = None  # the open transaction, shared by the caches derived within it
 
     def __getstate__(self):
-        # The live rows in training order: what a pickle holds does not depend on the buffer.
-        state = {**self.__dict__, "xp": self.xp.__name__, "_undo": None}
-        if self.rows_host is not None:
-            state["data"] = self.xp.take(self.data, self._rows, axis=1)
-            state.update(top=self.n_rows, rows_host=None, _rows=None, _inv=None)
-        elif self.data.shape[1] != self.n_rows:
-            state["data"] = self.data[:, : self.n_rows]
+        # The used columns' live rows in training order: what a pickle holds depends neither on
+        # the buffer nor on the stale columns of free slots.
+        used = np.flatnonzero(self.used)
+        state = {**self.__dict__, "xp": self.xp.__name__, "_txn": None, "data": None, "_rows": None,
+                 "_inv": None, "rows_host": None, "top": self.n_rows,
+                 "owner": np.where(self.used, self.owner, -1), "slot_of": None, "free": self.free[: self.counts[0]],
+                 "_used_columns": [self.column(int(s)) for s in used]}
         return state
 
     def __setstate__(self, state):
+        columns = state.pop("_used_columns")
         self.__dict__.update(state, xp=namespace_by_name(state["xp"]))
+        xp, capacity = self.xp, self.owner.shape[0]
+        self.data = xp.zeros((capacity, self.n_rows), dtype=xp.float64, device=self.device)
+        for slot, column in zip(np.flatnonzero(self.used), columns):
+            self.data[int(slot), :] = column
+        held = self.owner >= 0
+        self.slot_of = np.full(max(self.n_rows, int(self.owner.max(initial=-1)) + 1), -1, dtype=np.int64)
+        self.slot_of[self.owner[held]] = np.flatnonzero(held)
+        free = np.full(capacity, -1, dtype=np.int64)
+        free[: self.free.shape[0]] = self.free
+        self.free = free
 
     @property
     def capacity(self) -> int:
         """Number of slots."""
         return self.data.shape[0]
+
+    def _protected(self) -> np.ndarray:
+        """Slots a store must not take: those in use when the open transaction began, while
+        this cache still writes into that transaction's buffer."""
+        txn = self._txn
+        if txn is not None and txn.open and self.data is txn.buffer:
+            return txn.protected
+        return _NONE
 
     # ------------------------------------------------------------------ rows
     def _set_rows(self, rows_host) -> None:
@@ -103,12 +183,16 @@ class QColumnCache:
         self._rows = to_device(rows_host, self.xp, self.device)
         self._inv = to_device(inv, self.xp, self.device)
 
-    def _derived(self) -> QColumnCache:
-        """A new cache object on the same buffer, with its own bookkeeping."""
+    def _derived(self, n_points: int | None = None) -> QColumnCache:
+        """A new cache object on the same buffer, with its own bookkeeping (``slot_of`` for
+        ``n_points`` points)."""
         new = object.__new__(QColumnCache)
         new.__dict__.update(self.__dict__)
-        new.owner, new.used = self.owner.copy(), self.used.copy()
-        new.slot_of, new.free = dict(self.slot_of), deque(self.free)
+        new.owner, new.used, new.free, new.counts = (a.copy() for a in (self.owner, self.used, self.free, self.counts))
+        n_points = self.slot_of.shape[0] if n_points is None else n_points
+        new.slot_of = np.full(n_points, -1, dtype=np.int64)
+        keep = min(n_points, self.slot_of.shape[0])
+        new.slot_of[:keep] = self.slot_of[:keep]
         return new
 
     def with_rows_appended(self, extra) -> QColumnCache:
@@ -121,7 +205,7 @@ class QColumnCache:
         """
         m = extra.shape[1]
         base = self if self.top + m <= self.data.shape[1] else self.with_spare_rows(m)
-        new = base._derived()
+        new = base._derived(base.n_rows + m)
         # Buffer rows past ``top`` belong to no state: write there in place.
         new.data[:, base.top : base.top + m] = extra
         rows = np.arange(base.n_rows) if base.rows_host is None else base.rows_host
@@ -142,7 +226,8 @@ class QColumnCache:
 
     def with_rows_kept(self, keep: np.ndarray) -> QColumnCache:
         """The cache of the training rows ``keep`` (host ints), in that order; no copy unless
-        the dead rows would then outnumber a quarter of the live ones (a rebuild)."""
+        the dead rows would then outnumber a quarter of the live ones (a rebuild). Point ids
+        are not renumbered here (see :meth:`renumber`)."""
         new = self._derived()
         rows = np.arange(self.n_rows) if self.rows_host is None else self.rows_host
         new.n_rows = keep.size
@@ -163,6 +248,17 @@ class QColumnCache:
         return buffered if self._rows is None else self.xp.take(buffered, self._rows)
 
     # ------------------------------------------------------------------ slots
+    def slot(self, point: int) -> int:
+        """The slot holding ``point``'s column (used or not), or -1."""
+        return int(self.slot_of[point]) if point < self.slot_of.shape[0] else -1
+
+    def _ensure(self, point: int) -> None:
+        """Room in ``slot_of`` for point ids up to ``point``."""
+        if point >= self.slot_of.shape[0]:
+            grown = np.full(max(point + 1, 2 * self.slot_of.shape[0]), -1, dtype=np.int64)
+            grown[: self.slot_of.shape[0]] = self.slot_of
+            self.slot_of = grown
+
     def compact(self) -> None:
         """Move the used columns to the front and drop the stale ones, when the products
         would otherwise read many free slots (after SimpleSVM, or a margin set that shrank)."""
@@ -178,70 +274,89 @@ class QColumnCache:
         owners = self.owner[used]
         self.owner = np.concatenate([owners, np.full(capacity - used.size, -1, dtype=np.int64)])
         self.used = np.arange(capacity) < used.size
-        self.slot_of = {int(p): i for i, p in enumerate(owners)}
-        self.free = deque(range(used.size, capacity))
+        self.slot_of[:] = -1
+        self._ensure(int(owners.max(initial=-1)))
+        self.slot_of[owners] = np.arange(used.size)
+        self.free = np.arange(capacity, dtype=np.int64)
+        self.free[: capacity - used.size] = np.arange(used.size, capacity)
+        self.counts[0] = capacity - used.size
 
     def renumber(self, new_index: np.ndarray) -> None:
         """Map owners through ``new_index`` (old point -> new point, -1 = removed)."""
         held = self.owner >= 0
         self.owner[held] = new_index[self.owner[held]]
         # A removed point never holds a used slot (R leaves M before the path starts).
-        self.slot_of = {int(p): int(s) for s, p in enumerate(self.owner) if p >= 0}
+        held = self.owner >= 0
+        self.slot_of = np.full(max(int(np.count_nonzero(new_index >= 0)), int(self.owner.max(initial=-1)) + 1), -1,
+                               dtype=np.int64)
+        self.slot_of[self.owner[held]] = np.flatnonzero(held)
 
     def lookup(self, point: int):
         """Claim the slot still holding ``point``'s column, or return None."""
-        slot = self.slot_of.get(point)
-        if slot is None or self.used[slot]:
-            return None
-        self.free.remove(slot)
-        self.used[slot] = True
-        return slot
+        slot = _lookup(self.owner, self.used, self.slot_of, self.free, self.counts, point)
+        return None if slot < 0 else int(slot)
 
     def store(self, point: int, column) -> int:
         """Put ``column`` (device, shape (n_rows,), training order) for ``point`` in a free
-        slot; return the slot."""
-        if self.max_columns is not None and np.count_nonzero(self.used) >= self.max_columns:
-            self._full(np.count_nonzero(self.used))
-        if not self.free:
+        slot; return the slot.
+
+        Raises
+        ------
+        CacheFullError
+            If every slot allowed by ``max_columns`` holds a margin column.
+        """
+        used = int(np.count_nonzero(self.used))
+        if self.max_columns is not None and used >= self.max_columns:
+            self._full(used)
+        self._ensure(point)
+        slot = _claim(self.owner, self.used, self.slot_of, self.free, self.counts, self._protected(), point)
+        if slot < 0:
             self._grow()
-        slot = self.free.popleft()
-        old = int(self.owner[slot])
-        if old >= 0:
-            self.slot_of.pop(old, None)
-        log = self._undo
-        if log is not None and log.open and self.data is log.buffer and slot < log.capacity \
-                and slot not in log.saved:
-            log.saved[slot] = self.xp.asarray(self.data[slot, :], copy=True)
-        self.data[slot, : self.top] = self._to_buffer(column)
-        self.owner[slot], self.used[slot] = point, True
-        self.slot_of[point] = slot
-        return slot
+            slot = _claim(self.owner, self.used, self.slot_of, self.free, self.counts, self._protected(), point)
+        self.write(slot, column)
+        return int(slot)
+
+    def write(self, slot: int, column) -> None:
+        """Write ``column`` (training order) into ``slot`` of the buffer."""
+        if self.rows_host is None:
+            self.data[slot, : self.top] = column
+        elif self._numpy:
+            self.data[slot, : self.top] = 0.0
+            self.data[slot, self.rows_host] = column
+        else:
+            self.data[slot, : self.top] = self._to_buffer(column)
+        txn = self._txn
+        if txn is not None and txn.open and self.data is txn.buffer:
+            txn.written[slot] = True
 
     def release(self, point: int) -> None:
         """Mark ``point``'s slot free, keeping its column for a later :meth:`lookup`."""
-        slot = self.slot_of[point]
-        self.used[slot] = False
-        self.free.append(slot)
+        _release(self.used, self.slot_of, self.free, self.counts, point)
 
     @contextmanager
     def transaction(self):
-        """Undo every :meth:`store` into a shared buffer if the block raises.
+        """Keep the columns this cache uses intact through the block, and forget the ones the
+        block overwrote in free slots if it raises (module docstring).
 
-        Caches derived inside the block (:meth:`with_rows_appended`, :meth:`with_rows_kept`)
-        share the log; a nested transaction belongs to the outermost one."""
-        if self._undo is not None and self._undo.open:
+        Caches derived inside the block share the transaction; a nested transaction belongs
+        to the outermost one."""
+        if self._txn is not None and self._txn.open:
             yield
             return
-        self._undo = log = _Log(self.data)
+        self._txn = txn = _Transaction(self)
         try:
             yield
         except BaseException:
-            for slot, saved in log.saved.items():
-                log.buffer[slot, :] = saved
+            written = np.flatnonzero(txn.written[: self.capacity])
+            for slot in written:
+                old = self.owner[slot]
+                if old >= 0 and self.slot_of[old] == slot:
+                    self.slot_of[old] = -1
+                self.owner[slot] = -1
             raise
         finally:
-            log.close()
-            self._undo = None
+            txn.close()
+            self._txn = None
 
     # ------------------------------------------------------------------ products
     def column(self, slot: int):
@@ -252,9 +367,10 @@ class QColumnCache:
 
     def entries(self, slot: int, rows):
         """``Q[rows, owner]`` for the column in ``slot`` (device; ``rows``: host ints)."""
-        rows = np.asarray(rows, dtype=np.int64)
         buffer_rows = rows if self.rows_host is None else self.rows_host[rows]
-        return self.xp.take(self.data[slot, :], to_device(buffer_rows, self.xp, self.device))
+        if self._numpy:
+            return self.data[slot, buffer_rows]
+        return self.xp.take(self.data[slot, :], to_device(np.asarray(buffer_rows), self.xp, self.device))
 
     def matvec(self, coef_by_slot: np.ndarray):
         """``Q[:, slots] @ coef`` on the device (n_rows,); ``coef_by_slot``: host (capacity,)."""
@@ -289,25 +405,39 @@ class QColumnCache:
         )
 
     def _grow(self) -> None:
+        """Double the slots (a new buffer: a transaction's protection ends with its old one)."""
         xp, old = self.xp, self.capacity
         extra = old if self.max_columns is None else min(old, self.max_columns - old)
         if extra <= 0:
-            self._full(old)
+            if int(np.count_nonzero(~self.used)):  # free slots, all protected: a new buffer
+                extra = 0
+            else:
+                self._full(old)
         pad = xp.zeros((extra, self.data.shape[1]), dtype=self.data.dtype, device=self.device)
         self.data = xp.concat([self.data, pad], axis=0)
         self.owner = np.concatenate([self.owner, np.full(extra, -1, dtype=np.int64)])
         self.used = np.concatenate([self.used, np.zeros(extra, dtype=bool)])
-        self.free.extend(range(old, old + extra))
+        free = np.full(old + extra, -1, dtype=np.int64)
+        n_free = int(self.counts[0])
+        free[:n_free] = self.free[:n_free]
+        free[n_free : n_free + extra] = np.arange(old, old + extra)
+        self.free = free
+        self.counts[0] = n_free + extra
 
 
-class _Log:
-    """The starting buffer of a transaction and the first saved row of each slot written."""
+_NONE = np.zeros(0, dtype=bool)
 
-    def __init__(self, buffer):
-        self.open, self.buffer, self.capacity, self.saved = True, buffer, buffer.shape[0], {}
+
+class _Transaction:
+    """The starting buffer of a transaction, the slots it protects and the slots written."""
+
+    def __init__(self, cache: QColumnCache):
+        self.open, self.buffer = True, cache.data
+        self.protected = cache.used.copy()
+        self.written = np.zeros(cache.capacity, dtype=bool)
 
     def close(self) -> None:
-        self.open, self.buffer, self.saved = False, None, {}
+        self.open, self.buffer = False, None
 
 
 def max_columns(cache_size_mb: float, n_rows: int) -> int:

@@ -93,8 +93,17 @@ class SingularMarginError(np.linalg.LinAlgError):
 # ---------------------------------------------------------------------- compiled kernels
 @njit(cache=True)
 def _insert(R, Q, y, g, qs, m, rho, q_kB, q_kk, y_k, bordered, r):
-    """Append point k as row/column m of R (Q row/column ``qs[m]``), unless its pivot is tiny.
-    Returns the squared pivot d² and whether the point went in (False: nothing was written)."""
+    """Append point k as row/column m of R, its Q row and column in the lowest free slot (moved
+    to ``qs[m]``), unless its pivot is tiny. Returns the squared pivot d², whether the point went
+    in (False: nothing but the choice of slot was written), and max(|q_kB|, |q_kk|)."""
+    j_free = m
+    for j in range(m + 1, qs.shape[0]):
+        if qs[j] < qs[j_free]:
+            j_free = j
+    qs[m], qs[j_free] = qs[j_free], qs[m]
+    big = abs(q_kk)
+    for i in range(m):
+        big = max(big, abs(q_kB[i]))
     for i in range(m):
         r[i] = q_kB[i] + rho * y_k * y[i]
     dtrsv_upper(R, m, r, True)
@@ -105,7 +114,7 @@ def _insert(R, Q, y, g, qs, m, rho, q_kB, q_kk, y_k, bordered, r):
         top = max(top, R[i, i] * R[i, i])
     d2 = q_kk + rho - rr
     if d2 <= _TINY_PIVOT * top:
-        return d2, False
+        return d2, False, big
     d = math.sqrt(d2)
     s = qs[m]
     for i in range(m):
@@ -121,7 +130,7 @@ def _insert(R, Q, y, g, qs, m, rho, q_kB, q_kk, y_k, bordered, r):
         for i in range(m):
             gy += r[i] * g[i]
         g[m] = (y_k - gy) / d
-    return d2, True
+    return d2, True, big
 
 
 @njit(cache=True, fastmath=True)
@@ -258,15 +267,6 @@ class BorderedFactor:
             arrays["_qs"][m:] = free[: cap - m]
         self.__dict__.update(arrays)
 
-    def _next_slot(self) -> int:
-        """Give position m the lowest free Q slot (slots stay dense: the residual reads 0..top)."""
-        m = self.m
-        free = self._qs[m:]
-        j = int(np.argmin(free))
-        self._qs[m], self._qs[m + j] = free[j], self._qs[m]
-        self._top = max(self._top, int(self._qs[m]) + 1)
-        return int(self._qs[m])
-
     # ------------------------------------------------------------------ views
     @property
     def size(self) -> int:
@@ -341,22 +341,20 @@ class BorderedFactor:
             If 𝐌 with the new point is numerically singular; the factor is left unchanged.
         """
         m = self.m
-        self._reserve(m + 1)
+        if m == self._r.shape[0]:
+            self._reserve(m + 1)
         y_k = float(y_k) if self.bordered else 1.0
-        q_kB = np.ascontiguousarray(q_kB, dtype=np.float64)
-        q_kk = float(q_kk)
-        rho = self._rho if m else self._shift(np.array([q_kk]))
-        top = self._top
-        self._next_slot()
-        d2, ok = _insert(self._r, self._q, self._y, self._g, self._qs, m, rho, q_kB, q_kk, y_k, self.bordered,
-                         self._work)
+        q_kB, q_kk = np.ascontiguousarray(q_kB, dtype=np.float64), float(q_kk)
+        rho = self._rho if m else self._shift(q_kk)
+        d2, ok, big = _insert(self._r, self._q, self._y, self._g, self._qs, m, rho, q_kB, q_kk, y_k, self.bordered,
+                              self._work)
+        self._scale = max(self._scale, big, 1.0 if self.bordered else 0.0)
         if not ok:
-            self._top = top
             self._insert_tiny_pivot(point, y_k, q_kB, q_kk, d2)
             return
         self._basis[m] = point
+        self._top = max(self._top, int(self._qs[m]) + 1)
         self.m, self._rho = m + 1, rho
-        self._scale = max(self._scale, float(np.abs(q_kB).max(initial=abs(q_kk))), 1.0 if self.bordered else 0.0)
 
     def _insert_tiny_pivot(self, point, y_k, q_kB, q_kk, d2) -> None:
         """A pivot this small may be round-off of an exact zero: the singular values decide."""
@@ -369,28 +367,25 @@ class BorderedFactor:
                 f"ridge > 0"
             )
         # 𝐌 is nonsingular but the updated factor would be inaccurate: factor it anew.
-        top, scale = self._top, self._scale
-        slot = self._next_slot()
+        top, slot = self._top, int(self._qs[m])  # _insert chose the slot
         qs = self._qs[:m]
         self._q[slot, qs] = self._q[qs, slot] = q_kB
         self._q[slot, slot] = q_kk
         self._y[m], self._basis[m] = y_k, point
-        self.m = m + 1
-        self._scale = max(scale, float(np.abs(q_kB).max(initial=abs(q_kk))), 1.0 if self.bordered else 0.0)
+        self.m, self._top = m + 1, max(top, slot + 1)
         try:
             self.refactor()
         except SingularMarginError:
-            self.m, self._top, self._scale = m, top, scale
+            self.m, self._top = m, top
             self._q[slot, :] = 0.0
             self._q[:, slot] = 0.0
             raise
 
-    def _shift(self, diagonal: np.ndarray) -> float:
-        """ρ: the scale of Q's diagonal (so that ρ y yᵀ neither vanishes next to Q nor swamps
-        it); 1 for an all-zero diagonal; 0 without the border."""
+    def _shift(self, top: float) -> float:
+        """ρ from the largest diagonal entry of Q (so that ρ y yᵀ neither vanishes next to Q nor
+        swamps it); 1 for an all-zero diagonal; 0 without the border."""
         if not self.bordered:
             return 0.0
-        top = float(np.max(diagonal, initial=0.0))
         return top if top > 0.0 else 1.0
 
     def _singular_with(self, y_k, q_kB, q_kk) -> bool:
@@ -435,7 +430,7 @@ class BorderedFactor:
         if not m:
             return
         q, y = self._q_mm(), self._y[:m]
-        rho = self._shift(np.diag(q))
+        rho = self._shift(float(np.max(np.diag(q), initial=0.0)))
         try:
             lower = np.linalg.cholesky(q + rho * np.outer(y, y))
         except np.linalg.LinAlgError as exc:

@@ -120,28 +120,47 @@ def test_buffer_is_rebuilt_when_it_runs_out_of_rows(backend):
             np.testing.assert_array_equal(col, full[rows, p])
 
 
-def test_transaction_puts_back_the_columns_a_failed_path_overwrote(backend):
+def test_a_failed_transaction_leaves_the_used_columns_and_forgets_the_overwritten_ones(backend):
     rng = np.random.default_rng(3)
     cols = rng.standard_normal((6, 4))
     cache = _filled(backend, cols, room=2)
     cache.release(2)  # free, but its column stays for a later lookup
     before = _dense(cache, backend)
+    used = [int(p) for p in cache.owner[cache.used]]
     with pytest.raises(RuntimeError, match="fails"), cache.transaction():
         new = cache.with_rows_appended(backend.asarray(rng.standard_normal((cache.capacity, 2))))
         assert new.data is cache.data
         new.release(0)
-        for p in range(10, 10 + cache.capacity):  # every slot overwritten, and more
+        for p in range(10, 10 + cache.capacity):  # more columns than free slots: a new buffer
             new.store(p, backend.asarray(rng.standard_normal(8)))
+        assert new.data is not cache.data
         raise RuntimeError("the path fails")
-    assert _dense(cache, backend).keys() == before.keys()
-    for p, col in _dense(cache, backend).items():
+    after = _dense(cache, backend)
+    for p in used:  # every column the starting cache uses is intact
+        np.testing.assert_array_equal(after[p], before[p])
+    for p, col in after.items():  # and every column it still names is the right one
         np.testing.assert_array_equal(col, before[p])
-    assert cache.lookup(2) is not None
-    # After a transaction that succeeded, stores are not logged any more.
+    if 2 not in after:  # the free slot of point 2 was written: its column is forgotten
+        assert cache.lookup(2) is None
+
+
+def test_a_transaction_never_writes_the_slots_in_use_at_its_start(backend):
+    rng = np.random.default_rng(5)
+    cache = _filled(backend, rng.standard_normal((6, 4)), capacity=8, room=2)
+    cache.release(1)
+    protected = np.flatnonzero(cache.used)
+    before = {int(s): backend.check(cache.column(int(s))).copy() for s in protected}
     with cache.transaction():
         new = cache.with_rows_kept(np.arange(6))
-    new.store(50, backend.asarray(np.ones(6)))
-    assert not new._undo.saved
+        for p in (0, 2, 3):  # released inside the transaction: their slots stay untouched
+            new.release(p)
+        slots = [new.store(p, backend.asarray(rng.standard_normal(6))) for p in range(10, 13)]
+        assert new.data is cache.data and not set(slots) & set(protected.tolist())
+    for s, col in before.items():
+        np.testing.assert_array_equal(backend.check(cache.column(s)), col)
+    # After the transaction the slots are free to be reused (in the order they were freed).
+    slots = [new.store(p, backend.asarray(np.ones(6))) for p in (50, 51, 52)]
+    assert slots[-1] in protected.tolist()
 
 
 def test_pickle_holds_the_live_rows_in_training_order(backend):
@@ -154,24 +173,6 @@ def test_pickle_holds_the_live_rows_in_training_order(backend):
     assert tuple(copy.data.shape) == (cache.capacity, 4) and copy.rows_host is None
     for p, col in _dense(copy, backend).items():
         np.testing.assert_array_equal(col, full[[8, 1, 2, 6], p])
-
-
-def test_the_log_saves_each_slot_of_the_starting_buffer_once(backend):
-    rng = np.random.default_rng(5)
-    cache = _filled(backend, rng.standard_normal((6, 4)), room=2)
-    before = _dense(cache, backend)
-    with pytest.raises(KeyboardInterrupt), cache.transaction():
-        new = cache.with_rows_kept(np.arange(6))
-        for p in range(10, 20):  # the same free slot, written ten times
-            new.release(0 if p == 10 else p - 1)
-            new.store(p, backend.asarray(rng.standard_normal(6)))
-        assert list(new._undo.saved) == [0]
-        for p in range(20, 30):  # the slots run out: a new buffer, which nobody else reads
-            new.store(p, backend.asarray(rng.standard_normal(6)))
-        assert new.data is not cache.data and list(new._undo.saved) == [0]
-        raise KeyboardInterrupt
-    for p, col in _dense(cache, backend).items():
-        np.testing.assert_array_equal(col, before[p])
 
 
 def test_dead_rows_are_reclaimed_when_the_window_shrinks(backend):
