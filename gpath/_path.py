@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import _mid_numba
 from ._active import ActiveSet
 from ._array_api import namespace_by_name, scalars, to_device, to_host
 from ._engine import engine_for
@@ -469,9 +470,11 @@ class _PathRun:
     per breakpoint; so does u = Q[:, A] d_A − Q[:, R] d_R, whose ψ term is r·u (eq. 11).
     """
 
-    def __init__(self, state: SVCState, QA, n_old: int, remove: np.ndarray):
+    def __init__(self, state: SVCState, QA, n_old: int, remove: np.ndarray, events=None):
         self.s = s = state
         self.QA = QA
+        self.n_breakpoints = self.zero_steps = 0
+        self.events = events  # a list to log (kind, point) of every event in (tests), or None
         xp = s.xp
         # Points of A already satisfying (1a) go straight to O (section 3.2), as do points with
         # an empty box (C_k = 0: α_k = 0 = C_k is all they can be).
@@ -541,17 +544,16 @@ class _PathRun:
 
     # -- the loop --------------------------------------------------------------
     def run(self) -> int:
+        """Follow the path to its end; return the number of breakpoints. NumPy arrays run the
+        compiled loop (:mod:`gpath._mid_numba`), every other namespace this readable one."""
+        if self.s.engine.name == "numba":
+            return _mid_numba.follow(self)
         s, C = self.s, self.s.C
         engine, active = s.engine, s.active
-        n_breakpoints = 0
-        zero_steps = 0
         max_breakpoints = 50 * (s.n + 10)
         while self.a_rows.size or self.r_rows.size:
-            if n_breakpoints > max_breakpoints or zero_steps > 2 * s.n + 10:
-                raise PathError(
-                    f"the path did not finish after {n_breakpoints} breakpoints "
-                    f"({zero_steps} of them zero-length in a row): degenerate cycling"
-                )
+            if self.n_breakpoints > max_breakpoints or self.zero_steps > 2 * s.n + 10:
+                raise self.cycling()
             # δ(α) of section 3.3: the change of yᵀα the remaining path asks for.
             delta = self.r * self.delta0
             if abs(delta) <= _EPS * C * (self.a_rows.size + self.r_rows.size):
@@ -559,8 +561,6 @@ class _PathRun:
             members = active.members
             if not members.size and delta != 0.0:
                 self._enter_empty_margin(delta)
-                n_breakpoints += 1
-                zero_steps += 1
                 continue
             # Direction (eqs. 10–11): [Δb; Δα_M] = η φ and y ⊙ Δf = η ψ.
             if members.size:
@@ -584,14 +584,27 @@ class _PathRun:
             s.b += eta * float(phi[0])
             self.r *= 1.0 - eta
             if event is None:
-                s.alpha[self.a_rows] = s.upper[self.a_rows]
-                s.where[self.a_rows] = I
-                s.alpha[self.r_rows] = 0.0
                 break
-            n_breakpoints += 1
-            zero_steps = zero_steps + 1 if eta == 0.0 else 0
+            self.n_breakpoints += 1
+            self.zero_steps = self.zero_steps + 1 if eta == 0.0 else 0
+            if self.events is not None:
+                self.events.append((event[0], event[1]))
             self._apply(event)
-        return n_breakpoints
+        return self.finish()
+
+    def finish(self) -> int:
+        """At η = 1: the rest of A at C_i (I), R at 0. Returns the breakpoints passed."""
+        s = self.s
+        s.alpha[self.a_rows] = s.upper[self.a_rows]
+        s.where[self.a_rows] = I
+        s.alpha[self.r_rows] = 0.0
+        return self.n_breakpoints
+
+    def cycling(self) -> PathError:
+        return PathError(
+            f"the path did not finish after {self.n_breakpoints} breakpoints "
+            f"({self.zero_steps} of them zero-length in a row): degenerate cycling"
+        )
 
     def _enter_empty_margin(self, delta: float) -> None:
         """Empty margin with δ(α) ≠ 0 (section 3.3): move the bias to the end of its interval
@@ -607,3 +620,5 @@ class _PathRun:
         s.yf = s.yf + s.y * (b_new - s.b)
         s.b = b_new
         self._margin_insert(k)
+        self.n_breakpoints += 1
+        self.zero_steps += 1

@@ -215,6 +215,48 @@ def _solve(R, Q, y, g, qs, top, m, rho, rhs, x, xs, work, bordered, scale):
     return worst / denom if denom > 0.0 else 0.0
 
 
+@njit(cache=True)
+def _shift(top, bordered):
+    """ρ from the largest diagonal entry of Q (so that ρ y yᵀ neither vanishes next to Q nor
+    swamps it); 1 for an all-zero diagonal; 0 without the border."""
+    if not bordered:
+        return 0.0
+    return top if top > 0.0 else 1.0
+
+
+@njit(cache=True)
+def factor_insert(R, Q, y, g, basis, qs, work, xs, buf, ints, floats, point, y_k, q_kB, q_kk, bordered):
+    """Append ``point`` (the factor's arrays as :attr:`BorderedFactor.arrays`; capacity for one
+    more is the caller's). Returns whether it went in and the squared pivot; a tiny pivot
+    changes nothing but the choice of Q slot (the caller decides: :meth:`BorderedFactor.insert`)."""
+    m = ints[0]
+    rho = floats[0] if m else _shift(q_kk, bordered)
+    d2, ok, big = _insert(R, Q, y, g, qs, m, rho, q_kB, q_kk, y_k, bordered, work)
+    floats[1] = max(floats[1], big, 1.0 if bordered else 0.0)
+    if ok:
+        basis[m] = point
+        ints[1] = max(ints[1], qs[m] + 1)
+        ints[0] = m + 1
+        floats[0] = rho
+    return ok, d2
+
+
+@njit(cache=True)
+def factor_delete(R, Q, y, g, basis, qs, work, xs, buf, ints, floats, k):
+    """Remove position k (0 ≤ k < m)."""
+    m = ints[0]
+    _delete(R, Q, y, g, basis, qs, m, k, buf)
+    ints[0] = m - 1
+    if m == 1:
+        ints[1] = 0
+
+
+@njit(cache=True)
+def factor_solve(R, Q, y, g, basis, qs, work, xs, buf, ints, floats, rhs, x, bordered):
+    """x = 𝐌⁻¹ rhs; returns the relative residual (see :func:`_solve`)."""
+    return _solve(R, Q, y, g, qs, ints[1], ints[0], floats[0], rhs, x, xs, work, bordered, floats[1])
+
+
 # ---------------------------------------------------------------------- the factor
 class BorderedFactor:
     """Cholesky factor of the shifted 𝐌 = [[0, yᵀ], [y, Q]] for the current margin set.
@@ -233,16 +275,28 @@ class BorderedFactor:
         Whether 𝐌 has the border row and column of the equality constraint yᵀα = 0.
     """
 
-    _ARRAYS = ("_r", "_q", "_y", "_g", "_basis", "_qs", "_work", "_xs", "_buf")
+    _ARRAYS = ("_r", "_q", "_y", "_g", "_basis", "_qs", "_work", "_xs", "_buf", "_ints", "_floats")
 
     def __init__(self, rcond: float = 1e-13, bordered: bool = True):
         self.rcond, self.bordered = rcond, bordered
-        self.m = 0
-        self._top = 0  # Q slots in use or freed: rows/columns 0..top-1 of _q
+        # The scalars live in arrays, so that compiled code (gpath._mid_numba) changes them in
+        # place: m = |M| and top (Q slots 0..top-1 in use or freed); ρ (the shift of
+        # Q̃ = Q + ρ y yᵀ) and an upper bound of max |𝐌_ij| (the residual check's scale).
+        self._ints = np.zeros(2, dtype=np.int64)
+        self._floats = np.zeros(2)
         self._r = None
         self._reserve(16)
-        self._rho = 0.0  # shift of Q̃ = Q + ρ y yᵀ
-        self._scale = 0.0  # an upper bound of max |𝐌_ij|, for the residual check
+
+    m = property(lambda self: int(self._ints[0]), lambda self, v: self._ints.__setitem__(0, v))
+    _top = property(lambda self: int(self._ints[1]), lambda self, v: self._ints.__setitem__(1, v))
+    _rho = property(lambda self: float(self._floats[0]), lambda self, v: self._floats.__setitem__(0, v))
+    _scale = property(lambda self: float(self._floats[1]), lambda self, v: self._floats.__setitem__(1, v))
+
+    @property
+    def arrays(self) -> tuple:
+        """The factor's arrays, as the compiled functions of this module take them."""
+        return (self._r, self._q, self._y, self._g, self._basis, self._qs, self._work, self._xs, self._buf,
+                self._ints, self._floats)
 
     def _reserve(self, capacity: int) -> None:
         """Arrays for at least ``capacity`` margin points (keeping the current ones).
@@ -307,14 +361,15 @@ class BorderedFactor:
         m = self.m
         state = {k: v for k, v in self.__dict__.items() if k not in self._ARRAYS}
         state.update(_r=self._r[:m, :m].copy(), _q=self._q_mm(), _y=self._y[:m].copy(), _g=self._g[:m].copy(),
-                     _basis=self._basis[:m].copy())
+                     _basis=self._basis[:m].copy(), _floats=self._floats.copy(), m_size=m)
         return state
 
     def __setstate__(self, state):
-        m = state["m"]
+        m = state.pop("m_size")
         small = {name: state.pop(name) for name in ("_r", "_q", "_y", "_g", "_basis")}
+        floats = state.pop("_floats")
         self.__dict__.update(state)
-        self.m, self._top, self._r = 0, 0, None
+        self._ints, self._floats, self._r = np.zeros(2, dtype=np.int64), floats, None
         self._reserve(m + 1)
         self.m, self._top = m, m
         self._r[:m, :m], self._q[:m, :m] = small["_r"], small["_q"]
@@ -340,21 +395,13 @@ class BorderedFactor:
         SingularMarginError
             If 𝐌 with the new point is numerically singular; the factor is left unchanged.
         """
-        m = self.m
-        if m == self._r.shape[0]:
-            self._reserve(m + 1)
+        if self.m == self._r.shape[0]:
+            self._reserve(self.m + 1)
         y_k = float(y_k) if self.bordered else 1.0
         q_kB, q_kk = np.ascontiguousarray(q_kB, dtype=np.float64), float(q_kk)
-        rho = self._rho if m else self._shift(q_kk)
-        d2, ok, big = _insert(self._r, self._q, self._y, self._g, self._qs, m, rho, q_kB, q_kk, y_k, self.bordered,
-                              self._work)
-        self._scale = max(self._scale, big, 1.0 if self.bordered else 0.0)
+        ok, d2 = factor_insert(*self.arrays, point, y_k, q_kB, q_kk, self.bordered)
         if not ok:
             self._insert_tiny_pivot(point, y_k, q_kB, q_kk, d2)
-            return
-        self._basis[m] = point
-        self._top = max(self._top, int(self._qs[m]) + 1)
-        self.m, self._rho = m + 1, rho
 
     def _insert_tiny_pivot(self, point, y_k, q_kB, q_kk, d2) -> None:
         """A pivot this small may be round-off of an exact zero: the singular values decide."""
@@ -381,13 +428,6 @@ class BorderedFactor:
             self._q[:, slot] = 0.0
             raise
 
-    def _shift(self, top: float) -> float:
-        """ρ from the largest diagonal entry of Q (so that ρ y yᵀ neither vanishes next to Q nor
-        swamps it); 1 for an all-zero diagonal; 0 without the border."""
-        if not self.bordered:
-            return 0.0
-        return top if top > 0.0 else 1.0
-
     def _singular_with(self, y_k, q_kB, q_kk) -> bool:
         """Whether 𝐌 with the new point has a singular value below ``rcond`` times its
         largest (an SVD, O(|M|³): only for the rare tiny pivot, e.g. ``ridge=0``)."""
@@ -413,10 +453,7 @@ class BorderedFactor:
         m = self.m
         if not 0 <= k < m:
             raise IndexError(f"margin position {k} out of range for |M| = {m}")
-        _delete(self._r, self._q, self._y, self._g, self._basis, self._qs, m, k, self._buf)
-        self.m = m - 1
-        if self.m == 0:
-            self._top = 0
+        factor_delete(*self.arrays, k)
 
     def refactor(self) -> None:
         """Factor Q̃_MM afresh, ρ chosen anew (O(|M|³); repairs accumulated round-off).
@@ -430,7 +467,7 @@ class BorderedFactor:
         if not m:
             return
         q, y = self._q_mm(), self._y[:m]
-        rho = self._shift(float(np.max(np.diag(q), initial=0.0)))
+        rho = _shift(float(np.max(np.diag(q), initial=0.0)), self.bordered)
         try:
             lower = np.linalg.cholesky(q + rho * np.outer(y, y))
         except np.linalg.LinAlgError as exc:
@@ -471,9 +508,7 @@ class BorderedFactor:
         rhs = np.ascontiguousarray(rhs, dtype=np.float64)
         x = np.empty_like(rhs)
         # Updates keep R exact only to round-off; check, and repair if needed.
-        args = (self._r, self._q, self._y, self._g, self._qs, self._top, m, self._rho, rhs, x, self._xs,
-                self._work, self.bordered, self._scale)
-        if _solve(*args) > _MAX_RESIDUAL:
+        if factor_solve(*self.arrays, rhs, x, self.bordered) > _MAX_RESIDUAL:
             self.refactor()
-            _solve(*args)
+            factor_solve(*self.arrays, rhs, x, self.bordered)
         return x

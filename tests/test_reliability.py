@@ -7,7 +7,8 @@ import pytest
 from helpers import assert_exact, dataset, snapshot
 
 import gpath._path as path_module
-from gpath import IncrementalSVC, PathError, RobustSVC
+from gpath import IncrementalSVC, PathError, RobustSVC, _mid_numba
+from gpath._engine import Engine
 
 
 @pytest.fixture
@@ -16,22 +17,46 @@ def fitted():
     return IncrementalSVC(C=10.0, gamma=0.05).fit(X[:250], y[:250]), X, y
 
 
+def _fail_part_way(monkeypatch, engine, error, calls):
+    """Make the path raise ``error`` at its fifth breakpoint: in the readable loop when one of
+    its events is applied, in the compiled loop when it returns there."""
+    if engine == "generic":
+        original = path_module._PathRun._apply
+
+        def failing(self, event):
+            calls["n"] += 1
+            if calls["n"] == 5:  # part-way along the path
+                raise error
+            return original(self, event)
+
+        monkeypatch.setattr(path_module._PathRun, "_apply", failing)
+        return
+    original = _mid_numba.run
+
+    def stopping(*args):
+        path_ints = args[5][5]
+        start = int(path_ints[1])
+        path_ints[9] = start + 4 - calls["n"]  # "cycling" at the fifth breakpoint of the update
+        status = original(*args)
+        calls["n"] += int(path_ints[1]) - start
+        if status == _mid_numba.CYCLING:
+            raise error
+        return status
+
+    monkeypatch.setattr(_mid_numba, "run", stopping)
+
+
 @pytest.mark.parametrize("error", [KeyboardInterrupt, PathError("injected numerical failure")])
 @pytest.mark.parametrize("method", ["multiple", "single"])
-def test_interrupted_update_leaves_the_model_as_it_was(fitted, monkeypatch, error, method):
+@pytest.mark.parametrize("engine", ["numba", "generic"])
+def test_interrupted_update_leaves_the_model_as_it_was(fitted, monkeypatch, error, method, engine):
     model, X, y = fitted
     model.set_params(method=method)
+    if engine == "generic":  # NumPy data through the readable loop
+        model.state_.engine = Engine(model.state_.xp, model.state_.device)
     before = snapshot(model)
     calls = {"n": 0}
-    original = path_module._PathRun._apply
-
-    def failing(self, event):
-        calls["n"] += 1
-        if calls["n"] == 5:  # part-way along the path
-            raise error
-        return original(self, event)
-
-    monkeypatch.setattr(path_module._PathRun, "_apply", failing)
+    _fail_part_way(monkeypatch, engine, error, calls)
     with pytest.raises(type(error) if isinstance(error, Exception) else error):
         model.update(X_add=X[250:280], y_add=y[250:280], remove=model.sample_ids_[:30])
     assert calls["n"] == 5

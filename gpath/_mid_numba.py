@@ -1,0 +1,329 @@
+"""The MID path loop compiled for NumPy arrays (Karasuyama & Takeuchi 2009, sections 3.2–3.3).
+
+:meth:`gpath._path._PathRun.run` is the readable loop, run for every other namespace; this is
+the same loop, step for step and with the same tie rule, compiled with Numba, so that a
+breakpoint costs its arithmetic (the n × |M| product, a few O(|M|²) factor operations and one
+pass over n) and no interpreter time. Tests hold the two to the same events.
+
+It keeps the very books the Python side keeps, in place: the factor's arrays
+(:attr:`gpath.linalg.BorderedFactor.arrays`), the active set's slots, the cache's bookkeeping
+(:mod:`gpath.cache`) and the state's margins, levels, α and sets. It returns to Python at the
+end of the path, or before an event whose prerequisites it does not handle — a cache without
+a free slot, a factor without room, a tiny pivot, a factor to refactor — leaving that event
+untouched for Python to apply (:meth:`gpath._path._PathRun._apply`), after which it carries on.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ._engine import _q_column, _step
+from ._ratio import EPS, first_bound_hit
+from .cache import _claim, _lookup, _release
+from .linalg import _MAX_RESIDUAL, factor_delete, factor_insert, factor_solve
+
+__all__ = ["APPLY", "CYCLING", "DONE", "NO_POINT", "REFACTOR", "run"]
+
+# What the loop returns.
+DONE, APPLY, REFACTOR, CYCLING, NO_POINT = range(5)
+# Set codes (gpath._path) and event kinds of the event log.
+_O, _M, _I, _A, _R = 0, 1, 2, 3, 4
+BOUND_LOWER, BOUND_UPPER, CROSSING = 0, 1, 2
+_EMPTY = 3  # an empty margin set's bias jump (section 3.3), for APPLY
+
+
+@njit(cache=True)
+def _place(k, code, where, lo, hi, upper):
+    """gpath._path.SVCState.place: the set and its levels."""
+    where[k] = code
+    lo_k, hi_k = -math.inf, math.inf
+    if upper[k] > 0.0:
+        if code == _O:
+            lo_k = 1.0
+        elif code == _I or code == _A:
+            hi_k = 1.0
+    lo[k] = lo_k
+    hi[k] = hi_k
+
+
+@njit(cache=True)
+def _bias_interval(b, y, yf, lo, hi):
+    """gpath._path.SVCState.bias_interval: (lo, i_lo, hi, i_hi), -1 where no point bounds."""
+    best_lo, i_lo, best_hi, i_hi = -math.inf, -1, math.inf, -1
+    for i in range(yf.shape[0]):
+        t = b + y[i] * (1.0 - yf[i])
+        above, below = lo[i] == 1.0, hi[i] == 1.0
+        bounds_below = (above and y[i] > 0.0) or (below and y[i] < 0.0)
+        bounds_above = (above and y[i] < 0.0) or (below and y[i] > 0.0)
+        if bounds_below and t > best_lo:
+            best_lo, i_lo = t, i
+        elif bounds_above and t < best_hi:
+            best_hi, i_hi = t, i
+    return best_lo, i_lo, best_hi, i_hi
+
+
+@njit(cache=True)
+def _enter(k, state, factor, slots, cache, kernel, path, col):
+    """Point k enters M: its column (cached, from QA, or computed) and its factor row.
+
+    Returns 0 if it went in, 1 if Python must apply the event (no free slot or no room in the
+    factor: nothing was changed; a tiny pivot: the column stays cached, nothing else)."""
+    yf, lo, hi, y, alpha, upper, where = state
+    R, Q, fy, g, basis, qs, work, xs, buf, fints, ffloats = factor
+    data, top, rows, owner, used, slot_of, free, counts, protected, written, limits = cache
+    X, kind, gamma, degree, coef0, offset, ridge = kernel
+    u, QA, a_col, a_rows, dA, pints, pfloats = path
+    m = fints[0]
+    if m == R.shape[0]:
+        return 1
+    slot = _lookup(owner, used, slot_of, free, counts, k)
+    if slot < 0:
+        n_used = 0
+        for s in range(used.shape[0]):
+            n_used += used[s]
+        if limits[0] >= 0 and n_used >= limits[0]:
+            return 1
+        slot = _claim(owner, used, slot_of, free, counts, protected, k)
+        if slot < 0:
+            return 1
+        j = a_col[k]
+        if j >= 0:
+            for i in range(col.shape[0]):
+                col[i] = QA[i, j]
+        else:
+            _q_column(X, k, kind, gamma, degree, coef0, offset, y, ridge, col)
+            pints[3] += 1
+        identity = rows.shape[0] == 0
+        if not identity:
+            for i in range(top):
+                data[slot, i] = 0.0
+        for i in range(col.shape[0]):
+            data[slot, i if identity else rows[i]] = col[i]
+        if written.shape[0] > slot:
+            written[slot] = True
+    identity = rows.shape[0] == 0
+    q_kB = np.empty(m)
+    for i in range(m):
+        p = basis[i]
+        q_kB[i] = data[slot, p if identity else rows[p]]
+    q_kk = data[slot, k if identity else rows[k]]
+    ok, _ = factor_insert(R, Q, fy, g, basis, qs, work, xs, buf, fints, ffloats, k, y[k], q_kB, q_kk, True)
+    if not ok:
+        _release(used, slot_of, free, counts, k)
+        return 1
+    slots[m] = slot
+    return 0
+
+
+@njit(cache=True)
+def _leave(k, j, factor, slots, cache):
+    """Point k, at position j, leaves M (its column stays cached)."""
+    R, Q, fy, g, basis, qs, work, xs, buf, fints, ffloats = factor
+    data, top, rows, owner, used, slot_of, free, counts, protected, written, limits = cache
+    m = fints[0]
+    factor_delete(R, Q, fy, g, basis, qs, work, xs, buf, fints, ffloats, j)
+    for i in range(j, m - 1):
+        slots[i] = slots[i + 1]
+    _release(used, slot_of, free, counts, k)
+
+
+@njit(cache=True)
+def _leave_a(k, state, path):
+    """gpath._path._PathRun._leave_a: α_k stops, its term leaves u and δ."""
+    yf, lo, hi, y, alpha, upper, where = state
+    u, QA, a_col, a_rows, dA, pints, pfloats = path
+    na = pints[0]
+    j = 0
+    while a_rows[j] != k:
+        j += 1
+    d = dA[j]
+    alpha[k] = upper[k] - pfloats[0] * d
+    c = a_col[k]
+    for i in range(u.shape[0]):
+        u[i] -= d * QA[i, c]
+    pfloats[1] -= y[k] * d
+    for i in range(j, na - 1):
+        a_rows[i] = a_rows[i + 1]
+        dA[i] = dA[i + 1]
+    pints[0] = na - 1
+
+
+@njit(cache=True)
+def _insert_margin(k, state, factor, slots, cache, kernel, path, col):
+    """gpath._path._PathRun._margin_insert; 1 if Python must apply it (see :func:`_enter`)."""
+    yf, lo, hi, y, alpha, upper, where = state
+    if _enter(k, state, factor, slots, cache, kernel, path, col):
+        return 1
+    if where[k] == _A:
+        _leave_a(k, state, path)
+    _place(k, _M, where, lo, hi, upper)
+    yf[k] = 1.0
+    return 0
+
+
+@njit(cache=True)
+def run(state, factor, slots, cache, kernel, path, work, events):
+    """Follow the path until it ends (DONE) or needs Python (APPLY with the event in
+    ``path``'s ints 4–6, REFACTOR, CYCLING, NO_POINT).
+
+    ``path`` = (u, QA, a_col, a_rows, dA, ints, floats) with ints = [|A| left,
+    breakpoints, zero-length steps in a row, columns computed, event kind, point, upward,
+    events logged, |R| moving, most breakpoints] and floats = [r, δ₀ (the δ of r = 1), b, C];
+    ``work`` = (ψ, product buffer, rhs, x, column); ``events`` (2, capacity) logs (kind,
+    point) of every event when its capacity allows (tests)."""
+    yf, lo, hi, y, alpha, upper, where = state
+    R, Q, fy, g, basis, qs, fwork, xs, buf, fints, ffloats = factor
+    data, top, rows, owner, used, slot_of, free, counts, protected, written, limits = cache
+    u, QA, a_col, a_rows, dA, pints, pfloats = path
+    psi, prod, rhs, x, col = work
+    n = yf.shape[0]
+    C = pfloats[3]
+    while pints[0] > 0 or pints[8] > 0:
+        if pints[1] > pints[9] or pints[2] > 2 * n + 10:
+            return CYCLING
+        r, b = pfloats[0], pfloats[2]
+        delta = r * pfloats[1]
+        if abs(delta) <= EPS * C * (pints[0] + pints[8]):
+            delta = 0.0
+        m = fints[0]
+        if m == 0 and delta != 0.0:
+            b_lo, i_lo, b_hi, i_hi = _bias_interval(b, y, yf, lo, hi)
+            b_new, k = (b_hi, i_hi) if delta > 0.0 else (b_lo, i_lo)
+            if k < 0:
+                return NO_POINT
+            pints[4], pints[5], pints[6] = _EMPTY, k, 0
+            if _enter(k, state, factor, slots, cache, kernel, path, col):
+                # Python moves the bias and puts k in M (gpath._path._PathRun._enter_empty_margin).
+                return APPLY
+            for i in range(n):
+                yf[i] += y[i] * (b_new - b)
+            pfloats[2] = b_new
+            if where[k] == _A:
+                _leave_a(k, state, path)
+            _place(k, _M, where, lo, hi, upper)
+            yf[k] = 1.0
+            pints[1] += 1
+            pints[2] += 1
+            continue
+        members = basis[:m]
+        t_b, k_b, up_b = math.inf, -1, True
+        if m:
+            rhs[0] = delta
+            for i in range(m):
+                rhs[1 + i] = r * u[members[i]]
+            if factor_solve(R, Q, fy, g, basis, qs, fwork, xs, buf, fints, ffloats, rhs[: m + 1], x[: m + 1],
+                            True) > _MAX_RESIDUAL:
+                return REFACTOR
+            for i in range(m + 1):
+                x[i] = -x[i]
+            alpha_m = np.empty(m)
+            upper_m = np.empty(m)
+            for i in range(m):
+                alpha_m[i] = alpha[members[i]]
+                upper_m[i] = upper[members[i]]
+            t_b, j, up_b = first_bound_hit(alpha_m, x[1 : m + 1], np.zeros(m), upper_m, members, C)
+            k_b = members[j] if j >= 0 else -1
+        else:
+            x[0] = 0.0
+        t_c, k_c, up_c = _step(yf, lo, hi, data, top, rows, slots[:m], x[1 : m + 1], x[0], y, r, u, min(t_b, 1.0),
+                               prod, psi)
+        # gpath._ratio.first_event with the limit 1, not taken at the limit.
+        if t_c < t_b or (t_c == t_b and k_c < k_b):
+            eta, kind, k, up = t_c, CROSSING, k_c, up_c
+        else:
+            eta, kind, k, up = t_b, (BOUND_UPPER if up_b else BOUND_LOWER), k_b, up_b
+        if eta >= 1.0 or k < 0:
+            eta, k = 1.0, -1
+        for i in range(m):
+            p = members[i]
+            alpha[p] = min(max(alpha[p] + eta * x[1 + i], 0.0), upper[p])
+        pfloats[2] = b + eta * x[0]
+        pfloats[0] = r * (1.0 - eta)
+        if k < 0:
+            return DONE
+        pints[1] += 1
+        pints[2] = pints[2] + 1 if eta == 0.0 else 0
+        pints[4], pints[5], pints[6] = kind, k, up
+        if events.shape[1] > pints[7]:
+            events[0, pints[7]], events[1, pints[7]] = kind, k
+            pints[7] += 1
+        if kind == CROSSING:
+            if _insert_margin(k, state, factor, slots, cache, kernel, path, col):
+                return APPLY
+        else:
+            j = 0
+            while basis[j] != k:
+                j += 1
+            _leave(k, j, factor, slots, cache)
+            alpha[k] = upper[k] if up else 0.0
+            _place(k, _I if up else _O, where, lo, hi, upper)
+    return DONE
+
+
+_KINDS = {"rbf": 0, "linear": 1, "poly": 2}
+
+
+def follow(path_run) -> int:
+    """Run a :class:`gpath._path._PathRun` on NumPy arrays with the compiled loop; return the
+    number of breakpoints. Raises what the readable loop raises."""
+    s = path_run.s
+    n = s.n
+    a_col = np.full(n, -1, dtype=np.int64)
+    for k, j in path_run.a_col.items():
+        a_col[k] = j
+    QA = path_run.QA if path_run.QA.shape[1] else np.zeros((n, 1))
+    k = s.kernel
+    kernel = (s.X, _KINDS[k.kind], float(k.gamma), float(k.degree), float(k.coef0), float(k.offset), s.ridge)
+    state = (s.yf, s.lo, s.hi, s.y, s.alpha, s.upper, s.where)
+    recording = path_run.events is not None
+    max_breakpoints = 50 * (n + 10)
+    events = np.zeros((2, max_breakpoints + 2 if recording else 0), dtype=np.int64)
+    names = {BOUND_LOWER: "bound", BOUND_UPPER: "bound", CROSSING: "crossing"}
+    while True:
+        cache, factor, active = s.cache, s.factor, s.active
+        capacity = factor.arrays[0].shape[0]
+        if active._slots.shape[0] < capacity:
+            active._slots = np.concatenate([active._slots, np.zeros(capacity - active._slots.shape[0], np.int64)])
+        txn = cache._txn
+        written = txn.written if txn is not None and txn.open and cache.data is txn.buffer else _NO_SLOTS
+        limits = np.array([-1 if cache.max_columns is None else cache.max_columns], dtype=np.int64)
+        cache_arrays = (cache.data, cache.top, _EMPTY_ROWS if cache.rows_host is None else cache.rows_host,
+                        cache.owner, cache.used, cache.slot_of, cache.free, cache.counts, cache._protected(),
+                        written, limits)
+        na = path_run.a_rows.size
+        a_rows = np.zeros(max(na, 1), dtype=np.int64)
+        dA = np.zeros(max(na, 1))
+        a_rows[:na], dA[:na] = path_run.a_rows, path_run.dA
+        pints = np.array([na, path_run.n_breakpoints, path_run.zero_steps, 0, 0, 0, 0, 0, path_run.r_rows.size,
+                          max_breakpoints], dtype=np.int64)
+        pfloats = np.array([path_run.r, path_run.delta0, s.b, s.C])
+        work = (np.empty(n), np.empty(cache.data.shape[1]), np.empty(capacity + 1), np.empty(capacity + 1),
+                np.empty(n))
+        status = run(state, factor.arrays, active._slots, cache_arrays, kernel,
+                     (path_run.u, QA, a_col, a_rows, dA, pints, pfloats), work, events)
+        path_run.a_rows, path_run.dA = a_rows[: pints[0]].copy(), dA[: pints[0]].copy()
+        path_run.n_breakpoints, path_run.zero_steps = int(pints[1]), int(pints[2])
+        path_run.r, path_run.delta0, s.b = float(pfloats[0]), float(pfloats[1]), float(pfloats[2])
+        cache.n_columns_computed += int(pints[3])
+        if recording:
+            path_run.events.extend((names[int(kind)], int(point)) for kind, point in events[:, : pints[7]].T)
+            events[:, : pints[7]] = 0
+        if status == DONE:
+            return path_run.finish()
+        if status == REFACTOR:
+            factor.refactor()
+        elif status == CYCLING:
+            raise path_run.cycling()
+        elif status == NO_POINT:
+            path_run._enter_empty_margin(path_run.r * path_run.delta0)  # raises the PathError
+        elif pints[4] == _EMPTY:
+            path_run._enter_empty_margin(path_run.r * path_run.delta0)
+        else:
+            path_run._apply(("crossing" if pints[4] == CROSSING else "bound", int(pints[5]), bool(pints[6])))
+
+
+_EMPTY_ROWS = np.zeros(0, dtype=np.int64)
+_NO_SLOTS = np.zeros(0, dtype=bool)

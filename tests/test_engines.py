@@ -1,0 +1,112 @@
+"""The compiled engines against the readable array-API code they replace (issue 10).
+
+NumPy arrays run the compiled MID loop (gpath._mid_numba) and the compiled passes of
+SimpleSVM and the kink path (gpath._engine.NumbaEngine); every other namespace runs the
+generic code. Both must pass the same breakpoints, event for event, and end at the same
+solution to round-off, on real data and with both update methods."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+from conftest import make_backend
+from helpers import dataset
+
+import gpath._path as path_module
+from gpath import IncrementalSVC, RobustSVC, SimpleSVC
+from gpath._engine import Engine, NumbaEngine
+
+CASES = [
+    ("breast_cancer", 10.0, 0.05, 250, 30),
+    ("bananas", 100.0, 1.0, 400, 40),
+    ("waterflow", 10.0, "scale", 600, 30),
+    ("waterflow", 1e4, 0.1, 300, 30),
+]
+
+
+@pytest.fixture
+def recorded(monkeypatch):
+    """Every path's events, in order: a list per path (kind, point)."""
+    paths: list[list] = []
+    original = path_module._PathRun.__init__
+
+    def recording(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        self.events = []
+        paths.append(self.events)
+
+    monkeypatch.setattr(path_module._PathRun, "__init__", recording)
+    return paths
+
+
+def _generic(model):
+    """The same model on the readable loop (NumPy arrays through the generic engine)."""
+    twin = copy.copy(model)
+    twin.state_.engine = Engine(twin.state_.xp, twin.state_.device)
+    return twin
+
+
+@pytest.mark.parametrize("method", ["multiple", "single"])
+@pytest.mark.parametrize(("data", "C", "gamma", "n", "m"), CASES)
+def test_compiled_mid_passes_the_same_breakpoints(recorded, data, C, gamma, n, m, method):
+    X, y = dataset(data)
+    compiled = IncrementalSVC(C=C, gamma=gamma, method=method).fit(X[:n], y[:n])
+    assert isinstance(compiled.state_.engine, NumbaEngine)
+    for step in range(3):  # each update from the same start (rounding differs with the order of sums)
+        generic = _generic(compiled)
+        lo, hi = n + step * m, n + (step + 1) * m
+        recorded.clear()
+        compiled.update(X_add=X[lo:hi], y_add=y[lo:hi], remove=compiled.sample_ids_[:m])
+        events_compiled = [list(p) for p in recorded]
+        recorded.clear()
+        generic.update(X_add=X[lo:hi], y_add=y[lo:hi], remove=generic.sample_ids_[:m])
+        assert sum(map(len, events_compiled)) > 0
+        assert events_compiled == recorded
+        # 1e-12 relative, or the round-off that the margin matrix's condition allows, if more.
+        tol = max(1e-12, np.finfo(float).eps * np.linalg.cond(compiled.state_.factor.matrix))
+        np.testing.assert_allclose(compiled.alpha_, generic.alpha_, rtol=0, atol=tol * C)
+        f, f_generic = compiled.decision_function(X[:hi]), generic.decision_function(X[:hi])
+        np.testing.assert_allclose(f, f_generic, rtol=0, atol=tol * (1.0 + np.abs(f).max()))
+
+
+def test_compiled_mid_on_numpy_matches_the_generic_loop_on_array_api_strict(recorded):
+    strict = make_backend("array_api_strict")
+    X, y = dataset("breast_cancer")
+    compiled = IncrementalSVC(C=10.0, gamma=0.05).fit(X[:250], y[:250])
+    other = IncrementalSVC(C=10.0, gamma=0.05).fit(strict.asarray(X[:250]), strict.asarray(y[:250]))
+    np.testing.assert_allclose(compiled.alpha_, other.alpha_, atol=1e-11)
+    recorded.clear()
+    compiled.update(X_add=X[250:300], y_add=y[250:300], remove=compiled.sample_ids_[:50])
+    events = [list(p) for p in recorded]
+    recorded.clear()
+    other.update(X_add=strict.asarray(X[250:300]), y_add=strict.asarray(y[250:300]),
+                 remove=other.sample_ids_[:50])
+    assert events == recorded
+    np.testing.assert_allclose(compiled.alpha_, other.alpha_, atol=1e-11)
+
+
+@pytest.mark.parametrize("data", ["breast_cancer", "bananas"])
+def test_simplesvm_passes_agree(monkeypatch, data):
+    X, y = dataset(data)
+    X, y = X[:500], y[:500]
+    compiled = SimpleSVC(C=10.0, gamma=1.0 if data == "bananas" else 0.05, random_state=0).fit(X, y)
+    monkeypatch.setattr("gpath._path.engine_for", lambda xp, device: Engine(xp, device))
+    generic = SimpleSVC(C=10.0, gamma=1.0 if data == "bananas" else 0.05, random_state=0).fit(X, y)
+    assert compiled.fit_stats_.n_iter == generic.fit_stats_.n_iter
+    assert compiled.fit_stats_.n_bound_steps == generic.fit_stats_.n_bound_steps
+    np.testing.assert_allclose(compiled.alpha_, generic.alpha_, rtol=0, atol=1e-12 * 10.0)
+
+
+@pytest.mark.parametrize("path", ["theta", "s"])
+def test_kink_path_passes_agree(monkeypatch, path):
+    X, y = dataset("breast_cancer")
+    X, y = X[:200], 1 - y[:200] * (np.arange(200) % 7 > 0)
+    compiled = RobustSVC(C=1.0, gamma=1 / 30, path=path).fit(X, y)
+    monkeypatch.setattr("gpath._kinkpath.engine_for", lambda xp, device: Engine(xp, device))
+    generic = RobustSVC(C=1.0, gamma=1 / 30, path=path).fit(X, y)
+    assert compiled.path_.n_breakpoints == generic.path_.n_breakpoints
+    np.testing.assert_array_equal(compiled.path_.discontinuous, generic.path_.discontinuous)
+    np.testing.assert_allclose(compiled.path_.params, generic.path_.params, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(compiled.path_.alpha, generic.path_.alpha, rtol=0, atol=1e-12)
