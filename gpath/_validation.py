@@ -173,24 +173,52 @@ def signed_labels(labels, classes, xp, device):
     return to_device(np.where(labels == classes[1], 1.0, -1.0), xp, device)
 
 
+def host_values(a) -> np.ndarray:
+    """Host NumPy array of user values: NumPy arrays and scalars, array-likes (lists, tuples,
+    ranges, pandas objects) and arrays of any array-API namespace or device.
+
+    ``to_host`` alone would send a NumPy scalar (``numpy.int64``, which array-api-compat counts
+    as a NumPy array) through DLPack, which NumPy scalars do not support.
+    """
+    if isinstance(a, (np.ndarray, np.generic)) or not is_array_api(a):
+        return np.asarray(a)
+    return to_host(a)
+
+
 def check_ids(remove, current_ids, name="remove"):
     """Map sample ids to row indices; return a host int array of rows.
+
+    Parameters
+    ----------
+    remove : int or array-like of int of shape (n_ids,)
+        One sample id (a Python or NumPy integer) or several (a list, tuple, range, NumPy
+        array or array of any array-API namespace).
+    current_ids : ndarray of shape (n_samples,), int64
+        The model's ``sample_ids_``.
+    name : str
+        Argument name used in messages.
+
+    Returns
+    -------
+    rows : ndarray of shape (n_ids,), int64
 
     Raises
     ------
     TypeError
-        If the ids are not integers.
+        If the ids are not integers (booleans, floats and strings included) or not 0-D/1-D.
     ValueError
         If an id is repeated.
     KeyError
         If an id is not in the model.
     """
-    ids = to_host(remove) if is_array_api(remove) else np.asarray(remove)
-    ids = np.atleast_1d(ids)
-    if ids.size == 0:
+    ids = np.atleast_1d(host_values(remove))
+    if ids.size == 0 and ids.ndim == 1:
         return np.zeros(0, dtype=np.int64)
     if ids.ndim != 1 or ids.dtype.kind not in "iu":
-        raise TypeError(f"{name} must be a 1-D sequence of integer sample ids; got {ids.dtype} of shape {ids.shape}")
+        raise TypeError(
+            f"{name} must be integer sample ids (one integer or a 1-D sequence of them); "
+            f"got {type(remove).__name__} of dtype {ids.dtype} and shape {ids.shape}"
+        )
     uniq, counts = np.unique(ids, return_counts=True)
     if np.any(counts > 1):
         raise ValueError(f"{name} repeats sample ids: {uniq[counts > 1][:5].tolist()}")

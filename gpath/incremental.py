@@ -211,8 +211,10 @@ class IncrementalSVC(BinarySVC):
             New points, in the namespace and on the device of the training data.
         y_add : array-like of shape (m,) or None
             Their labels, each one of ``classes_``.
-        remove : sequence of int of shape (ℓ,) or None
-            Sample ids (see ``sample_ids_``) of the points to remove.
+        remove : int, array-like of int of shape (ℓ,), or None
+            Sample ids (see ``sample_ids_``) of the points to remove: one id (a Python or
+            NumPy integer, e.g. ``model.sample_ids_[0]``) or several (list, tuple, range,
+            array of any namespace).
 
         Returns
         -------
@@ -226,7 +228,8 @@ class IncrementalSVC(BinarySVC):
         KeyError
             An id in ``remove`` that is not in the model.
         TypeError
-            X_add in another namespace or on another device than the model.
+            X_add in another namespace or on another device than the model, or ``remove``
+            not integers.
         PathError, SingularMarginError
             A numerical failure part-way; the model is unchanged.
 
