@@ -118,8 +118,11 @@ class _RobustBase(SaveMixin, BaseEstimator):
 
         Raises
         ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
         ValueError
-            If ``at`` is off the path.
+            If ``at`` is off the path, or X has another number of features than in ``fit``
+            or holds NaN or inf.
         """
         check_is_fitted(self, "path_")
         return self._decision(X, self._alpha_at(at)[:, None])[:, 0]
@@ -255,8 +258,27 @@ class RobustSVC(ClassifierMixin, _OutlierPathEstimator):
         return min(min_margin, float(self.s_max)), float(self.s_max)
 
     def predict(self, X, at=None):
-        """Labels: ``classes_[1]`` where ``decision_function(X, at) > 0``."""
-        return self.classes_[(to_host(self.decision_function(X, at)) > 0).astype(int)]
+        """Labels: ``classes_[1]`` where ``decision_function(X, at) > 0``.
+
+        Parameters
+        ----------
+        X : array of shape (n_samples, n_features)
+        at : float or None
+            As in :meth:`decision_function`.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,) (host NumPy)
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+        ValueError
+            As :meth:`decision_function`.
+        """
+        f = self.decision_function(X, at)  # checks that the model is fitted, first
+        return self.classes_[(to_host(f) > 0).astype(int)]
 
 
 class RobustSVR(RegressorMixin, _OutlierPathEstimator):

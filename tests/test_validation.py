@@ -59,3 +59,18 @@ def test_bad_ids_leave_the_model_unchanged(fitted, remove, error, match):
     with pytest.raises(error, match=match):
         model.update(remove=remove)
     assert snapshot(model) == before
+
+
+# ---------------------------------------------------------------- 5: unfitted robust estimators
+@pytest.mark.parametrize("method", ["predict", "score", "decision_function", "select"])
+@pytest.mark.parametrize("cls", [gpath.RobustSVC, gpath.RobustSVR, gpath.CCCPRobustSVC, gpath.CCCPRobustSVR],
+                         ids=lambda c: c.__name__)
+def test_unfitted_robust_estimators_raise_not_fitted(cls, method):
+    from sklearn.exceptions import NotFittedError
+
+    X, y = dataset("breast_cancer")
+    model = cls()
+    args = (X[:20],) if method in ("predict", "decision_function") else (X[:20], y[:20])
+    with pytest.raises(NotFittedError, match=f"This {cls.__name__} instance is not fitted yet"):
+        getattr(model, method)(*args)
+    assert model.__dict__ == cls().__dict__
