@@ -9,7 +9,17 @@ import numpy as np
 
 from ._array_api import get_namespace_and_device, is_array_api, to_device, to_host
 
-__all__ = ["check_X", "check_choice", "check_ids", "check_labels", "check_positive"]
+__all__ = [
+    "check_X",
+    "check_choice",
+    "check_ids",
+    "check_int",
+    "check_labels",
+    "check_nonpositive",
+    "check_positive",
+    "check_targets",
+    "host_values",
+]
 
 
 def check_X(X, name="X", n_features=None, xp=None, device=None, owner=None):
@@ -79,7 +89,7 @@ def check_X(X, name="X", n_features=None, xp=None, device=None, owner=None):
     if n_features is not None and X.shape[1] != n_features:
         raise ValueError(
             f"{name} has {X.shape[1]} features, but {owner or 'the model'} is expecting "
-            f"{n_features} features as input (as in fit)"
+            f"{n_features} features as input."
         )
     X = xq.astype(X, xq.float64)
     if not bool(xq.all(xq.isfinite(X))):
@@ -93,7 +103,7 @@ def _is_sparse(X) -> bool:
     return scipy.sparse.issparse(X)
 
 
-def check_labels(y, n_samples, name="y", classes=None, owner=None):
+def check_labels(y, n_samples, name="y", classes=None, owner=None, x_name="X"):
     """Validate class labels; return them as a host NumPy array and the two classes.
 
     Parameters
@@ -107,6 +117,8 @@ def check_labels(y, n_samples, name="y", classes=None, owner=None):
         exactly two distinct labels, which become the classes (sorted).
     owner : str or None
         Estimator name for the message when ``y`` is None.
+    x_name : str
+        Name of the matching X argument, for the shape message.
 
     Returns
     -------
@@ -125,7 +137,7 @@ def check_labels(y, n_samples, name="y", classes=None, owner=None):
 
     if y is None:
         raise ValueError(f"{owner or 'this estimator'} requires y to be passed, but the target y is None")
-    labels = to_host(y) if is_array_api(y) else np.asarray(y)
+    labels = host_values(y)
     if labels.ndim == 2 and labels.shape[1] == 1:
         warnings.warn(
             f"A column-vector y was passed when a 1d array was expected. Please change the shape "
@@ -134,9 +146,9 @@ def check_labels(y, n_samples, name="y", classes=None, owner=None):
         )
         labels = labels[:, 0]
     if labels.ndim != 1 or labels.shape[0] != n_samples:
-        raise ValueError(f"{name} must have shape ({n_samples},) to match X; got {labels.shape}")
+        raise ValueError(f"{name} must have shape ({n_samples},) to match {x_name}; got shape {labels.shape}")
     if labels.dtype.kind == "f" and not np.all(np.isfinite(labels)):
-        raise ValueError(f"{name} must not hold NaN or inf labels")
+        raise ValueError(f"{name} must not hold NaN or inf labels; got them at rows {_rows(~np.isfinite(labels))}")
     if labels.dtype.kind not in "biufUSO":
         raise ValueError(f"{name} must hold class labels; got dtype {labels.dtype}")
     target_type = type_of_target(labels, input_name=name)
@@ -166,6 +178,59 @@ def check_labels(y, n_samples, name="y", classes=None, owner=None):
                 f"expected only {classes.tolist()}"
             )
     return labels, classes
+
+
+def check_targets(y, n_samples, name="y", x_name="X"):
+    """Validate real regression targets; return them as a host float64 vector.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Any array-API array or array-like of real numbers. A column vector (n_samples, 1) is
+        accepted with a ``DataConversionWarning``, as in scikit-learn.
+    n_samples : int
+        Rows of the matching X.
+    name, x_name : str
+        Names of the argument and of the matching X, for messages.
+
+    Returns
+    -------
+    y : ndarray of shape (n_samples,), float64
+
+    Raises
+    ------
+    ValueError
+        If y is None, does not have the shape (n_samples,), does not hold real numbers, or
+        holds NaN or inf (the message names the first rows).
+    """
+    from sklearn.exceptions import DataConversionWarning
+
+    if y is None:
+        raise ValueError(f"{name} must be given: real targets of shape ({n_samples},); got None")
+    values = host_values(y)
+    if values.ndim == 2 and values.shape[1] == 1 and values.shape[0] == n_samples:
+        warnings.warn(
+            f"A column-vector y was passed when a 1d array was expected. Please change the shape "
+            f"of {name} to (n_samples,), for example using ravel().",
+            DataConversionWarning, stacklevel=3,
+        )
+        values = values[:, 0]
+    if values.ndim != 1 or values.shape[0] != n_samples:
+        raise ValueError(f"{name} must have shape ({n_samples},) to match {x_name}; got shape {values.shape}")
+    if values.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must hold real numbers; got dtype {values.dtype}")
+    values = values.astype(np.float64)
+    bad = ~np.isfinite(values)
+    if np.any(bad):
+        raise ValueError(f"{name} must be finite; got NaN or inf at rows {_rows(bad)}")
+    return values
+
+
+def _rows(mask) -> str:
+    """The first rows where ``mask`` holds, and how many of how many: "[5, 17] (2 of 40)"."""
+    rows = np.flatnonzero(mask)
+    more = ", ..." if rows.size > 5 else ""
+    return f"{rows[:5].tolist()}"[:-1] + f"{more}] ({rows.size} of {mask.size})"
 
 
 def signed_labels(labels, classes, xp, device):
@@ -240,6 +305,16 @@ def check_positive(value, name, allow_zero=False, allow_inf=False):
         bound = ">= 0" if allow_zero else "> 0"
         kind = "real number (inf allowed)" if allow_inf else "finite real number"
         raise ValueError(f"{name} must be a {kind} {bound}; got {value!r}")
+    return float(value)
+
+
+def check_nonpositive(value, name, owner=None):
+    """A finite real number ≤ 0 (NumPy scalars included); returns it as float. Raises
+    ValueError otherwise."""
+    ok = isinstance(value, Real) and not isinstance(value, (bool, np.bool_)) and bool(np.isfinite(value))
+    if not (ok and value <= 0):
+        where = f" for {owner}" if owner else ""
+        raise ValueError(f"{name} must be a finite real number <= 0{where}; got {value!r}")
     return float(value)
 
 

@@ -255,8 +255,10 @@ class IncrementalSVC(BinarySVC):
         kept = np.delete(state.y_host, rows)
         classes_left = set(np.unique(kept)) | set(np.unique(to_host(y_add)))
         if classes_left != {-1.0, 1.0}:
+            left = [self.classes_[int(c > 0)] for c in sorted(classes_left)]
+            what = f"only class {np.asarray(left).tolist()}" if left else "no points"
             raise ValueError(
-                f"the update would leave only class {sorted(classes_left)} in the model; "
+                f"the update would leave {what} in the model; "
                 f"an SVC needs both classes {self.classes_.tolist()}"
             )
         if params["C"] != state.C or params["ridge"] != state.ridge:

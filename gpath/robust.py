@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -26,7 +27,16 @@ from sklearn.utils.validation import check_is_fitted
 from . import _outlier
 from ._array_api import get_namespace_and_device, to_device, to_host
 from ._outlier import Classification, OutlierPath, Regression
-from ._validation import check_choice, check_int, check_labels, check_positive, check_X, signed_labels
+from ._validation import (
+    check_choice,
+    check_int,
+    check_labels,
+    check_nonpositive,
+    check_positive,
+    check_targets,
+    check_X,
+    signed_labels,
+)
 from .kernels import Kernel
 from .linalg import single_threaded_host_blas
 from .persistence import SaveMixin
@@ -50,20 +60,17 @@ class _RobustBase(SaveMixin, BaseEstimator):
     def _prepare(self, X, y):
         """Validate, and start the path at the ordinary SVM without bias (θ = 1)."""
         params = self._check_common()
-        X, xp, device = check_X(X)
+        name = type(self).__name__
+        X, xp, device = check_X(X, owner=name)
         kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X)
         if self.fit_intercept:
             kernel = dataclasses.replace(kernel, offset=1.0)
         if self._classification:
-            labels, classes = check_labels(y, X.shape[0])
+            labels, classes = check_labels(y, X.shape[0], owner=name)
             y_dev = signed_labels(labels, classes, xp, device)
             problem = Classification(params["C"])
         else:
-            y_host = to_host(y) if hasattr(y, "__dlpack__") else np.asarray(y)
-            y_host = np.asarray(y_host, dtype=np.float64)
-            if y_host.ndim != 1 or y_host.shape[0] != X.shape[0] or not np.all(np.isfinite(y_host)):
-                raise ValueError(f"y must be a finite vector of shape ({X.shape[0]},); got shape {y_host.shape}")
-            y_dev, classes = to_device(y_host, xp, device), None
+            y_dev, classes = to_device(check_targets(y, X.shape[0]), xp, device), None
             problem = Regression(params["C"])
         # Fitted attributes are set by _finish only, so a failed fit changes nothing.
         fitted = {"kernel_": kernel, "n_features_in_": X.shape[1], "_X": X, "_y_host": to_host(y_dev)}
@@ -96,7 +103,7 @@ class _RobustBase(SaveMixin, BaseEstimator):
     def _decision(self, X, coef_matrix):
         """Decision values for several coefficient vectors: (n_test, k)."""
         xp, device = get_namespace_and_device(self._X)
-        X, _, _ = check_X(X, "X", self.n_features_in_, xp, device)
+        X, _, _ = check_X(X, "X", self.n_features_in_, xp, device, owner=type(self).__name__)
         w = coef_matrix * (self._y_host[:, None] if self._classification else 1.0)
         used = np.flatnonzero(np.any(w != 0, axis=1))
         K = self.kernel_(X, xp.take(self._X, to_device(used, xp, device), axis=0))
@@ -247,15 +254,12 @@ class RobustSVC(ClassifierMixin, _OutlierPathEstimator):
         self.path, self.s, self.s_max, self.ridge, self.fit_intercept = path, s, s_max, ridge, fit_intercept
 
     def _fixed_s(self):
-        if not (isinstance(self.s, (int, float)) and self.s <= 0):
-            raise ValueError(f"s must be a real number <= 0 for RobustSVC; got {self.s!r}")
-        return float(self.s)
+        return check_nonpositive(self.s, "s", owner=type(self).__name__)
 
     def _s_range(self, min_margin):
         """OP-s runs s from min_i y_i f(x_i) up to s_max (a single point if no margin is below)."""
-        if not (isinstance(self.s_max, (int, float)) and self.s_max <= 0):
-            raise ValueError(f"s_max must be a real number <= 0; got {self.s_max!r}")
-        return min(min_margin, float(self.s_max)), float(self.s_max)
+        s_max = check_nonpositive(self.s_max, "s_max", owner=type(self).__name__)
+        return min(min_margin, s_max), s_max
 
     def predict(self, X, at=None):
         """Labels: ``classes_[1]`` where ``decision_function(X, at) > 0``.
@@ -370,7 +374,7 @@ class _CCCPEstimator(_RobustBase):
 
     def _grid_values(self, first, last):
         g = self.grid
-        if isinstance(g, (int, np.integer)) and not isinstance(g, bool):
+        if isinstance(g, Integral) and not isinstance(g, bool):
             return np.linspace(first, last, check_int(int(g), "grid", 2))
         values = np.asarray(g, dtype=np.float64)
         if values.ndim != 1 or values.size < 1:

@@ -29,7 +29,7 @@ def fitted():
     lambda ids: ids[:2].astype(np.int32),
 ], ids=["np.int64", "int", "np.uint32", "ndarray", "list", "tuple", "range", "int32 array"])
 def test_update_accepts_scalar_and_array_like_ids(fitted, make_ids):
-    model, X, y = fitted
+    model, _, _ = fitted
     remove = make_ids(model.sample_ids_)
     expected = np.atleast_1d(np.asarray(remove)).tolist()
     model.update(remove=remove)
@@ -39,7 +39,7 @@ def test_update_accepts_scalar_and_array_like_ids(fitted, make_ids):
 
 def test_update_accepts_ids_from_another_namespace(fitted):
     strict = pytest.importorskip("array_api_strict")
-    model, X, y = fitted
+    model, _, _ = fitted
     model.update(remove=strict.asarray(np.array([4, 9])))
     assert 4 not in model.sample_ids_ and 9 not in model.sample_ids_
     model.update(remove=strict.asarray(11))
@@ -54,7 +54,7 @@ def test_update_accepts_ids_from_another_namespace(fitted):
     (np.int64(10_000), KeyError, r"not in the model: \[10000\]"),
 ])
 def test_bad_ids_leave_the_model_unchanged(fitted, remove, error, match):
-    model, X, y = fitted
+    model, _, _ = fitted
     before = snapshot(model)
     with pytest.raises(error, match=match):
         model.update(remove=remove)
@@ -74,3 +74,99 @@ def test_unfitted_robust_estimators_raise_not_fitted(cls, method):
     with pytest.raises(NotFittedError, match=f"This {cls.__name__} instance is not fitted yet"):
         getattr(model, method)(*args)
     assert model.__dict__ == cls().__dict__
+
+
+# ---------------------------------------------------------------- 10: messages
+def _regression_data():
+    """breast_cancer's first feature predicted from the others (a real regression target)."""
+    X, _ = dataset("breast_cancer")
+    return X[:, 1:], X[:, 0].copy()
+
+
+@pytest.mark.parametrize("cls", [gpath.RobustSVR, gpath.CCCPRobustSVR], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("bad,match", [
+    ("nan", r"y must be finite; got NaN or inf at rows \[5, 17\] \(2 of 40\)"),
+    ("inf", r"y must be finite; got NaN or inf at rows \[5, 17\] \(2 of 40\)"),
+    ("short", r"y must have shape \(40,\) to match X; got shape \(39,\)"),
+    ("2-D", r"y must have shape \(40,\) to match X; got shape \(40, 2\)"),
+    ("strings", r"y must hold real numbers; got dtype <U"),
+])
+def test_regression_targets_say_what_is_wrong(cls, bad, match):
+    X, y = _regression_data()
+    X, y = X[:40], y[:40]
+    if bad in ("nan", "inf"):
+        y = y.copy()
+        y[[5, 17]] = np.nan if bad == "nan" else np.inf
+    elif bad == "short":
+        y = y[:39]
+    elif bad == "2-D":
+        y = np.c_[y, y]
+    else:
+        y = y.astype(str)
+    model = cls(gamma=0.05)
+    with pytest.raises(ValueError, match=match):
+        model.fit(X, y)
+    assert model.__dict__ == cls(gamma=0.05).__dict__
+
+
+def test_one_class_message_names_the_users_label():
+    X, y = dataset("breast_cancer")
+    labels = np.array(["benign", "malignant"])[1 - y[:60]]
+    model = IncrementalSVC(gamma=0.05).fit(X[:60], labels)
+    before = snapshot(model)
+    with pytest.raises(ValueError, match=r"would leave only class \['benign'\] in the model; an SVC needs "
+                                         r"both classes \['benign', 'malignant'\]"):
+        model.update(remove=model.sample_ids_[labels == "malignant"])
+    assert snapshot(model) == before
+
+
+def _fit_args(cls):
+    X, y = dataset("breast_cancer")
+    if cls in (gpath.RobustSVR, gpath.CCCPRobustSVR):
+        X, y = _regression_data()
+    return X[:80], y[:80]
+
+
+@pytest.mark.parametrize("cls,params", [
+    (IncrementalSVC, dict(C=np.float32(2.0), gamma=np.float32(0.05), ridge=np.float32(1e-6),
+                          tol=np.float64(1e-9), cache_size=np.int64(64))),
+    (IncrementalSVC, dict(kernel=np.str_("poly"), degree=np.int64(2), coef0=np.float32(1.0),
+                          gamma=np.float64(0.01), method=np.str_("single"))),
+    (gpath.SimpleSVC, dict(C=np.float32(2.0), gamma=np.float32(0.05), max_iter=np.int32(5000),
+                           tol=np.float32(1e-5), random_state=np.int64(3))),
+    (gpath.RobustSVC, dict(s=np.float32(-0.5), C=np.float32(1.0), gamma=np.float32(0.05))),
+    (gpath.RobustSVC, dict(path="s", s_max=np.float32(-0.25), gamma=np.float32(0.05),
+                           fit_intercept=np.True_)),
+    (gpath.RobustSVR, dict(s=np.float32(0.5), gamma=np.float32(0.05))),
+    (gpath.RobustSVR, dict(path="s", s_min=np.float32(0.75), gamma=np.float32(0.05))),
+    (gpath.CCCPRobustSVC, dict(grid=np.int64(3), max_iter=np.int32(50), s=np.float32(-0.5), gamma=0.05)),
+    (gpath.CCCPRobustSVC, dict(grid=np.array([1.0, 0.5, 0.0], dtype=np.float32), gamma=0.05)),
+    (gpath.CCCPRobustSVR, dict(path="s", grid=np.int64(3), s_min=np.float32(0.75), gamma=0.05)),
+], ids=lambda v: v.__name__ if isinstance(v, type) else "-".join(v))
+def test_numpy_scalar_parameters_are_accepted(cls, params):
+    X, y = _fit_args(cls)
+    model = cls(**params).fit(X, y)
+    python = {k: (v.tolist() if isinstance(v, (np.generic, np.ndarray)) else v) for k, v in params.items()}
+    reference = cls(**python).fit(X, y)
+    np.testing.assert_array_equal(model.alpha_, reference.alpha_)
+
+
+@pytest.mark.parametrize("cls", [IncrementalSVC, gpath.SimpleSVC, gpath.RobustSVC, gpath.RobustSVR,
+                                 gpath.CCCPRobustSVC, gpath.CCCPRobustSVR], ids=lambda c: c.__name__)
+def test_feature_count_message_names_the_estimator(cls):
+    X, y = _fit_args(cls)
+    model = cls(gamma=0.05).fit(X, y)
+    before = snapshot(model)
+    d = X.shape[1]
+    with pytest.raises(ValueError, match=rf"^X has 3 features, but {cls.__name__} is expecting {d} features "
+                                         r"as input\.$"):
+        model.predict(X[:5, :3])
+    assert snapshot(model) == before
+
+
+def test_removing_every_point_says_so(fitted):
+    model, _, _ = fitted
+    before = snapshot(model)
+    with pytest.raises(ValueError, match=r"would leave no points in the model; an SVC needs both classes \[0, 1\]"):
+        model.update(remove=model.sample_ids_)
+    assert snapshot(model) == before
