@@ -11,6 +11,7 @@ from ._array_api import get_namespace_and_device, is_array_api, to_device, to_ho
 
 __all__ = [
     "check_X",
+    "check_bool",
     "check_choice",
     "check_ids",
     "check_int",
@@ -316,6 +317,13 @@ def check_nonpositive(value, name, owner=None):
         where = f" for {owner}" if owner else ""
         raise ValueError(f"{name} must be a finite real number <= 0{where}; got {value!r}")
     return float(value)
+
+
+def check_bool(value, name):
+    """A Python or NumPy bool; returns it as bool. Raises ValueError otherwise."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be a bool; got {value!r}")
+    return bool(value)
 
 
 def check_choice(value, name, choices):

@@ -28,6 +28,7 @@ from . import _outlier
 from ._array_api import get_namespace_and_device, to_device, to_host
 from ._outlier import Classification, OutlierPath, Regression
 from ._validation import (
+    check_bool,
     check_choice,
     check_int,
     check_labels,
@@ -35,6 +36,7 @@ from ._validation import (
     check_positive,
     check_targets,
     check_X,
+    host_values,
     signed_labels,
 )
 from .kernels import Kernel
@@ -50,20 +52,30 @@ class _RobustBase(SaveMixin, BaseEstimator):
 
     _classification = True
 
-    def _check_common(self):
-        return {
+    def _check_params(self) -> dict:
+        """Every parameter, checked before anything is computed: C, ridge, path,
+        fit_intercept, the fixed ``s`` and the end of OP-s (``s_end``: s_max or s_min), and
+        what a subclass adds (:meth:`_check_more`)."""
+        params = {
             "C": check_positive(self.C, "C"),
             "ridge": check_positive(self.ridge, "ridge", allow_zero=True),
             "path": check_choice(self.path, "path", ("theta", "s")),
+            "fit_intercept": check_bool(self.fit_intercept, "fit_intercept"),
         }
+        params["s"], params["s_end"] = self._check_s()
+        params.update(self._check_more(params["path"]))
+        return params
+
+    def _check_more(self, path) -> dict:
+        return {}
 
     def _prepare(self, X, y):
         """Validate, and start the path at the ordinary SVM without bias (θ = 1)."""
-        params = self._check_common()
+        params = self._check_params()
         name = type(self).__name__
         X, xp, device = check_X(X, owner=name)
         kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X)
-        if self.fit_intercept:
+        if params["fit_intercept"]:
             kernel = dataclasses.replace(kernel, offset=1.0)
         if self._classification:
             labels, classes = check_labels(y, X.shape[0], owner=name)
@@ -100,10 +112,15 @@ class _RobustBase(SaveMixin, BaseEstimator):
         """+1 if the parameter increases along the path, −1 if it decreases."""
         return 1.0 if p.params[-1] >= p.params[0] else -1.0
 
-    def _decision(self, X, coef_matrix):
+    def _check_input(self, X, name="X"):
+        """X validated against the model (features, namespace, device), float64."""
+        xp, device = get_namespace_and_device(self._X)
+        return check_X(X, name, self.n_features_in_, xp, device, owner=type(self).__name__)[0]
+
+    def _decision(self, X, coef_matrix, name="X"):
         """Decision values for several coefficient vectors: (n_test, k)."""
         xp, device = get_namespace_and_device(self._X)
-        X, _, _ = check_X(X, "X", self.n_features_in_, xp, device, owner=type(self).__name__)
+        X = self._check_input(X, name)
         w = coef_matrix * (self._y_host[:, None] if self._classification else 1.0)
         used = np.flatnonzero(np.any(w != 0, axis=1))
         K = self.kernel_(X, xp.take(self._X, to_device(used, xp, device), axis=0))
@@ -148,15 +165,29 @@ class _RobustBase(SaveMixin, BaseEstimator):
         Returns
         -------
         self
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+        ValueError
+            X_val with another number of features than in ``fit`` or with NaN or inf; y_val
+            not of shape (n_val,), with NaN or inf, or (classification) with a label not in
+            ``classes_``. The model is then unchanged.
         """
         check_is_fitted(self, "path_")
-        F = to_host(self._decision(X_val, self.path_.alpha.T))
+        X_val = self._check_input(X_val, "X_val")
+        n_val = X_val.shape[0]
         if self._classification:
-            labels, _ = check_labels(y_val, F.shape[0], "y_val", self.classes_)
-            pred = np.where(F > 0, 1.0, -1.0)
-            err = np.mean(pred != np.where(labels == self.classes_[1], 1.0, -1.0)[:, None], axis=0)
+            labels, _ = check_labels(y_val, n_val, "y_val", self.classes_, x_name="X_val")
+            y_pm = np.where(labels == self.classes_[1], 1.0, -1.0)
         else:
-            yv = np.asarray(to_host(y_val) if hasattr(y_val, "__dlpack__") else y_val, dtype=np.float64)
+            yv = check_targets(y_val, n_val, "y_val", x_name="X_val")
+        F = to_host(self._decision(X_val, self.path_.alpha.T, "X_val"))
+        if self._classification:
+            pred = np.where(F > 0, 1.0, -1.0)
+            err = np.mean(pred != y_pm[:, None], axis=0)
+        else:
             err = np.mean(np.abs(yv[:, None] - F), axis=0)
         self.selected_index_ = int(np.argmin(err))
         self.param_ = float(self.path_.params[self.selected_index_])
@@ -191,17 +222,21 @@ class _OutlierPathEstimator(_RobustBase):
         Raises
         ------
         ValueError
-            For bad parameters or data.
+            For a bad parameter (naming it: C, ridge, path, s, s_max/s_min, fit_intercept),
+            RobustSVR's ``s_min`` above the start of OP-s, or bad data (X not 2-D or with NaN
+            or inf; y of another length, with NaN or inf, or not two classes for RobustSVC).
+            Parameters are checked before anything is computed; a failed fit leaves the
+            estimator as it was.
         PathError
-            If the path cycles (degenerate data); the estimator is then not fitted.
+            If the path cycles (degenerate data); the estimator is then unchanged.
         """
         start = time.perf_counter()
         params, problem, path, fitted = self._prepare(X, y)
         y_h = fitted["_y_host"]
         if params["path"] == "theta":
-            record = _outlier.op_theta(path, problem, y_h, self._fixed_s(), start)
+            record = _outlier.op_theta(path, problem, y_h, params["s"], start)
         else:
-            s_start, s_end = self._s_range(problem.start_s(to_host(path.z), y_h))
+            s_start, s_end = self._s_range(problem.start_s(to_host(path.z), y_h), params["s_end"])
             record = _outlier.op_s(path, problem, y_h, s_start, s_end, start)
         return self._finish(fitted, record)
 
@@ -224,7 +259,10 @@ class RobustSVC(ClassifierMixin, _OutlierPathEstimator):
     s : float, default 0.0
         The fixed s of OP-θ (≤ 0).
     s_max : float, default 0.0
-        Where OP-s stops (≤ 0).
+        Where OP-s stops (finite, ≤ 0). If no margin y_i f(x_i) of the ordinary SVM lies
+        below s_max, that SVM is already the solution at s_max and the path is the single
+        point s = s_max (no error: with the default s_max = 0 this happens on data the SVM
+        separates).
     ridge : float, default 1e-6
         Added to the kernel diagonal (keeps Q_EE nonsingular with duplicate points).
     fit_intercept : bool, default False
@@ -253,12 +291,14 @@ class RobustSVC(ClassifierMixin, _OutlierPathEstimator):
         self.C, self.kernel, self.gamma, self.degree, self.coef0 = C, kernel, gamma, degree, coef0
         self.path, self.s, self.s_max, self.ridge, self.fit_intercept = path, s, s_max, ridge, fit_intercept
 
-    def _fixed_s(self):
-        return check_nonpositive(self.s, "s", owner=type(self).__name__)
+    def _check_s(self):
+        """``(s, s_max)``, both finite and <= 0."""
+        name = type(self).__name__
+        return check_nonpositive(self.s, "s", owner=name), check_nonpositive(self.s_max, "s_max", owner=name)
 
-    def _s_range(self, min_margin):
-        """OP-s runs s from min_i y_i f(x_i) up to s_max (a single point if no margin is below)."""
-        s_max = check_nonpositive(self.s_max, "s_max", owner=type(self).__name__)
+    def _s_range(self, min_margin, s_max):
+        """OP-s runs s from min_i y_i f(x_i) up to s_max. If no margin lies below s_max, the
+        ordinary SVM is already the solution at s_max: the path is that single point."""
         return min(min_margin, s_max), s_max
 
     def predict(self, X, at=None):
@@ -302,7 +342,9 @@ class RobustSVR(RegressorMixin, _OutlierPathEstimator):
     s : float, default 1.0
         The fixed s of OP-θ (> 0, in the units of y).
     s_min : float or None, default None
-        Where OP-s stops; None: 0.2 × the starting s (the paper's range, section 5.2).
+        Where OP-s stops (finite, > 0, at most the starting s = max_i |y_i − f(x_i)|; above
+        it ``fit`` raises ValueError); None: 0.2 × the starting s (the paper's range,
+        section 5.2).
     ridge : float, default 1e-6
     fit_intercept : bool, default False
 
@@ -324,13 +366,28 @@ class RobustSVR(RegressorMixin, _OutlierPathEstimator):
         self.C, self.kernel, self.gamma, self.degree, self.coef0 = C, kernel, gamma, degree, coef0
         self.path, self.s, self.s_min, self.ridge, self.fit_intercept = path, s, s_min, ridge, fit_intercept
 
-    def _fixed_s(self):
-        return check_positive(self.s, "s")
+    def _check_s(self):
+        """``(s, s_min)``: s finite and > 0; s_min None or finite and > 0."""
+        s_min = None if self.s_min is None else check_positive(self.s_min, "s_min")
+        return check_positive(self.s, "s"), s_min
 
-    def _s_range(self, max_residual):
-        """OP-s runs s from max_i |y_i − f(x_i)| down to s_min (default 0.2 × the start)."""
-        end = 0.2 * max_residual if self.s_min is None else check_positive(self.s_min, "s_min")
-        return max(max_residual, end), end
+    def _s_range(self, max_residual, s_min):
+        """OP-s runs s from max_i |y_i − f(x_i)| down to s_min (default 0.2 × the start).
+
+        Raises
+        ------
+        ValueError
+            If s_min lies above the start: the path would not move.
+        """
+        if s_min is None:
+            return max_residual, 0.2 * max_residual
+        if s_min > max_residual:
+            raise ValueError(
+                f"s_min={self.s_min!r} is above the start of OP-s, max_i |y_i - f(x_i)| = {max_residual:.6g} "
+                f"of the LAD regression on this data (s runs down from there): pass s_min < "
+                f"{max_residual:.6g}, or None for 0.2 x the start"
+            )
+        return max_residual, s_min
 
     def predict(self, X, at=None):
         """f(x) at the selected point (or at ``at``)."""
@@ -354,31 +411,68 @@ class _CCCPEstimator(_RobustBase):
         Raises
         ------
         ValueError
-            For bad parameters or data.
+            For a bad parameter (naming it; ``grid`` values not finite, out of the range of
+            the path's parameter or not strictly monotone in its direction), ``s_min`` above
+            the start of OP-s, or bad data, as in :meth:`RobustSVC.fit`. A failed fit leaves
+            the estimator as it was.
         PathError
             If CCCP does not settle within ``max_iter`` iterations at some grid value.
         """
         start = time.perf_counter()
         params, problem, path, fitted = self._prepare(X, y)
-        max_iter = check_int(self.max_iter, "max_iter", 1)
         y_h = fitted["_y_host"]
+        grid = params["grid"]
         if params["path"] == "theta":
-            grid = self._grid_values(1.0, 0.0)
-            theta_s = [(t, self._fixed_s()) for t in grid]
+            if isinstance(grid, int):
+                grid = np.linspace(1.0, 0.0, grid)
+            theta_s = [(t, params["s"]) for t in grid]
         else:
-            grid = self._grid_values(*self._s_range(problem.start_s(to_host(path.z), y_h)))
+            if isinstance(grid, int):
+                grid = np.linspace(*self._s_range(problem.start_s(to_host(path.z), y_h), params["s_end"]), grid)
             theta_s = [(0.0, v) for v in grid]
-        record, fitted["n_iter_"] = _outlier.cccp(path, problem, y_h, params["path"], grid, theta_s, max_iter,
-                                                  start)
+        record, fitted["n_iter_"] = _outlier.cccp(path, problem, y_h, params["path"], grid, theta_s,
+                                                  params["max_iter"], start)
         return self._finish(fitted, record)
 
-    def _grid_values(self, first, last):
+    def _check_more(self, path) -> dict:
+        return {"grid": self._check_grid(path), "max_iter": check_int(self.max_iter, "max_iter", 1)}
+
+    def _check_grid(self, path):
+        """The number of grid values (int >= 2), or the values themselves: finite, in the
+        range of the path's parameter, and strictly monotone in the direction the path runs
+        (θ from 1 down to 0; s of classification up to s_max, s of regression down to s_min),
+        since each grid value is warm-started from the one before."""
         g = self.grid
         if isinstance(g, Integral) and not isinstance(g, bool):
-            return np.linspace(first, last, check_int(int(g), "grid", 2))
-        values = np.asarray(g, dtype=np.float64)
-        if values.ndim != 1 or values.size < 1:
-            raise ValueError(f"grid must be an int >= 2 or a 1-D sequence of values; got {g!r}")
+            return check_int(g, "grid", 2)
+        try:
+            values = None if isinstance(g, (str, bytes, bool, np.bool_)) else host_values(g).astype(np.float64)
+        except (TypeError, ValueError):
+            values = None
+        if values is None or values.ndim != 1 or values.size < 1:
+            raise ValueError(f"grid must be an int >= 2 or a 1-D sequence of at least one value; got {g!r}")
+        if not np.all(np.isfinite(values)):
+            raise ValueError(f"grid must hold finite values; got {values.tolist()}")
+        steps = np.diff(values)
+        name = type(self).__name__
+        if path == "theta":
+            if np.any((values < 0) | (values > 1)):
+                raise ValueError(f"grid values of the theta path must lie in [0, 1]; got {values.tolist()}")
+            if np.any(steps >= 0):
+                raise ValueError(f"grid values of the theta path must be strictly decreasing (theta runs from "
+                                 f"1 to 0); got {values.tolist()}")
+        elif self._classification:
+            if np.any(values > 0):
+                raise ValueError(f"grid values of the s path must be <= 0 for {name}; got {values.tolist()}")
+            if np.any(steps <= 0):
+                raise ValueError(f"grid values of the s path must be strictly increasing (s runs up to "
+                                 f"s_max); got {values.tolist()}")
+        else:
+            if np.any(values <= 0):
+                raise ValueError(f"grid values of the s path must be > 0 for {name}; got {values.tolist()}")
+            if np.any(steps >= 0):
+                raise ValueError(f"grid values of the s path must be strictly decreasing (s runs down to "
+                                 f"s_min); got {values.tolist()}")
         return values
 
     def _alpha_at(self, at):
@@ -403,9 +497,12 @@ class CCCPRobustSVC(ClassifierMixin, _CCCPEstimator):
         As in :class:`RobustSVC`.
     path : {"theta", "s"}, default "theta"
     grid : int or sequence of float, default 5
-        Number of evenly spaced grid values (the paper uses 5), or the values themselves.
+        Number of evenly spaced grid values (≥ 2; the paper uses 5) from the start of the
+        path to its end, or the values themselves: finite, θ in [0, 1] strictly decreasing
+        (``path="theta"``), s ≤ 0 strictly increasing (``path="s"``), in the order CCCP
+        visits them (each is warm-started from the one before).
     max_iter : int, default 100
-        CCCP iterations per grid value.
+        CCCP iterations per grid value (≥ 1).
 
     Attributes
     ----------
@@ -423,7 +520,7 @@ class CCCPRobustSVC(ClassifierMixin, _CCCPEstimator):
         self.path, self.s, self.s_max, self.grid, self.max_iter = path, s, s_max, grid, max_iter
         self.ridge, self.fit_intercept = ridge, fit_intercept
 
-    _fixed_s = RobustSVC._fixed_s
+    _check_s = RobustSVC._check_s
     _s_range = RobustSVC._s_range
     predict = RobustSVC.predict
 
@@ -437,6 +534,7 @@ class CCCPRobustSVR(RegressorMixin, _CCCPEstimator):
         As in :class:`RobustSVR`.
     path : {"theta", "s"}, default "theta"
     grid : int or sequence of float, default 5
+        As in :class:`CCCPRobustSVC`, but s > 0 strictly decreasing for ``path="s"``.
     max_iter : int, default 100
 
     Attributes
@@ -453,6 +551,6 @@ class CCCPRobustSVR(RegressorMixin, _CCCPEstimator):
         self.path, self.s, self.s_min, self.grid, self.max_iter = path, s, s_min, grid, max_iter
         self.ridge, self.fit_intercept = ridge, fit_intercept
 
-    _fixed_s = RobustSVR._fixed_s
+    _check_s = RobustSVR._check_s
     _s_range = RobustSVR._s_range
     predict = RobustSVR.predict

@@ -138,10 +138,10 @@ def _fit_args(cls):
     (gpath.RobustSVC, dict(path="s", s_max=np.float32(-0.25), gamma=np.float32(0.05),
                            fit_intercept=np.True_)),
     (gpath.RobustSVR, dict(s=np.float32(0.5), gamma=np.float32(0.05))),
-    (gpath.RobustSVR, dict(path="s", s_min=np.float32(0.75), gamma=np.float32(0.05))),
+    (gpath.RobustSVR, dict(path="s", s_min=np.float32(0.25), gamma=np.float32(0.05))),
     (gpath.CCCPRobustSVC, dict(grid=np.int64(3), max_iter=np.int32(50), s=np.float32(-0.5), gamma=0.05)),
     (gpath.CCCPRobustSVC, dict(grid=np.array([1.0, 0.5, 0.0], dtype=np.float32), gamma=0.05)),
-    (gpath.CCCPRobustSVR, dict(path="s", grid=np.int64(3), s_min=np.float32(0.75), gamma=0.05)),
+    (gpath.CCCPRobustSVR, dict(path="s", grid=np.int64(3), s_min=np.float32(0.25), gamma=0.05)),
 ], ids=lambda v: v.__name__ if isinstance(v, type) else "-".join(v))
 def test_numpy_scalar_parameters_are_accepted(cls, params):
     X, y = _fit_args(cls)
@@ -169,4 +169,107 @@ def test_removing_every_point_says_so(fitted):
     before = snapshot(model)
     with pytest.raises(ValueError, match=r"would leave no points in the model; an SVC needs both classes \[0, 1\]"):
         model.update(remove=model.sample_ids_)
+    assert snapshot(model) == before
+
+
+# ---------------------------------------------------------------- 7: parameters of the robust estimators
+@pytest.fixture(scope="module")
+def cancer_small():
+    X, y = dataset("breast_cancer")
+    return X[:100], y[:100]
+
+
+@pytest.mark.parametrize("cls,params,match", [
+    (gpath.CCCPRobustSVC, dict(grid=[np.nan]), r"grid must hold finite values; got \[nan\]"),
+    (gpath.CCCPRobustSVC, dict(grid=[1.0, np.inf]), r"grid must hold finite values; got \[1.0, inf\]"),
+    (gpath.CCCPRobustSVC, dict(grid=[-0.5]), r"grid values of the theta path must lie in \[0, 1\]; got \[-0.5\]"),
+    (gpath.CCCPRobustSVC, dict(grid=[-1.0, 2.0]), r"must lie in \[0, 1\]; got \[-1.0, 2.0\]"),
+    (gpath.CCCPRobustSVC, dict(grid=[0.2, 0.8]), (r"grid values of the theta path must be strictly decreasing "
+                                                 r"\(theta runs from 1 to 0\); got \[0.2, 0.8\]")),
+    (gpath.CCCPRobustSVC, dict(grid=[0.5, 0.5]), r"strictly decreasing.*got \[0.5, 0.5\]"),
+    (gpath.CCCPRobustSVC, dict(path="s", grid=[0.5]), (r"grid values of the s path must be <= 0 for "
+                                                      r"CCCPRobustSVC; got \[0.5\]")),
+    (gpath.CCCPRobustSVC, dict(path="s", grid=[-0.1, -0.5]), (r"s path must be strictly increasing \(s runs "
+                                                             r"up to s_max\); got \[-0.1, -0.5\]")),
+    (gpath.CCCPRobustSVR, dict(path="s", grid=[0.0, -1.0]), (r"grid values of the s path must be > 0 for "
+                                                            r"CCCPRobustSVR; got \[0.0, -1.0\]")),
+    (gpath.CCCPRobustSVR, dict(path="s", grid=[0.5, 1.0]), (r"s path must be strictly decreasing \(s runs "
+                                                           r"down to s_min\); got \[0.5, 1.0\]")),
+    (gpath.CCCPRobustSVC, dict(grid=[[1.0, 0.5]]), r"grid must be an int >= 2 or a 1-D sequence"),
+    (gpath.CCCPRobustSVC, dict(grid=[]), r"grid must be an int >= 2 or a 1-D sequence.*got \[\]"),
+    (gpath.CCCPRobustSVC, dict(grid="5"), r"grid must be an int >= 2 or a 1-D sequence.*got '5'"),
+    (gpath.CCCPRobustSVC, dict(grid=True), r"grid must be an int >= 2 or a 1-D sequence.*got True"),
+    (gpath.CCCPRobustSVC, dict(grid=1), r"grid must be an integer >= 2; got 1"),
+    (gpath.CCCPRobustSVC, dict(max_iter=0), r"max_iter must be an integer >= 1; got 0"),
+    (gpath.RobustSVC, dict(s=np.nan), r"s must be a finite real number <= 0 for RobustSVC; got nan"),
+    (gpath.RobustSVC, dict(path="s", s=0.5), r"s must be a finite real number <= 0 for RobustSVC; got 0.5"),
+    (gpath.RobustSVC, dict(path="s", s_max=-np.inf), r"s_max must be a finite real number <= 0"),
+    (gpath.RobustSVR, dict(path="s", s_min=-1.0), r"s_min must be a finite real number > 0; got -1.0"),
+    (gpath.RobustSVR, dict(path="s", s=0.0), r"s must be a finite real number > 0; got 0.0"),
+    (gpath.RobustSVC, dict(fit_intercept="yes"), r"fit_intercept must be a bool; got 'yes'"),
+])
+def test_bad_robust_parameters_are_refused_before_anything_changes(cancer_small, cls, params, match):
+    X, y = cancer_small
+    if not cls._classification:
+        X, y = _regression_data()
+        X, y = X[:100], y[:100]
+    model = cls(gamma=0.05, **({"grid": 2} if "CCCP" in cls.__name__ else {})).fit(X, y)
+    before = snapshot(model)
+    saved = model.get_params()
+    model.set_params(**params)
+    with pytest.raises(ValueError, match=match):
+        model.fit(X, y)
+    model.set_params(**saved)
+    assert snapshot(model) == before
+
+
+@pytest.mark.parametrize("cls", [gpath.RobustSVR, gpath.CCCPRobustSVR], ids=lambda c: c.__name__)
+def test_s_min_above_the_start_of_op_s_is_an_error(cls):
+    X, y = _regression_data()
+    model = cls(gamma=0.05, path="s").fit(X[:100], y[:100])
+    start = model.path_.params[0]
+    before = snapshot(model)
+    model.set_params(s_min=1e9)
+    with pytest.raises(ValueError, match=rf"s_min=1000000000.0 is above the start of OP-s, max_i \|y_i - f\(x_i\)\| "
+                                         rf"= {start:.6g} .*pass s_min < {start:.6g}, or None"):
+        model.fit(X[:100], y[:100])
+    model.set_params(s_min=None)
+    assert snapshot(model) == before
+
+
+def test_s_max_below_the_start_of_op_s_is_the_ordinary_svm(cancer_small):
+    # Decision (documented in RobustSVC): no margin y f lies below such an s_max, so the
+    # ordinary SVM (the start of OP-θ, θ = 1) is the solution there: a one-point path at s_max.
+    X, y = cancer_small
+    svm = gpath.RobustSVC(gamma=0.05).fit(X, y).path_.alpha[0]
+    model = gpath.RobustSVC(gamma=0.05, path="s", s_max=-1e9).fit(X, y)
+    np.testing.assert_array_equal(model.path_.params, -1e9)
+    np.testing.assert_allclose(model.alpha_, svm, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("cls", [gpath.RobustSVC, gpath.RobustSVR, gpath.CCCPRobustSVC, gpath.CCCPRobustSVR],
+                         ids=lambda c: c.__name__)
+@pytest.mark.parametrize("bad,match", [
+    ("nan", None),
+    ("short", r"y_val must have shape \(50,\) to match X_val; got shape \(40,\)"),
+    ("features", r"X_val has 3 features, but \w+ is expecting \d+ features as input\."),
+])
+def test_select_refuses_bad_validation_data(cls, bad, match):
+    X, y = _fit_args(cls)
+    Xv, yv = (dataset("breast_cancer")[0][100:150], dataset("breast_cancer")[1][100:150].astype(float))
+    if not cls._classification:
+        Xv, yv = _regression_data()[0][100:150], _regression_data()[1][100:150].copy()
+    model = cls(gamma=0.05, **({"grid": 3} if "CCCP" in cls.__name__ else {})).fit(X, y)
+    before = snapshot(model)
+    if bad == "nan":
+        yv = yv.copy()
+        yv[3] = np.nan
+        match = (r"y_val must not hold NaN or inf labels; got them at rows \[3\] \(1 of 50\)" if cls._classification
+                 else r"y_val must be finite; got NaN or inf at rows \[3\] \(1 of 50\)")
+    elif bad == "short":
+        yv = yv[:40]
+    else:
+        Xv = Xv[:, :3]
+    with pytest.raises(ValueError, match=match):
+        model.select(Xv, yv)
     assert snapshot(model) == before
