@@ -14,7 +14,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ._array_api import get_namespace_and_device, to_device, to_host
-from ._validation import check_labels, check_X
+from ._validation import check_feature_names, check_labels, check_X
 from .persistence import SaveMixin
 
 __all__ = ["BinarySVC"]
@@ -25,8 +25,18 @@ class BinarySVC(SaveMixin, ClassifierMixin, BaseEstimator):
 
     Fitted attributes (scikit-learn's ``SVC`` names, set by :meth:`_fitted_attributes`):
     ``classes_``, ``kernel_``, ``n_features_in_``, ``alpha_``, ``support_``,
-    ``support_vectors_``, ``dual_coef_``, ``intercept_``, ``n_support_``.
+    ``support_vectors_``, ``dual_coef_``, ``intercept_``, ``n_support_``, and
+    ``feature_names_in_`` where ``fit`` got a pandas DataFrame with string column names.
     """
+
+    def _set_fitted(self, attrs: dict) -> None:
+        """Set the fitted attributes all at once; ``feature_names_in_=None`` removes that
+        attribute (a refit on data without column names), as scikit-learn does."""
+        for key, value in attrs.items():
+            if key == "feature_names_in_" and value is None:
+                self.__dict__.pop(key, None)
+            else:
+                setattr(self, key, value)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -89,11 +99,20 @@ class BinarySVC(SaveMixin, ClassifierMixin, BaseEstimator):
         sklearn.exceptions.NotFittedError
             Before ``fit``.
         ValueError
-            X not 2-D, with another number of features than in ``fit``, or with NaN or inf.
+            X not 2-D, with another number of features than in ``fit``, with NaN or inf, or
+            (fitted on a pandas DataFrame) with other column names or another column order
+            than in ``fit``.
         TypeError
             X not numeric, or in another namespace or on another device than the model.
+
+        Warns
+        -----
+        UserWarning
+            X has column names and the model was fitted without, or the reverse (as
+            scikit-learn).
         """
         check_is_fitted(self, "dual_coef_")
+        check_feature_names(self, X)
         xp, device = get_namespace_and_device(self.support_vectors_)
         X, _, _ = check_X(X, "X", self.n_features_in_, xp, device, owner=type(self).__name__)
         return self.kernel_(X, self.support_vectors_) @ self.dual_coef_[0, :] + self.intercept_[0]
@@ -181,6 +200,7 @@ class BinarySVC(SaveMixin, ClassifierMixin, BaseEstimator):
         name = type(self).__name__
         if X is None or y is None:
             raise ValueError(f"{name}.check_kkt needs the training data: pass the X and y given to fit")
+        check_feature_names(self, X)
         xp, device = get_namespace_and_device(self.support_vectors_)
         X, _, _ = check_X(X, "X", self.n_features_in_, xp, device, owner=name)
         n = self.alpha_.shape[0]

@@ -13,12 +13,14 @@ __all__ = [
     "check_X",
     "check_bool",
     "check_choice",
+    "check_feature_names",
     "check_ids",
     "check_int",
     "check_labels",
     "check_nonpositive",
     "check_positive",
     "check_targets",
+    "feature_names",
     "host_values",
 ]
 
@@ -96,6 +98,56 @@ def check_X(X, name="X", n_features=None, xp=None, device=None, owner=None):
     if not bool(xq.all(xq.isfinite(X))):
         raise ValueError(f"{name} must be finite; got NaN or inf")
     return X, xq, dev
+
+
+def feature_names(X):
+    """Column names of X as scikit-learn reads them (``feature_names_in_`` of a model fitted
+    on X): an object array of str for a frame with string column names, else None.
+
+    Raises
+    ------
+    TypeError
+        If the column names mix strings and other types (scikit-learn's rule).
+    """
+    from sklearn.utils.validation import _get_feature_names
+
+    return _get_feature_names(X)
+
+
+def check_feature_names(estimator, X, name="X") -> None:
+    """Check X's column names against ``estimator.feature_names_in_`` as scikit-learn does.
+
+    scikit-learn's own check (``sklearn.utils.validation._check_feature_names`` with
+    ``reset=False``) and its messages: fitted on a frame, X must have the same names in the
+    same order (ValueError saying which are unseen, missing, or out of order); X with names
+    given to a model fitted without them, or the reverse, warns (UserWarning). Nothing on
+    the estimator changes. For an argument other than ``X`` the messages name it.
+
+    Raises
+    ------
+    ValueError
+        If the names differ from those seen in fit.
+    """
+    try:
+        from sklearn.utils.validation import _check_feature_names
+    except ImportError:  # scikit-learn < 1.6: a method of BaseEstimator
+        def _check_feature_names(est, X, *, reset):
+            return est._check_feature_names(X, reset=reset)
+
+    if name == "X":
+        _check_feature_names(estimator, X, reset=False)
+        return
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            _check_feature_names(estimator, X, reset=False)
+        except ValueError as exc:
+            raise ValueError(str(exc).replace("The feature names ", f"The feature names of {name} ", 1)) from None
+    for w in caught:
+        message = str(w.message)
+        if message.startswith("X "):
+            message = f"{name} {message[2:]}"
+        warnings.warn(message, w.category, stacklevel=3)
 
 
 def _is_sparse(X) -> bool:

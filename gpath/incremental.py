@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import time
+import warnings
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
@@ -15,10 +16,12 @@ from ._path import PathError, PathStats, SVCState, restored
 from ._simplesvm import simple_svm
 from ._validation import (
     check_choice,
+    check_feature_names,
     check_ids,
     check_labels,
     check_positive,
     check_X,
+    feature_names,
     signed_labels,
 )
 from .cache import max_columns
@@ -95,6 +98,10 @@ class IncrementalSVC(BinarySVC):
         Breakpoints, points added and removed, wall time (s) and final |M| of the last call
         (after ``fit``: SimpleSVM's iterations in place of breakpoints).
     n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,), object
+        Column names of the pandas DataFrame given to ``fit`` (only then): ``X_add`` and
+        every later input must have the same names in the same order (ValueError), as in
+        scikit-learn.
 
     References
     ----------
@@ -139,13 +146,14 @@ class IncrementalSVC(BinarySVC):
         ValueError
             Bad parameters, non-finite or mis-shaped X, or y without exactly two classes.
         TypeError
-            Non-numeric X.
+            Non-numeric X, or a DataFrame whose column names mix strings and other types.
         PathError, SingularMarginError
             A numerical failure; the estimator is unchanged.
         """
         start = time.perf_counter()
         name = type(self).__name__
         params = self._check_params()
+        names = feature_names(X)
         X, xp, device = check_X(X, owner=name)
         labels, classes = check_labels(y, X.shape[0], owner=name)
         kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X)
@@ -161,8 +169,8 @@ class IncrementalSVC(BinarySVC):
         state.refine()
         self._check_state(state)
         stats = PathStats(simple.n_iter, X.shape[0], 0, time.perf_counter() - start, len(state.margin))
-        self._commit(self._attributes(state, classes, kernel, np.arange(X.shape[0], dtype=np.int64), X.shape[0],
-                                      stats))
+        attrs = self._attributes(state, classes, kernel, np.arange(X.shape[0], dtype=np.int64), X.shape[0], stats)
+        self._commit({**attrs, "feature_names_in_": names, "_kernel_params": self._kernel_params_now()})
         return self
 
     def partial_fit(self, X, y, classes=None):
@@ -199,8 +207,12 @@ class IncrementalSVC(BinarySVC):
         if classes is not None and not np.array_equal(classes, self.classes_):
             raise ValueError(f"classes={classes.tolist()} differ from the model's {self.classes_.tolist()}")
         s = self.state_
+        check_feature_names(self, X)
         check_X(X, "X", s.X.shape[1], s.xp, s.device, owner=type(self).__name__)
-        return self.update(X_add=X, y_add=y)
+        with warnings.catch_warnings():  # said above about X; update would say it about X_add
+            warnings.filterwarnings("ignore", message="X_add (has|does not have valid) feature names",
+                                    category=UserWarning)
+            return self.update(X_add=X, y_add=y)
 
     def update(self, X_add=None, y_add=None, remove=None):
         """Add the rows (X_add, y_add) and remove the points ``remove`` in one path.
@@ -223,8 +235,11 @@ class IncrementalSVC(BinarySVC):
         Raises
         ------
         ValueError
-            Mis-shaped or non-finite X_add, a label not in ``classes_``, X_add without y_add,
-            repeated ids, or an update that would leave a single class.
+            Mis-shaped or non-finite X_add, X_add with other column names or another column
+            order than in ``fit`` (a DataFrame), a label not in ``classes_``, X_add without
+            y_add, repeated ids, an update that would leave a single class, or C, ridge or a
+            kernel parameter (kernel, gamma, degree, coef0) changed by ``set_params`` since
+            ``fit`` (call fit again).
         KeyError
             An id in ``remove`` that is not in the model.
         TypeError
@@ -240,11 +255,13 @@ class IncrementalSVC(BinarySVC):
         """
         check_is_fitted(self, "state_")
         params = self._check_params()
+        self._check_kernel_unchanged()
         state = self.state_
         xp, device = state.xp, state.device
         if (X_add is None) != (y_add is None):
             raise ValueError("X_add and y_add must be given together; got only one of them")
         if X_add is not None:
+            check_feature_names(self, X_add, "X_add")
             X_add, _, _ = check_X(X_add, "X_add", state.X.shape[1], xp, device, owner=type(self).__name__)
             labels, _ = check_labels(y_add, X_add.shape[0], "y_add", self.classes_)
             y_add = signed_labels(labels, self.classes_, xp, device)
@@ -293,6 +310,26 @@ class IncrementalSVC(BinarySVC):
             "cache_size": check_positive(self.cache_size, "cache_size"),
         }
 
+    _KERNEL_PARAMS = ("kernel", "gamma", "degree", "coef0")
+
+    def _kernel_params_now(self) -> dict:
+        return {key: getattr(self, key) for key in self._KERNEL_PARAMS}
+
+    def _check_kernel_unchanged(self) -> None:
+        """The kernel parameters must be those given to fit: an update keeps the fitted
+        kernel (its Q columns and margins), so a new one would be silently ignored."""
+        fitted = getattr(self, "_kernel_params", None)
+        now = self._kernel_params_now()
+        if fitted is None or fitted == now:
+            return
+        changed = [key for key in self._KERNEL_PARAMS if fitted.get(key) != now[key]]
+        was = ", ".join(f"{key}={fitted.get(key)!r}" for key in changed)
+        is_ = ", ".join(f"{key}={now[key]!r}" for key in changed)
+        raise ValueError(
+            f"kernel parameters cannot change between fit and update (fitted with {was}; now {is_}); "
+            "call fit again"
+        )
+
     def _check_state(self, state: SVCState) -> None:
         """Cheap check of the maintained margins against the KKT conditions (units of y f)."""
         xp, tol = state.xp, check_positive(self.tol, "tol")
@@ -315,8 +352,7 @@ class IncrementalSVC(BinarySVC):
         return {**attrs, "state_": state, "sample_ids_": ids, "_next_id": int(next_id), "last_update_": stats}
 
     def _commit(self, attrs: dict) -> None:
-        for key, value in attrs.items():
-            setattr(self, key, value)
+        self._set_fitted(attrs)
 
     def __copy__(self):
         """An independent model: ``state_`` is copied too (an update reuses the device cache
@@ -356,6 +392,8 @@ class IncrementalSVC(BinarySVC):
         }
         arrays = dict(X=to_host(s.X), y=s.y_host, alpha=s.alpha, yf=to_host(s.yf), where=s.where,
                       margin=np.array(s.margin, dtype=np.int64), ids=self.sample_ids_, classes=classes)
+        if hasattr(self, "feature_names_in_"):
+            arrays["feature_names"] = np.asarray(self.feature_names_in_, dtype=str)
         return meta, arrays
 
     @classmethod
@@ -378,8 +416,11 @@ class IncrementalSVC(BinarySVC):
         model = cls(**meta["params"])
         state.cache = state.cache.with_spare_rows()  # room for the next updates, as after fit
         state.cache.max_columns = max_columns(model.cache_size, n)
-        model._commit(model._attributes(state, arrays["classes"], kernel, arrays["ids"].astype(np.int64),
-                                        meta["next_id"], PathStats(**meta["last_update"])))
+        attrs = model._attributes(state, arrays["classes"], kernel, arrays["ids"].astype(np.int64),
+                                  meta["next_id"], PathStats(**meta["last_update"]))
+        names = data.get("feature_names")
+        model._commit({**attrs, "feature_names_in_": None if names is None else names.astype(object),
+                       "_kernel_params": {key: meta["params"][key] for key in cls._KERNEL_PARAMS}})
         return model
 
     def _training_data(self, X, y):

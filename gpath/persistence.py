@@ -9,20 +9,22 @@ load (O(|M|³) and n·|M| kernel evaluations).
 
 Format ``gpath.IncrementalSVC`` version 1 (keys of the archive):
 
-========== ================== ==============================================================
-key        dtype, shape       meaning
-========== ================== ==============================================================
-meta       str, ()            JSON: format, version, estimator parameters, kernel, b,
-                              next id, last update record
-X          float64, (n, d)    training rows, in training order
-y          float64, (n,)      labels as ±1 (+1 is ``classes[1]``)
-alpha      float64, (n,)      dual coefficients
-yf         float64, (n,)      maintained margins y_i f(x_i) (ridge included)
-where      int8, (n,)         index set of each point: 0 = O, 1 = M, 2 = I
-margin     int64, (|M|,)      rows of the margin set, in factor order
-ids        int64, (n,)        sample ids
-classes    any, (2,)          the two labels (numbers or strings)
-========== ================== ==============================================================
+============= ================== ===========================================================
+key           dtype, shape       meaning
+============= ================== ===========================================================
+meta          str, ()            JSON: format, version, estimator parameters, kernel, b,
+                                 next id, last update record
+X             float64, (n, d)    training rows, in training order
+y             float64, (n,)      labels as ±1 (+1 is ``classes[1]``)
+alpha         float64, (n,)      dual coefficients
+yf            float64, (n,)      maintained margins y_i f(x_i) (ridge included)
+where         int8, (n,)         index set of each point: 0 = O, 1 = M, 2 = I
+margin        int64, (|M|,)      rows of the margin set, in factor order
+ids           int64, (n,)        sample ids
+classes       any, (2,)          the two labels (numbers or strings)
+feature_names str, (d,)          optional: ``feature_names_in_``, the column names seen
+                                 in fit
+============= ================== ===========================================================
 """
 
 from __future__ import annotations
@@ -155,7 +157,10 @@ class SaveMixin:
         xp, device = get_namespace_and_device(like)
         model = cls(**meta["params"])
         for name, spec in meta["attributes"].items():
-            setattr(model, name, _decode(spec, data, xp, device))
+            value = _decode(spec, data, xp, device)
+            if name == "feature_names_in_":  # saved as str, scikit-learn keeps object
+                value = np.asarray(value, dtype=object)
+            setattr(model, name, value)
         return model
 
 

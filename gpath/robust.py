@@ -30,12 +30,14 @@ from ._outlier import Classification, OutlierPath, Regression
 from ._validation import (
     check_bool,
     check_choice,
+    check_feature_names,
     check_int,
     check_labels,
     check_nonpositive,
     check_positive,
     check_targets,
     check_X,
+    feature_names,
     host_values,
     signed_labels,
 )
@@ -73,6 +75,7 @@ class _RobustBase(SaveMixin, BaseEstimator):
         """Validate, and start the path at the ordinary SVM without bias (θ = 1)."""
         params = self._check_params()
         name = type(self).__name__
+        names = feature_names(X)
         X, xp, device = check_X(X, owner=name)
         kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X)
         if params["fit_intercept"]:
@@ -85,7 +88,8 @@ class _RobustBase(SaveMixin, BaseEstimator):
             y_dev, classes = to_device(check_targets(y, X.shape[0]), xp, device), None
             problem = Regression(params["C"])
         # Fitted attributes are set by _finish only, so a failed fit changes nothing.
-        fitted = {"kernel_": kernel, "n_features_in_": X.shape[1], "_X": X, "_y_host": to_host(y_dev)}
+        fitted = {"kernel_": kernel, "n_features_in_": X.shape[1], "feature_names_in_": names, "_X": X,
+                  "_y_host": to_host(y_dev)}
         if classes is not None:
             fitted["classes_"] = classes
         path = _outlier.start(xp, device, X, y_dev, fitted["_y_host"], kernel, problem, params["C"],
@@ -113,7 +117,8 @@ class _RobustBase(SaveMixin, BaseEstimator):
         return 1.0 if p.params[-1] >= p.params[0] else -1.0
 
     def _check_input(self, X, name="X"):
-        """X validated against the model (features, namespace, device), float64."""
+        """X validated against the model (column names, features, namespace, device), float64."""
+        check_feature_names(self, X, name)
         xp, device = get_namespace_and_device(self._X)
         return check_X(X, name, self.n_features_in_, xp, device, owner=type(self).__name__)[0]
 
@@ -145,8 +150,9 @@ class _RobustBase(SaveMixin, BaseEstimator):
         sklearn.exceptions.NotFittedError
             Before ``fit``.
         ValueError
-            If ``at`` is off the path, or X has another number of features than in ``fit``
-            or holds NaN or inf.
+            If ``at`` is off the path, or X has another number of features than in ``fit``,
+            holds NaN or inf, or (fitted on a DataFrame) has other column names or another
+            column order.
         """
         check_is_fitted(self, "path_")
         return self._decision(X, self._alpha_at(at)[:, None])[:, 0]
@@ -171,7 +177,8 @@ class _RobustBase(SaveMixin, BaseEstimator):
         sklearn.exceptions.NotFittedError
             Before ``fit``.
         ValueError
-            X_val with another number of features than in ``fit`` or with NaN or inf; y_val
+            X_val with another number of features or other column names than in ``fit``,
+            or with NaN or inf; y_val
             not of shape (n_val,), with NaN or inf, or (classification) with a label not in
             ``classes_``. The model is then unchanged.
         """
@@ -196,7 +203,10 @@ class _RobustBase(SaveMixin, BaseEstimator):
 
     def _finish(self, fitted, path_record):
         for name, value in fitted.items():
-            setattr(self, name, value)
+            if name == "feature_names_in_" and value is None:  # refit without column names
+                self.__dict__.pop(name, None)
+            else:
+                setattr(self, name, value)
         self.path_ = path_record
         self.selected_index_ = len(self.path_.params) - 1
         self.param_ = float(self.path_.params[-1])
@@ -276,6 +286,10 @@ class RobustSVC(ClassifierMixin, _OutlierPathEstimator):
     alpha_ : ndarray of shape (n_samples,)
         α at the end of the path.
     classes_ : ndarray of shape (2,)
+    feature_names_in_ : ndarray of shape (n_features_in_,), object
+        Column names of the pandas DataFrame given to ``fit`` (only then); later inputs must
+        have the same names in the same order, as in scikit-learn (all four robust
+        estimators).
 
     References
     ----------

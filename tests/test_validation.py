@@ -273,3 +273,113 @@ def test_select_refuses_bad_validation_data(cls, bad, match):
     with pytest.raises(ValueError, match=match):
         model.select(Xv, yv)
     assert snapshot(model) == before
+
+
+# ---------------------------------------------------------------- 6: column names, kernel parameters
+ALL_ESTIMATORS = [IncrementalSVC, gpath.SimpleSVC, gpath.RobustSVC, gpath.RobustSVR, gpath.CCCPRobustSVC,
+                  gpath.CCCPRobustSVR]
+
+
+def _small(cls, **params):
+    if "CCCP" in cls.__name__:
+        params.setdefault("grid", 3)
+    return cls(gamma=0.05, **params)
+
+
+@pytest.mark.parametrize("cls", ALL_ESTIMATORS, ids=lambda c: c.__name__)
+def test_scikit_learns_column_name_check(cls):
+    # scikit-learn's own check: feature_names_in_ after fit on a DataFrame; predict,
+    # decision_function and score (and partial_fit's second call) refuse reordered, unseen and
+    # missing column names with its messages.
+    from sklearn.utils.estimator_checks import check_dataframe_column_names_consistency
+
+    pytest.importorskip("pandas")
+    check_dataframe_column_names_consistency(cls.__name__, _small(cls))
+
+
+@pytest.fixture(scope="module")
+def cancer_frames():
+    pd = pytest.importorskip("pandas")
+    from sklearn.datasets import load_breast_cancer
+
+    data = load_breast_cancer(as_frame=True)
+    X = (data.data - data.data.mean()) / data.data.std()
+    return X, data.target.to_numpy(), pd
+
+
+@pytest.mark.parametrize("cls", ALL_ESTIMATORS, ids=lambda c: c.__name__)
+def test_reordered_columns_are_refused_everywhere(cancer_frames, cls):
+    X, y, _ = cancer_frames
+    if not getattr(cls, "_classification", True):
+        y = X.iloc[:, 0].to_numpy() + 0.5 * X.iloc[:, 1].to_numpy()
+        X = X.iloc[:, 2:]
+    model = _small(cls).fit(X.iloc[:200], y[:200])
+    np.testing.assert_array_equal(model.feature_names_in_, X.columns)
+    assert model.feature_names_in_.dtype == object
+    shuffled = X.iloc[200:260, ::-1]
+    before = snapshot(model)
+    calls = [lambda: model.predict(shuffled), lambda: model.decision_function(shuffled),
+             lambda: model.score(shuffled, y[200:260])]
+    if isinstance(model, IncrementalSVC):
+        calls += [lambda: model.partial_fit(shuffled, y[200:260])]
+    if hasattr(model, "select"):
+        calls += [lambda: model.select(shuffled, y[200:260])]
+    if hasattr(model, "check_kkt") and not isinstance(model, IncrementalSVC):
+        calls += [lambda: model.check_kkt(X.iloc[:200, ::-1], y[:200])]
+    for call in calls:
+        with pytest.raises(ValueError, match="Feature names must be in the same order as they were in fit"):
+            call()
+    if isinstance(model, IncrementalSVC):
+        with pytest.raises(ValueError, match="The feature names of X_add should match those that were passed "
+                                             "during fit.\nFeature names must be in the same order"):
+            model.update(X_add=shuffled, y_add=y[200:260])
+    if hasattr(model, "select"):
+        with pytest.raises(ValueError, match="The feature names of X_val should match"):
+            model.select(X.iloc[200:260].rename(columns={X.columns[0]: "other"}), y[200:260])
+    assert snapshot(model) == before
+    # The same frame in the right order works, and a refit on an array drops the names.
+    model.predict(X.iloc[200:260])
+    model.fit(X.iloc[:200].to_numpy(), y[:200])
+    assert not hasattr(model, "feature_names_in_")
+
+
+def test_names_given_to_a_model_fitted_without_them_warn(cancer_frames):
+    X, y, _ = cancer_frames
+    model = IncrementalSVC(gamma=0.05).fit(X.iloc[:200].to_numpy(), y[:200])
+    with pytest.warns(UserWarning, match="X has feature names, but IncrementalSVC was fitted without feature names"):
+        model.predict(X.iloc[200:210])
+    with pytest.warns(UserWarning, match="X_add has feature names, but IncrementalSVC was fitted without"):
+        model.update(X_add=X.iloc[200:210], y_add=y[200:210])
+    named = gpath.RobustSVC(gamma=0.05).fit(X.iloc[:200], y[:200])
+    with pytest.warns(UserWarning, match="X_val does not have valid feature names, but RobustSVC was fitted with"):
+        named.select(X.iloc[200:260].to_numpy(), y[200:260])
+
+
+@pytest.mark.parametrize("cls", [IncrementalSVC, gpath.SimpleSVC, gpath.RobustSVC], ids=lambda c: c.__name__)
+def test_column_names_survive_save_and_load(cancer_frames, cls, tmp_path):
+    X, y, _ = cancer_frames
+    model = _small(cls).fit(X.iloc[:200], y[:200])
+    model.save(tmp_path / "model.npz")
+    loaded = gpath.load(tmp_path / "model.npz")
+    np.testing.assert_array_equal(loaded.feature_names_in_, model.feature_names_in_)
+    assert loaded.feature_names_in_.dtype == object
+    with pytest.raises(ValueError, match="Feature names must be in the same order"):
+        loaded.predict(X.iloc[200:210, ::-1])
+
+
+@pytest.mark.parametrize("params", [dict(kernel="linear"), dict(gamma=0.1), dict(gamma="scale"),
+                                    dict(kernel="poly", degree=2), dict(coef0=1.0), dict(degree=5)],
+                         ids=lambda p: "-".join(f"{k}={v}" for k, v in p.items()))
+def test_update_refuses_kernel_parameters_changed_by_set_params(fitted, params):
+    model, X, y = fitted
+    before = snapshot(model)
+    saved = model.get_params()
+    model.set_params(**params)
+    with pytest.raises(ValueError, match=r"kernel parameters cannot change between fit and update \(fitted with "
+                                         r".*; now .*\); call fit again"):
+        model.update(X_add=X[200:210], y_add=y[200:210])
+    with pytest.raises(ValueError, match="kernel parameters cannot change"):
+        model.partial_fit(X[200:210], y[200:210])
+    model.set_params(**saved)
+    assert snapshot(model) == before
+    model.update(X_add=X[200:210], y_add=y[200:210])  # the fitted parameters again: fine
