@@ -398,30 +398,114 @@ class IncrementalSVC(BinarySVC):
 
     @classmethod
     def _from_saved(cls, meta, data, like):
+        """The saved model, checked: plain finite arrays of matching shapes, consistent index
+        sets, α in [0, C], and the KKT conditions recomputed from scratch (:meth:`_check_loaded`).
+
+        Raises
+        ------
+        gpath.persistence.ModelFileError
+        """
+        invalid = persistence.ModelFileError
         if meta.get("version") != persistence.VERSION:
-            raise ValueError(f"unknown {persistence.FORMAT} format version {meta.get('version')!r}; "
-                             f"this gpath reads {persistence.VERSION}")
+            raise invalid(f"unknown {persistence.FORMAT} format version {meta.get('version')!r}; "
+                          f"this gpath reads {persistence.VERSION}")
+        for key in ("params", "kernel", "C", "ridge", "b", "next_id", "last_update"):
+            if key not in meta:
+                raise invalid(f"'meta' has no {key!r}")
+        model = cls(**meta["params"])
         try:
-            arrays = {key: data[key] for key in ("X", "y", "alpha", "yf", "where", "margin", "ids", "classes")}
-        except KeyError as exc:
-            raise ValueError(f"not a gpath model file: missing {exc}") from None
-        X, y, alpha = arrays["X"], arrays["y"], arrays["alpha"]
-        n = X.shape[0]
-        if not (y.shape == alpha.shape == arrays["yf"].shape == arrays["where"].shape == arrays["ids"].shape == (n,)):
-            raise ValueError("corrupt gpath model file: per-point arrays of different lengths")
+            model._check_params()
+            C = check_positive(meta["C"], "C")
+            ridge = check_positive(meta["ridge"], "ridge", allow_zero=True)
+        except ValueError as exc:
+            raise invalid(f"bad parameter: {exc}") from None
+        b = meta["b"]
+        if not (isinstance(b, (int, float)) and not isinstance(b, bool) and np.isfinite(b)):
+            raise invalid(f"the bias b must be a finite number; got {b!r}")
+        X = persistence.finite_array(data, "X", "f", ndim=2)
+        n, d = X.shape
+        y = persistence.finite_array(data, "y", "f", shape=(n,))
+        alpha = persistence.finite_array(data, "alpha", "f", shape=(n,))
+        yf = persistence.finite_array(data, "yf", "f", shape=(n,))
+        where = persistence.finite_array(data, "where", "iu", shape=(n,))
+        margin = persistence.finite_array(data, "margin", "iu", ndim=1)
+        ids = persistence.finite_array(data, "ids", "iu", shape=(n,))
+        classes = persistence.finite_array(data, "classes", "biufU", shape=(2,))
+        names = data.get("feature_names")
+        if names is not None and (names.dtype.kind != "U" or names.shape != (d,)):
+            raise invalid(f"entry 'feature_names' must hold {d} strings; got dtype {names.dtype}, shape {names.shape}")
+        if n < 2 or d < 1 or set(np.unique(y).tolist()) != {-1.0, 1.0}:
+            raise invalid(f"y must hold -1 and +1 labels of n >= 2 points; got {np.unique(y)[:5].tolist()} "
+                          f"for X of shape {X.shape}")
+        if np.unique(classes).size != 2:
+            raise invalid(f"classes must be two distinct labels; got {classes.tolist()}")
+        if np.unique(ids).size != n or not isinstance(meta["next_id"], int) or meta["next_id"] <= ids.max():
+            raise invalid(f"sample ids must be distinct and below next_id={meta['next_id']!r}")
+        # Index sets: O (0) at α = 0, I (2) at α = C, M (1) exactly the rows of `margin`.
+        if np.any((where < 0) | (where > 2)):
+            raise invalid(f"index sets must be 0 (O), 1 (M) or 2 (I); got {np.unique(where).tolist()}")
+        if (np.unique(margin).size != margin.size or np.any((margin < 0) | (margin >= n))
+                or np.count_nonzero(where == 1) != margin.size or np.any(where[margin] != 1)):
+            raise invalid(f"the margin rows {margin[:5].tolist()}... (|M| = {margin.size}) are not the "
+                          f"{np.count_nonzero(where == 1)} distinct rows in [0, {n}) marked M")
+        slack = model.tol * C  # the box to the model's tolerance, as every update checks it
+        if np.any(alpha < -slack) or np.any(alpha > C + slack):
+            bad = np.flatnonzero((alpha < -slack) | (alpha > C + slack))
+            raise invalid(f"alpha must lie in [0, C={C:g}]; got {alpha[bad[:3]].tolist()} at rows {bad[:3].tolist()}")
+        if np.any(alpha[where == 0] != 0.0) or np.any(alpha[where == 2] != C):
+            raise invalid(f"alpha must be 0 on the set O and C={C:g} on the set I")
         xp, device = get_namespace_and_device(like)
         kernel = Kernel(**meta["kernel"])
-        state = restored(xp, device, to_device(X, xp, device), to_device(y, xp, device), kernel, meta["C"],
-                         meta["ridge"], alpha, meta["b"], arrays["where"], arrays["yf"], arrays["margin"])
-        model = cls(**meta["params"])
+        try:
+            if kernel != Kernel.from_params(kernel.kind, kernel.gamma, kernel.degree, kernel.coef0, X):
+                raise ValueError(f"offset must be 0; got {kernel.offset!r}")
+            if not np.isfinite(kernel.gamma):
+                raise ValueError(f"gamma must be finite; got {kernel.gamma!r}")
+        except ValueError as exc:
+            raise invalid(f"bad kernel {meta['kernel']!r}: {exc}") from None
+        state = restored(xp, device, to_device(X, xp, device), to_device(y, xp, device), kernel, C, ridge,
+                         alpha, b, where, yf, margin)
         state.cache = state.cache.with_spare_rows()  # room for the next updates, as after fit
         state.cache.max_columns = max_columns(model.cache_size, n)
-        attrs = model._attributes(state, arrays["classes"], kernel, arrays["ids"].astype(np.int64),
-                                  meta["next_id"], PathStats(**meta["last_update"]))
-        names = data.get("feature_names")
+        attrs = model._attributes(state, classes, kernel, ids.astype(np.int64), meta["next_id"],
+                                  PathStats(**meta["last_update"]))
         model._commit({**attrs, "feature_names_in_": None if names is None else names.astype(object),
                        "_kernel_params": {key: meta["params"][key] for key in cls._KERNEL_PARAMS}})
+        model._check_loaded()
         return model
+
+    def _check_loaded(self) -> None:
+        """The KKT conditions, recomputed from scratch (:meth:`check_kkt`'s violation), hold to
+        ``tol · (1 + max_i Σ_j |Q_ij| α_j)``; the saved margins y f (which the next update
+        starts from) agree with the recomputed ones to the same tolerance, and pass the check
+        every update makes (to ``tol``).
+
+        Raises
+        ------
+        gpath.persistence.ModelFileError
+        """
+        s = self.state_
+        yf, scale = self._margins_from_scratch(s.X, s.y_host)
+        limit = self.tol * (1.0 + scale)
+        violation = self._kkt_violation(yf, s.y_host)
+        if violation > limit:
+            raise persistence.ModelFileError(
+                f"alpha and b violate the KKT conditions by {violation:.3g}, recomputed from scratch "
+                f"(allowed: tol*(1 + max_i sum_j |Q_ij| alpha_j) = {limit:.3g})"
+            )
+        drift = float(np.max(np.abs(yf - to_host(s.yf))))
+        if drift > limit:
+            raise persistence.ModelFileError(
+                f"the saved margins y f differ by {drift:.3g} from those recomputed from X, y, alpha and b "
+                f"(allowed: tol*(1 + max_i sum_j |Q_ij| alpha_j) = {limit:.3g})"
+            )
+        try:
+            self._check_state(s)
+        except PathError:
+            raise persistence.ModelFileError(
+                f"the saved margins y f violate the KKT conditions of their index sets by more than "
+                f"tol={self.tol:g} (the check every update makes)"
+            ) from None
 
     def _training_data(self, X, y):
         """The model's own training rows and labels where X and y are None."""

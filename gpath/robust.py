@@ -201,6 +201,42 @@ class _RobustBase(SaveMixin, BaseEstimator):
         self.path_ = dataclasses.replace(self.path_, validation_error=err)
         return self
 
+    def _check_loaded(self) -> None:
+        """A loaded path fits together: finite arrays, shapes of the path and the training
+        data, the selected point on the path, a kernel gpath fits. (The box of α depends on
+        the point's partition: it is not checked.)
+
+        Raises
+        ------
+        gpath.persistence.ModelFileError
+        """
+        from . import persistence
+
+        invalid, attr = persistence.ModelFileError, persistence.fitted_attribute
+        d = getattr(self, "n_features_in_", None)
+        if not isinstance(d, int) or d < 1:
+            raise invalid(f"n_features_in_ must be an int >= 1; got {d!r}")
+        persistence.check_kernel(getattr(self, "kernel_", None), offsets=(0.0, 1.0))
+        n = attr(self, "_X", (None, d)).shape[0]
+        y = attr(self, "_y_host", (n,))
+        p = getattr(self, "path_", None)
+        if not isinstance(p, OutlierPath) or p.kind not in ("theta", "s"):
+            raise invalid("path_ must be an OutlierPath of kind 'theta' or 's'")
+        k = attr(p, "params", (None,)).shape[0]
+        alpha = attr(p, "alpha", (k, n))
+        attr(p, "discontinuous", (k,), "b")
+        if k < 1:
+            raise invalid("path_ must have at least one point")
+        if not np.array_equal(attr(self, "alpha_", (n,)), alpha[-1]):
+            raise invalid("alpha_ must be the last point of path_")
+        i = getattr(self, "selected_index_", None)
+        if not isinstance(i, int) or not 0 <= i < k or self.param_ != float(p.params[i]):
+            raise invalid(f"selected_index_={i!r} and param_ must name a point of the path ({k} points)")
+        if self._classification:
+            attr(self, "classes_", (2,), "biufU")
+            if not np.all(np.abs(y) == 1.0):
+                raise invalid("_y_host must hold -1 and +1 labels")
+
     def _finish(self, fitted, path_record):
         for name, value in fitted.items():
             if name == "feature_names_in_" and value is None:  # refit without column names

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
@@ -201,3 +202,13 @@ class SimpleSVC(BinarySVC):
 
     def _kkt_problem(self) -> tuple[float, float]:
         return self._problem
+
+    def _check_loaded(self) -> None:
+        from .persistence import ModelFileError
+
+        problem = getattr(self, "_problem", None)
+        if not (isinstance(problem, tuple) and len(problem) == 2
+                and all(isinstance(v, (int, float)) and not np.isnan(v) and v >= 0 for v in problem)
+                and problem[0] > 0):
+            raise ModelFileError(f"the solved problem (box bound, diagonal) is not two numbers >= 0; got {problem!r}")
+        super()._check_loaded()
