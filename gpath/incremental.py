@@ -22,6 +22,7 @@ from ._validation import (
     check_positive,
     check_X,
     feature_names,
+    host_values,
     signed_labels,
 )
 from .cache import max_columns
@@ -200,10 +201,11 @@ class IncrementalSVC(BinarySVC):
             if classes.shape[0] != 2:
                 raise ValueError(f"classes must hold exactly two labels; got {classes.tolist()}")
         if not hasattr(self, "state_"):
-            self.fit(X, y)
-            if classes is not None and not np.array_equal(classes, self.classes_):
-                raise ValueError(f"y holds the classes {self.classes_.tolist()}, not classes={classes.tolist()}")
-            return self
+            if classes is not None and y is not None:  # checked before fit changes anything
+                seen = np.unique(host_values(y))
+                if not np.array_equal(seen, classes):
+                    raise ValueError(f"y holds the classes {seen[:5].tolist()}, not classes={classes.tolist()}")
+            return self.fit(X, y)
         if classes is not None and not np.array_equal(classes, self.classes_):
             raise ValueError(f"classes={classes.tolist()} differ from the model's {self.classes_.tolist()}")
         s = self.state_

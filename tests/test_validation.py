@@ -383,3 +383,11 @@ def test_update_refuses_kernel_parameters_changed_by_set_params(fitted, params):
     model.set_params(**saved)
     assert snapshot(model) == before
     model.update(X_add=X[200:210], y_add=y[200:210])  # the fitted parameters again: fine
+
+
+def test_first_partial_fit_with_other_classes_leaves_the_model_unfitted():
+    X, y = dataset("breast_cancer")
+    model = IncrementalSVC(gamma=0.05)
+    with pytest.raises(ValueError, match=r"y holds the classes \[0, 1\], not classes=\[5, 6\]"):
+        model.partial_fit(X[:50], y[:50], classes=[5, 6])
+    assert model.__dict__ == IncrementalSVC(gamma=0.05).__dict__
