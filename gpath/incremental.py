@@ -265,7 +265,7 @@ class IncrementalSVC(BinarySVC):
         if X_add is not None:
             check_feature_names(self, X_add, "X_add")
             X_add, _, _ = check_X(X_add, "X_add", state.X.shape[1], xp, device, owner=type(self).__name__)
-            labels, _ = check_labels(y_add, X_add.shape[0], "y_add", self.classes_)
+            labels, _ = check_labels(y_add, X_add.shape[0], "y_add", self.classes_, x_name="X_add")
             y_add = signed_labels(labels, self.classes_, xp, device)
         else:
             X_add = xp.zeros((0, state.X.shape[1]), dtype=xp.float64, device=device)
