@@ -122,10 +122,10 @@ class _RobustBase(SaveMixin, BaseEstimator):
         xp, device = get_namespace_and_device(self._X)
         return check_X(X, name, self.n_features_in_, xp, device, owner=type(self).__name__)[0]
 
-    def _decision(self, X, coef_matrix, name="X"):
-        """Decision values for several coefficient vectors: (n_test, k)."""
+    def _decision(self, X, coef_matrix):
+        """Decision values for several coefficient vectors: (n_test, k); X as returned by
+        :meth:`_check_input`."""
         xp, device = get_namespace_and_device(self._X)
-        X = self._check_input(X, name)
         w = coef_matrix * (self._y_host[:, None] if self._classification else 1.0)
         used = np.flatnonzero(np.any(w != 0, axis=1))
         K = self.kernel_(X, xp.take(self._X, to_device(used, xp, device), axis=0))
@@ -155,7 +155,7 @@ class _RobustBase(SaveMixin, BaseEstimator):
             column order.
         """
         check_is_fitted(self, "path_")
-        return self._decision(X, self._alpha_at(at)[:, None])[:, 0]
+        return self._decision(self._check_input(X), self._alpha_at(at)[:, None])[:, 0]
 
     def select(self, X_val, y_val):
         """Pick the path point with the least validation error; sets ``param_``.
@@ -190,7 +190,7 @@ class _RobustBase(SaveMixin, BaseEstimator):
             y_pm = np.where(labels == self.classes_[1], 1.0, -1.0)
         else:
             yv = check_targets(y_val, n_val, "y_val", x_name="X_val")
-        F = to_host(self._decision(X_val, self.path_.alpha.T, "X_val"))
+        F = to_host(self._decision(X_val, self.path_.alpha.T))
         if self._classification:
             pred = np.where(F > 0, 1.0, -1.0)
             err = np.mean(pred != y_pm[:, None], axis=0)

@@ -391,3 +391,23 @@ def test_first_partial_fit_with_other_classes_leaves_the_model_unfitted():
     with pytest.raises(ValueError, match=r"y holds the classes \[0, 1\], not classes=\[5, 6\]"):
         model.partial_fit(X[:50], y[:50], classes=[5, 6])
     assert model.__dict__ == IncrementalSVC(gamma=0.05).__dict__
+
+
+@pytest.mark.parametrize("cls", ALL_ESTIMATORS, ids=lambda c: c.__name__)
+def test_matching_frames_give_no_warning(cancer_frames, cls):
+    import warnings
+
+    X, y, _ = cancer_frames
+    if not getattr(cls, "_classification", True):
+        y = X.iloc[:, 0].to_numpy() + 0.5 * X.iloc[:, 1].to_numpy()
+        X = X.iloc[:, 2:]
+    model = _small(cls).fit(X.iloc[:200], y[:200])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.predict(X.iloc[200:260])
+        model.score(X.iloc[200:260], y[200:260])
+        if hasattr(model, "select"):
+            model.select(X.iloc[200:260], y[200:260])
+        if isinstance(model, IncrementalSVC):
+            model.partial_fit(X.iloc[260:270], y[260:270])
+            model.update(X_add=X.iloc[270:280], y_add=y[270:280])
