@@ -4,7 +4,7 @@ from ._path import PathError, PathStats
 from .cache import CacheFullError
 from .incremental import IncrementalSVC
 from .linalg import SingularMarginError
-from .persistence import load
+from .persistence import load, save
 from .robust import CCCPRobustSVC, CCCPRobustSVR, OutlierPath, RobustSVC, RobustSVR
 from .simple import NotSeparableError, SimpleStats, SimpleSVC
 
@@ -26,4 +26,5 @@ __all__ = [
     "SingularMarginError",
     "__version__",
     "load",
+    "save",
 ]

@@ -9,7 +9,20 @@ import numpy as np
 
 from ._array_api import get_namespace_and_device, is_array_api, to_device, to_host
 
-__all__ = ["check_X", "check_choice", "check_ids", "check_labels", "check_positive"]
+__all__ = [
+    "check_X",
+    "check_bool",
+    "check_choice",
+    "check_feature_names",
+    "check_ids",
+    "check_int",
+    "check_labels",
+    "check_nonpositive",
+    "check_positive",
+    "check_targets",
+    "feature_names",
+    "host_values",
+]
 
 
 def check_X(X, name="X", n_features=None, xp=None, device=None, owner=None):
@@ -79,12 +92,62 @@ def check_X(X, name="X", n_features=None, xp=None, device=None, owner=None):
     if n_features is not None and X.shape[1] != n_features:
         raise ValueError(
             f"{name} has {X.shape[1]} features, but {owner or 'the model'} is expecting "
-            f"{n_features} features as input (as in fit)"
+            f"{n_features} features as input."
         )
     X = xq.astype(X, xq.float64)
     if not bool(xq.all(xq.isfinite(X))):
         raise ValueError(f"{name} must be finite; got NaN or inf")
     return X, xq, dev
+
+
+def feature_names(X):
+    """Column names of X as scikit-learn reads them (``feature_names_in_`` of a model fitted
+    on X): an object array of str for a frame with string column names, else None.
+
+    Raises
+    ------
+    TypeError
+        If the column names mix strings and other types (scikit-learn's rule).
+    """
+    from sklearn.utils.validation import _get_feature_names
+
+    return _get_feature_names(X)
+
+
+def check_feature_names(estimator, X, name="X") -> None:
+    """Check X's column names against ``estimator.feature_names_in_`` as scikit-learn does.
+
+    scikit-learn's own check (``sklearn.utils.validation._check_feature_names`` with
+    ``reset=False``) and its messages: fitted on a frame, X must have the same names in the
+    same order (ValueError saying which are unseen, missing, or out of order); X with names
+    given to a model fitted without them, or the reverse, warns (UserWarning). Nothing on
+    the estimator changes. For an argument other than ``X`` the messages name it.
+
+    Raises
+    ------
+    ValueError
+        If the names differ from those seen in fit.
+    """
+    try:
+        from sklearn.utils.validation import _check_feature_names
+    except ImportError:  # scikit-learn < 1.6: a method of BaseEstimator
+        def _check_feature_names(est, X, *, reset):
+            return est._check_feature_names(X, reset=reset)
+
+    if name == "X":
+        _check_feature_names(estimator, X, reset=False)
+        return
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            _check_feature_names(estimator, X, reset=False)
+        except ValueError as exc:
+            raise ValueError(str(exc).replace("The feature names ", f"The feature names of {name} ", 1)) from None
+    for w in caught:
+        message = str(w.message)
+        if message.startswith("X "):
+            message = f"{name} {message[2:]}"
+        warnings.warn(message, w.category, stacklevel=3)
 
 
 def _is_sparse(X) -> bool:
@@ -93,7 +156,7 @@ def _is_sparse(X) -> bool:
     return scipy.sparse.issparse(X)
 
 
-def check_labels(y, n_samples, name="y", classes=None, owner=None):
+def check_labels(y, n_samples, name="y", classes=None, owner=None, x_name="X"):
     """Validate class labels; return them as a host NumPy array and the two classes.
 
     Parameters
@@ -107,6 +170,8 @@ def check_labels(y, n_samples, name="y", classes=None, owner=None):
         exactly two distinct labels, which become the classes (sorted).
     owner : str or None
         Estimator name for the message when ``y`` is None.
+    x_name : str
+        Name of the matching X argument, for the shape message.
 
     Returns
     -------
@@ -125,7 +190,7 @@ def check_labels(y, n_samples, name="y", classes=None, owner=None):
 
     if y is None:
         raise ValueError(f"{owner or 'this estimator'} requires y to be passed, but the target y is None")
-    labels = to_host(y) if is_array_api(y) else np.asarray(y)
+    labels = host_values(y)
     if labels.ndim == 2 and labels.shape[1] == 1:
         warnings.warn(
             f"A column-vector y was passed when a 1d array was expected. Please change the shape "
@@ -134,9 +199,9 @@ def check_labels(y, n_samples, name="y", classes=None, owner=None):
         )
         labels = labels[:, 0]
     if labels.ndim != 1 or labels.shape[0] != n_samples:
-        raise ValueError(f"{name} must have shape ({n_samples},) to match X; got {labels.shape}")
+        raise ValueError(f"{name} must have shape ({n_samples},) to match {x_name}; got shape {labels.shape}")
     if labels.dtype.kind == "f" and not np.all(np.isfinite(labels)):
-        raise ValueError(f"{name} must not hold NaN or inf labels")
+        raise ValueError(f"{name} must not hold NaN or inf labels; got them at rows {_rows(~np.isfinite(labels))}")
     if labels.dtype.kind not in "biufUSO":
         raise ValueError(f"{name} must hold class labels; got dtype {labels.dtype}")
     target_type = type_of_target(labels, input_name=name)
@@ -168,29 +233,110 @@ def check_labels(y, n_samples, name="y", classes=None, owner=None):
     return labels, classes
 
 
+def check_targets(y, n_samples, name="y", x_name="X"):
+    """Validate real regression targets; return them as a host float64 vector.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Any array-API array or array-like of real numbers. A column vector (n_samples, 1) is
+        accepted with a ``DataConversionWarning``, as in scikit-learn.
+    n_samples : int
+        Rows of the matching X.
+    name, x_name : str
+        Names of the argument and of the matching X, for messages.
+
+    Returns
+    -------
+    y : ndarray of shape (n_samples,), float64
+
+    Raises
+    ------
+    ValueError
+        If y is None, does not have the shape (n_samples,), does not hold real numbers, or
+        holds NaN or inf (the message names the first rows).
+    """
+    from sklearn.exceptions import DataConversionWarning
+
+    if y is None:
+        raise ValueError(f"{name} must be given: real targets of shape ({n_samples},); got None")
+    values = host_values(y)
+    if values.ndim == 2 and values.shape[1] == 1 and values.shape[0] == n_samples:
+        warnings.warn(
+            f"A column-vector y was passed when a 1d array was expected. Please change the shape "
+            f"of {name} to (n_samples,), for example using ravel().",
+            DataConversionWarning, stacklevel=3,
+        )
+        values = values[:, 0]
+    if values.ndim != 1 or values.shape[0] != n_samples:
+        raise ValueError(f"{name} must have shape ({n_samples},) to match {x_name}; got shape {values.shape}")
+    if values.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must hold real numbers; got dtype {values.dtype}")
+    values = values.astype(np.float64)
+    bad = ~np.isfinite(values)
+    if np.any(bad):
+        raise ValueError(f"{name} must be finite; got NaN or inf at rows {_rows(bad)}")
+    return values
+
+
+def _rows(mask) -> str:
+    """The first rows where ``mask`` holds, and how many of how many: "[5, 17] (2 of 40)"."""
+    rows = np.flatnonzero(mask)
+    more = ", ..." if rows.size > 5 else ""
+    return f"{rows[:5].tolist()}"[:-1] + f"{more}] ({rows.size} of {mask.size})"
+
+
 def signed_labels(labels, classes, xp, device):
     """Labels as float64 ±1 on the device (classes[1] -> +1)."""
     return to_device(np.where(labels == classes[1], 1.0, -1.0), xp, device)
 
 
+def host_values(a) -> np.ndarray:
+    """Host NumPy array of user values: NumPy arrays and scalars, array-likes (lists, tuples,
+    ranges, pandas objects) and arrays of any array-API namespace or device.
+
+    ``to_host`` alone would send a NumPy scalar (``numpy.int64``, which array-api-compat counts
+    as a NumPy array) through DLPack, which NumPy scalars do not support.
+    """
+    if isinstance(a, (np.ndarray, np.generic)) or not is_array_api(a):
+        return np.asarray(a)
+    return to_host(a)
+
+
 def check_ids(remove, current_ids, name="remove"):
     """Map sample ids to row indices; return a host int array of rows.
+
+    Parameters
+    ----------
+    remove : int or array-like of int of shape (n_ids,)
+        One sample id (a Python or NumPy integer) or several (a list, tuple, range, NumPy
+        array or array of any array-API namespace).
+    current_ids : ndarray of shape (n_samples,), int64
+        The model's ``sample_ids_``.
+    name : str
+        Argument name used in messages.
+
+    Returns
+    -------
+    rows : ndarray of shape (n_ids,), int64
 
     Raises
     ------
     TypeError
-        If the ids are not integers.
+        If the ids are not integers (booleans, floats and strings included) or not 0-D/1-D.
     ValueError
         If an id is repeated.
     KeyError
         If an id is not in the model.
     """
-    ids = to_host(remove) if is_array_api(remove) else np.asarray(remove)
-    ids = np.atleast_1d(ids)
-    if ids.size == 0:
+    ids = np.atleast_1d(host_values(remove))
+    if ids.size == 0 and ids.ndim == 1:
         return np.zeros(0, dtype=np.int64)
     if ids.ndim != 1 or ids.dtype.kind not in "iu":
-        raise TypeError(f"{name} must be a 1-D sequence of integer sample ids; got {ids.dtype} of shape {ids.shape}")
+        raise TypeError(
+            f"{name} must be integer sample ids (one integer or a 1-D sequence of them); "
+            f"got {type(remove).__name__} of dtype {ids.dtype} and shape {ids.shape}"
+        )
     uniq, counts = np.unique(ids, return_counts=True)
     if np.any(counts > 1):
         raise ValueError(f"{name} repeats sample ids: {uniq[counts > 1][:5].tolist()}")
@@ -213,6 +359,23 @@ def check_positive(value, name, allow_zero=False, allow_inf=False):
         kind = "real number (inf allowed)" if allow_inf else "finite real number"
         raise ValueError(f"{name} must be a {kind} {bound}; got {value!r}")
     return float(value)
+
+
+def check_nonpositive(value, name, owner=None):
+    """A finite real number ≤ 0 (NumPy scalars included); returns it as float. Raises
+    ValueError otherwise."""
+    ok = isinstance(value, Real) and not isinstance(value, (bool, np.bool_)) and bool(np.isfinite(value))
+    if not (ok and value <= 0):
+        where = f" for {owner}" if owner else ""
+        raise ValueError(f"{name} must be a finite real number <= 0{where}; got {value!r}")
+    return float(value)
+
+
+def check_bool(value, name):
+    """A Python or NumPy bool; returns it as bool. Raises ValueError otherwise."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be a bool; got {value!r}")
+    return bool(value)
 
 
 def check_choice(value, name, choices):

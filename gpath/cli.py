@@ -1,4 +1,4 @@
-"""The ``gpath`` command.
+"""Command-line interface: ``gpath demo``, ``gpath path`` and ``gpath --version``.
 
 ``gpath demo``: the online time-series experiment of Karasuyama & Takeuchi (2009),
 section 4.2, on river's WaterFlow series: a sliding window updated by MID-SVM and by
@@ -6,15 +6,22 @@ SID-SVM, against a LIBSVM retrain of the same window, with every model checked.
 
 ``gpath path``: an outlier path (Suzumura et al. 2015) on a real data set with the paper's
 noise protocol, model selection on the validation set, and a plot of the path.
+
+Every option is checked before anything runs (bad values are argparse errors, exit code 2);
+:func:`run_demo` and :func:`run_path` check their arguments the same way and raise
+:class:`UsageError` (a ValueError).
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import math
+import os
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -40,24 +47,145 @@ class StepRecord:
     sid_diff: float
 
 
+class UsageError(ValueError):
+    """An argument of ``gpath demo`` / ``gpath path`` (or of :func:`run_demo`,
+    :func:`run_path`) that cannot work, found before anything runs; the command line turns it
+    into an argparse error."""
+
+
+# ---------------------------------------------------------------------- option values
+# argparse ``type=`` functions: each takes the text of an option (or an already typed value,
+# when run_demo/run_path check their arguments) and returns the value, or raises
+# argparse.ArgumentTypeError saying what was expected and what came.
+def positive_float(text) -> float:
+    """A finite real number > 0."""
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0; got {text!r}")
+    return value
+
+
+def gamma_value(text):
+    """``"scale"``, ``"auto"`` or a finite number > 0 (the RBF kernel's gamma)."""
+    if text in ("scale", "auto"):
+        return text
+    try:
+        return positive_float(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"must be 'scale', 'auto' or a finite number > 0; got {text!r}") from None
+
+
+def int_at_least(minimum: int):
+    """A ``type=`` function for integers >= ``minimum``."""
+    def parse(text) -> int:
+        try:
+            value = int(text) if not isinstance(text, (bool, float)) else None
+        except (TypeError, ValueError):
+            value = None
+        if value is None or value < minimum:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}; got {text!r}")
+        return value
+
+    parse.__name__ = f"integer >= {minimum}"
+    return parse
+
+
+def seed_value(text) -> int:
+    """A seed of NumPy's legacy RandomState: an integer in [0, 2**32 - 1]."""
+    try:
+        value = int_at_least(0)(text)
+    except argparse.ArgumentTypeError:
+        value = None
+    if value is None or value > 2**32 - 1:
+        raise argparse.ArgumentTypeError(f"must be an integer in [0, 2**32 - 1]; got {text!r}")
+    return value
+
+
+def plot_file(text) -> str:
+    """A file matplotlib can write: an existing, writable folder and a suffix among
+    matplotlib's formats (png, pdf, svg, ...)."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    path = Path(os.fspath(text))
+    formats = sorted(FigureCanvasBase.get_supported_filetypes())
+    suffix = path.suffix[1:].lower()
+    if suffix not in formats:
+        raise argparse.ArgumentTypeError(
+            f"must end in a suffix matplotlib can write ({', '.join('.' + f for f in formats)}); got {str(text)!r}"
+        )
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise argparse.ArgumentTypeError(f"folder {str(folder)!r} does not exist; got {str(text)!r}")
+    if not os.access(folder, os.W_OK):
+        raise argparse.ArgumentTypeError(f"folder {str(folder)!r} is not writable; got {str(text)!r}")
+    return str(text)
+
+
+def _checked(option: str, parse, value):
+    """``parse(value)``, or UsageError naming the option."""
+    try:
+        return parse(value)
+    except argparse.ArgumentTypeError as exc:
+        raise UsageError(f"{option} {exc}") from None
+
+
 def _namespace(device: str):
+    if device not in ("cpu", "cuda"):
+        raise UsageError(f"--device must be 'cpu' or 'cuda'; got {device!r}")
     if device == "cpu":
         return None
     try:
         import cupy
     except ImportError:
-        raise SystemExit("--device cuda needs CuPy: pip install 'gpath[cuda]'") from None
+        raise UsageError("--device cuda needs CuPy: pip install 'gpath[cuda]'") from None
     if cupy.cuda.runtime.getDeviceCount() == 0:
-        raise SystemExit("--device cuda: no CUDA device found")
+        raise UsageError("--device cuda: no CUDA device found")
     return cupy
+
+
+def _check_windows(y, window: int, step: int, n_updates: int) -> None:
+    """Every window the demo fits or updates to holds both classes (an SVC needs both)."""
+    if window + step > y.shape[0]:
+        raise UsageError(f"--window {window} + --step {step} exceeds the {y.shape[0]} rows of WaterFlow")
+    for k in range(n_updates + 1):
+        lo = k * step
+        if np.unique(y[lo : lo + window]).size < 2:
+            raise UsageError(f"--window {window}: rows {lo}..{lo + window - 1} of WaterFlow hold only one class "
+                             f"(the flow never changes direction there); use a larger window")
 
 
 def run_demo(C=10.0, gamma="scale", window=600, step=30, device="cpu", plot=None,
              max_updates=None, progress=True, out=None) -> list[StepRecord]:
     """Run the sliding-window experiment; return one record per update.
 
+    Parameters
+    ----------
+    C : float, default 10.0
+        Box constraint, finite and > 0.
+    gamma : float or {"scale", "auto"}, default "scale"
+        RBF gamma.
+    window : int, default 600
+        Points in the window (>= 2; every window must hold both classes).
+    step : int, default 30
+        Points added and removed per update (>= 1).
+    device : {"cpu", "cuda"}, default "cpu"
+    plot : str or None
+        PNG (or any format matplotlib writes, by its suffix) of time and breakpoints per
+        update, in an existing folder.
+    max_updates : int or None
+        At most this many updates (>= 1); None: as many as the series allows.
+    progress : bool
+        Show a progress bar on stderr.
+    out : file or None
+        Where the table goes (stdout).
+
     Raises
     ------
+    UsageError (a ValueError)
+        A bad argument, found before anything runs: the message names the option.
     SystemExit
         With a message, when a model fails its checks: KKT above 1e-9, decision values more
         than 1e-7 (relative) from the exact reference (:func:`gpath.reference.exact_svc`:
@@ -73,18 +201,25 @@ def run_demo(C=10.0, gamma="scale", window=600, step=30, device="cpu", plot=None
     from .reference import exact_svc
 
     out = sys.stdout if out is None else out
+    C = _checked("--C", positive_float, C)
+    gamma = _checked("--gamma", gamma_value, gamma)
+    window = _checked("--window", int_at_least(2), window)
+    step = _checked("--step", int_at_least(1), step)
+    if max_updates is not None:
+        max_updates = _checked("--max-updates", int_at_least(1), max_updates)
+    if plot:
+        plot = _checked("--plot", plot_file, plot)
+    cp = _namespace(device)
 
     X, y = load_waterflow_direction()
-    if window + step > X.shape[0]:
-        raise SystemExit(f"--window {window} + --step {step} exceeds the {X.shape[0]} rows of WaterFlow")
-    cp = _namespace(device)
+    n_updates = max(X.shape[0] - window, 0) // step
+    if max_updates is not None:
+        n_updates = min(n_updates, max_updates)
+    _check_windows(y, window, step, n_updates)
     Xd = X if cp is None else cp.asarray(X)
     mid = IncrementalSVC(C=C, gamma=gamma, method="multiple").fit(Xd[:window], y[:window])
     sid = IncrementalSVC(C=C, gamma=gamma, method="single").fit(Xd[:window], y[:window])
     g = mid.kernel_.gamma
-    n_updates = (X.shape[0] - window) // step
-    if max_updates is not None:
-        n_updates = min(n_updates, max_updates)
     print(f"WaterFlow (river): {X.shape[0]} hourly rows, 7 lags -> will the flow rise next hour?\n"
           f"window {window}, step {step} (add {step} new, remove {step} oldest), C={C}, gamma={g:.4g}, "
           f"device {device}, {n_updates} updates", file=out)
@@ -173,15 +308,42 @@ def _plot(records, path) -> None:
 def run_path(data="breast_cancer", path="theta", C=1.0, kernel="rbf", seed=0, plot=None, out=None):
     """Compute one outlier path with the paper's protocol (section 5.1) and report it.
 
+    Parameters
+    ----------
+    data : {"breast_cancer", "digits", "diabetes", "waterflow"}, default "breast_cancer"
+    path : {"theta", "s"}, default "theta"
+    C : float, default 1.0
+        Finite and > 0.
+    kernel : {"linear", "rbf"}, default "rbf"
+    seed : int, default 0
+        Seed of the split and the noise, in [0, 2**32 - 1].
+    plot : str or None
+        Figure of the path and the validation curve (format by its suffix), in an existing
+        folder.
+    out : file or None
+
     Returns
     -------
     model : RobustSVC or RobustSVR
         Fitted, with the point of least validation error selected.
+
+    Raises
+    ------
+    UsageError (a ValueError)
+        A bad argument, found before anything runs: the message names the option.
     """
-    from .datasets import load_path_data, noisy_split
+    from .datasets import PATH_DATA, load_path_data, noisy_split
     from .robust import RobustSVC, RobustSVR
 
     out = sys.stdout if out is None else out
+    for option, value, choices in (("--data", data, sorted(PATH_DATA)), ("--path", path, ["theta", "s"]),
+                                   ("--kernel", kernel, ["linear", "rbf"])):
+        if value not in choices:
+            raise UsageError(f"{option} must be one of {choices}; got {value!r}")
+    C = _checked("--C", positive_float, C)
+    seed = _checked("--seed", seed_value, seed)
+    if plot:
+        plot = _checked("--plot", plot_file, plot)
     X, y, task = load_path_data(data)
     (Xtr, ytr), (Xva, yva), (Xte, yte) = noisy_split(X, y, task, random_state=seed)
     gamma = 1.0 / X.shape[1]  # the paper's γ = 1/d
@@ -238,35 +400,102 @@ def _plot_path(model, path_file, name, data) -> None:
     plt.close(fig)
 
 
-def main(argv=None) -> int:
-    """Entry point of the ``gpath`` command (``gpath demo``, ``gpath path``); returns 0."""
-    parser = argparse.ArgumentParser(prog="gpath", description=__doc__.split("\n\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="sliding-window MID-SVM vs SID-SVM vs LIBSVM on WaterFlow")
-    demo.add_argument("--C", type=float, default=10.0, help="box constraint (default 10)")
-    demo.add_argument("--gamma", default="scale", help="RBF gamma: a float or 'scale' (default)")
-    demo.add_argument("--window", type=int, default=600, help="points in the window (default 600)")
-    demo.add_argument("--step", type=int, default=30, help="points added and removed per update (default 30)")
-    demo.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
-    demo.add_argument("--plot", metavar="FILE", help="write a PNG of time and breakpoints per update")
-    demo.add_argument("--max-updates", type=int, default=None)
-    demo.add_argument("--no-progress", action="store_true")
-    outlier = sub.add_parser("path", help="an outlier path (robust SVC/SVR) with model selection and a plot")
+DESCRIPTION = """\
+Exact SVM solution paths on NumPy or CuPy: the experiments of gpath's papers, run on real
+data with every model checked against an exact reference.
+
+  gpath demo   sliding-window MID-SVM vs SID-SVM vs a LIBSVM retrain on the WaterFlow
+               series (Karasuyama & Takeuchi 2009, section 4.2)
+  gpath path   an outlier path of robust SVC/SVR with model selection and a plot
+               (Suzumura et al. 2015)
+
+Run 'gpath <command> --help' for its options."""
+
+
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Defaults shown after each option's help (options without a default say in words what
+    happens)."""
+
+    def _get_help_string(self, action):
+        if action.default is None:
+            return action.help
+        return super()._get_help_string(action)
+
+
+class _TopHelpFormatter(_HelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """The top-level help: the description's command table kept as written."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of the ``gpath`` command."""
+    from . import __version__
     from .datasets import PATH_DATA
 
-    outlier.add_argument("--data", choices=sorted(PATH_DATA), default="breast_cancer")
-    outlier.add_argument("--path", choices=("theta", "s"), default="theta")
-    outlier.add_argument("--C", type=float, default=1.0)
-    outlier.add_argument("--kernel", choices=("linear", "rbf"), default="rbf")
-    outlier.add_argument("--seed", type=int, default=0, help="seed of the split and the noise")
-    outlier.add_argument("--plot", metavar="FILE", help="write a PNG of the path and the validation curve")
-    args = parser.parse_args(argv)
-    if args.command == "path":
-        run_path(data=args.data, path=args.path, C=args.C, kernel=args.kernel, seed=args.seed, plot=args.plot)
-        return 0
-    gamma = args.gamma if args.gamma in ("scale", "auto") else float(args.gamma)
-    run_demo(C=args.C, gamma=gamma, window=args.window, step=args.step, device=args.device,
-             plot=args.plot, max_updates=args.max_updates, progress=not args.no_progress)
+    parser = argparse.ArgumentParser(prog="gpath", description=DESCRIPTION, formatter_class=_TopHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}",
+                        help="print the version of gpath and exit")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    demo = sub.add_parser(
+        "demo", formatter_class=_HelpFormatter,
+        help="sliding-window MID-SVM vs SID-SVM vs LIBSVM on WaterFlow",
+        description="The online time-series experiment of Karasuyama & Takeuchi (2009), section 4.2, "
+                    "on river's WaterFlow series: a sliding window updated by MID-SVM and by SID-SVM, "
+                    "against a LIBSVM retrain of the same window; every model is checked (KKT, exact "
+                    "reference, MID = SID) and a failed check stops the run.",
+    )
+    demo.add_argument("--C", type=positive_float, default=10.0, help="box constraint C of the SVC (> 0)")
+    demo.add_argument("--gamma", type=gamma_value, default="scale",
+                      help="RBF gamma: a number > 0, 'scale' or 'auto' (scikit-learn's meanings)")
+    demo.add_argument("--window", type=int_at_least(2), default=600,
+                      help="points in the sliding window (>= 2; every window must hold both classes)")
+    demo.add_argument("--step", type=int_at_least(1), default=30,
+                      help="points added, and oldest points removed, per update (>= 1)")
+    demo.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                      help="where the arrays live ('cuda' needs CuPy and a GPU)")
+    demo.add_argument("--plot", type=plot_file, metavar="FILE",
+                      help="also write a figure of time and breakpoints per update to FILE (format by "
+                           "suffix: .png, .pdf, .svg, ...; the folder must exist) (default: no plot)")
+    demo.add_argument("--max-updates", type=int_at_least(1), metavar="N",
+                      help="stop after N updates (>= 1) (default: as many as the series allows)")
+    demo.add_argument("--no-progress", action="store_true", help="do not show the progress bar on stderr")
+    demo.set_defaults(parser=demo)
+    outlier = sub.add_parser(
+        "path", formatter_class=_HelpFormatter,
+        help="an outlier path (robust SVC/SVR) with model selection and a plot",
+        description="One outlier path of Suzumura et al. (2015) with the paper's protocol (section 5.1): "
+                    "a 40/30/30 split with label noise or outliers, the path from the ordinary SVM to the "
+                    "robust one, and the point of least validation error.",
+    )
+    outlier.add_argument("--data", choices=sorted(PATH_DATA), default="breast_cancer",
+                         help="data set (classification: breast_cancer, digits; regression: diabetes, "
+                              "waterflow)")
+    outlier.add_argument("--path", choices=("theta", "s"), default="theta",
+                         help="the path's parameter: theta from 1 to 0 (OP-theta) or s (OP-s)")
+    outlier.add_argument("--C", type=positive_float, default=1.0, help="box constraint C (> 0)")
+    outlier.add_argument("--kernel", choices=("linear", "rbf"), default="rbf",
+                         help="kernel (rbf with the paper's gamma = 1 / n_features)")
+    outlier.add_argument("--seed", type=seed_value, default=0,
+                         help="seed of the split and the noise (an integer in [0, 2**32 - 1])")
+    outlier.add_argument("--plot", type=plot_file, metavar="FILE",
+                         help="also write a figure of the path and the validation curve to FILE (format by "
+                              "suffix: .png, .pdf, .svg, ...; the folder must exist) (default: no plot)")
+    outlier.set_defaults(parser=outlier)
+    return parser
+
+
+def main(argv=None) -> int:
+    """Entry point of the ``gpath`` command (``gpath demo``, ``gpath path``, ``gpath
+    --version``); returns 0. Bad options end in an argparse error (exit code 2) before
+    anything runs."""
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "path":
+            run_path(data=args.data, path=args.path, C=args.C, kernel=args.kernel, seed=args.seed, plot=args.plot)
+        else:
+            run_demo(C=args.C, gamma=args.gamma, window=args.window, step=args.step, device=args.device,
+                     plot=args.plot, max_updates=args.max_updates, progress=not args.no_progress)
+    except UsageError as exc:
+        args.parser.error(str(exc))
     return 0
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import time
+import warnings
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
@@ -15,10 +16,13 @@ from ._path import PathError, PathStats, SVCState, restored
 from ._simplesvm import simple_svm
 from ._validation import (
     check_choice,
+    check_feature_names,
     check_ids,
     check_labels,
     check_positive,
     check_X,
+    feature_names,
+    host_values,
     signed_labels,
 )
 from .cache import max_columns
@@ -95,6 +99,10 @@ class IncrementalSVC(BinarySVC):
         Breakpoints, points added and removed, wall time (s) and final |M| of the last call
         (after ``fit``: SimpleSVM's iterations in place of breakpoints).
     n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,), object
+        Column names of the pandas DataFrame given to ``fit`` (only then): ``X_add`` and
+        every later input must have the same names in the same order (ValueError), as in
+        scikit-learn.
 
     References
     ----------
@@ -139,13 +147,14 @@ class IncrementalSVC(BinarySVC):
         ValueError
             Bad parameters, non-finite or mis-shaped X, or y without exactly two classes.
         TypeError
-            Non-numeric X.
+            Non-numeric X, or a DataFrame whose column names mix strings and other types.
         PathError, SingularMarginError
             A numerical failure; the estimator is unchanged.
         """
         start = time.perf_counter()
         name = type(self).__name__
         params = self._check_params()
+        names = feature_names(X)
         X, xp, device = check_X(X, owner=name)
         labels, classes = check_labels(y, X.shape[0], owner=name)
         kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X)
@@ -161,8 +170,8 @@ class IncrementalSVC(BinarySVC):
         state.refine()
         self._check_state(state)
         stats = PathStats(simple.n_iter, X.shape[0], 0, time.perf_counter() - start, state.active.size)
-        self._commit(self._attributes(state, classes, kernel, np.arange(X.shape[0], dtype=np.int64), X.shape[0],
-                                      stats))
+        attrs = self._attributes(state, classes, kernel, np.arange(X.shape[0], dtype=np.int64), X.shape[0], stats)
+        self._commit({**attrs, "feature_names_in_": names, "_kernel_params": self._kernel_params_now()})
         return self
 
     def partial_fit(self, X, y, classes=None):
@@ -192,15 +201,20 @@ class IncrementalSVC(BinarySVC):
             if classes.shape[0] != 2:
                 raise ValueError(f"classes must hold exactly two labels; got {classes.tolist()}")
         if not hasattr(self, "state_"):
-            self.fit(X, y)
-            if classes is not None and not np.array_equal(classes, self.classes_):
-                raise ValueError(f"y holds the classes {self.classes_.tolist()}, not classes={classes.tolist()}")
-            return self
+            if classes is not None and y is not None:  # checked before fit changes anything
+                seen = np.unique(host_values(y))
+                if not np.array_equal(seen, classes):
+                    raise ValueError(f"y holds the classes {seen[:5].tolist()}, not classes={classes.tolist()}")
+            return self.fit(X, y)
         if classes is not None and not np.array_equal(classes, self.classes_):
             raise ValueError(f"classes={classes.tolist()} differ from the model's {self.classes_.tolist()}")
         s = self.state_
+        check_feature_names(self, X)
         check_X(X, "X", s.X.shape[1], s.xp, s.device, owner=type(self).__name__)
-        return self.update(X_add=X, y_add=y)
+        with warnings.catch_warnings():  # said above about X; update would say it about X_add
+            warnings.filterwarnings("ignore", message="X_add (has|does not have valid) feature names",
+                                    category=UserWarning)
+            return self.update(X_add=X, y_add=y)
 
     def update(self, X_add=None, y_add=None, remove=None):
         """Add the rows (X_add, y_add) and remove the points ``remove`` in one path.
@@ -211,8 +225,10 @@ class IncrementalSVC(BinarySVC):
             New points, in the namespace and on the device of the training data.
         y_add : array-like of shape (m,) or None
             Their labels, each one of ``classes_``.
-        remove : sequence of int of shape (ℓ,) or None
-            Sample ids (see ``sample_ids_``) of the points to remove.
+        remove : int, array-like of int of shape (ℓ,), or None
+            Sample ids (see ``sample_ids_``) of the points to remove: one id (a Python or
+            NumPy integer, e.g. ``model.sample_ids_[0]``) or several (list, tuple, range,
+            array of any namespace).
 
         Returns
         -------
@@ -221,12 +237,16 @@ class IncrementalSVC(BinarySVC):
         Raises
         ------
         ValueError
-            Mis-shaped or non-finite X_add, a label not in ``classes_``, X_add without y_add,
-            repeated ids, or an update that would leave a single class.
+            Mis-shaped or non-finite X_add, X_add with other column names or another column
+            order than in ``fit`` (a DataFrame), a label not in ``classes_``, X_add without
+            y_add, repeated ids, an update that would leave a single class, or C, ridge or a
+            kernel parameter (kernel, gamma, degree, coef0) changed by ``set_params`` since
+            ``fit`` (call fit again).
         KeyError
             An id in ``remove`` that is not in the model.
         TypeError
-            X_add in another namespace or on another device than the model.
+            X_add in another namespace or on another device than the model, or ``remove``
+            not integers.
         PathError, SingularMarginError
             A numerical failure part-way; the model is unchanged.
 
@@ -237,13 +257,15 @@ class IncrementalSVC(BinarySVC):
         """
         check_is_fitted(self, "state_")
         params = self._check_params()
+        self._check_kernel_unchanged()
         state = self.state_
         xp, device = state.xp, state.device
         if (X_add is None) != (y_add is None):
             raise ValueError("X_add and y_add must be given together; got only one of them")
         if X_add is not None:
+            check_feature_names(self, X_add, "X_add")
             X_add, _, _ = check_X(X_add, "X_add", state.X.shape[1], xp, device, owner=type(self).__name__)
-            labels, _ = check_labels(y_add, X_add.shape[0], "y_add", self.classes_)
+            labels, _ = check_labels(y_add, X_add.shape[0], "y_add", self.classes_, x_name="X_add")
             y_add = signed_labels(labels, self.classes_, xp, device)
         else:
             X_add = xp.zeros((0, state.X.shape[1]), dtype=xp.float64, device=device)
@@ -252,8 +274,10 @@ class IncrementalSVC(BinarySVC):
         kept = np.delete(state.y_host, rows)
         classes_left = set(np.unique(kept)) | set(np.unique(to_host(y_add)))
         if classes_left != {-1.0, 1.0}:
+            left = [self.classes_[int(c > 0)] for c in sorted(classes_left)]
+            what = f"only class {np.asarray(left).tolist()}" if left else "no points"
             raise ValueError(
-                f"the update would leave only class {sorted(classes_left)} in the model; "
+                f"the update would leave {what} in the model; "
                 f"an SVC needs both classes {self.classes_.tolist()}"
             )
         if params["C"] != state.C or params["ridge"] != state.ridge:
@@ -288,6 +312,26 @@ class IncrementalSVC(BinarySVC):
             "cache_size": check_positive(self.cache_size, "cache_size"),
         }
 
+    _KERNEL_PARAMS = ("kernel", "gamma", "degree", "coef0")
+
+    def _kernel_params_now(self) -> dict:
+        return {key: getattr(self, key) for key in self._KERNEL_PARAMS}
+
+    def _check_kernel_unchanged(self) -> None:
+        """The kernel parameters must be those given to fit: an update keeps the fitted
+        kernel (its Q columns and margins), so a new one would be silently ignored."""
+        fitted = getattr(self, "_kernel_params", None)
+        now = self._kernel_params_now()
+        if fitted is None or fitted == now:
+            return
+        changed = [key for key in self._KERNEL_PARAMS if fitted.get(key) != now[key]]
+        was = ", ".join(f"{key}={fitted.get(key)!r}" for key in changed)
+        is_ = ", ".join(f"{key}={now[key]!r}" for key in changed)
+        raise ValueError(
+            f"kernel parameters cannot change between fit and update (fitted with {was}; now {is_}); "
+            "call fit again"
+        )
+
     def _check_state(self, state: SVCState) -> None:
         """The maintained margins must satisfy the KKT conditions to ``tol``, relative to the
         scale of y f (:meth:`gpath._path.SVCState.kkt_violation`)."""
@@ -307,8 +351,7 @@ class IncrementalSVC(BinarySVC):
         return {**attrs, "state_": state, "sample_ids_": ids, "_next_id": int(next_id), "last_update_": stats}
 
     def _commit(self, attrs: dict) -> None:
-        for key, value in attrs.items():
-            setattr(self, key, value)
+        self._set_fitted(attrs)
 
     def __copy__(self):
         """An independent model: ``state_`` is copied too (an update reuses the device cache
@@ -348,31 +391,120 @@ class IncrementalSVC(BinarySVC):
         }
         arrays = dict(X=to_host(s.X), y=s.y_host, alpha=s.alpha, yf=to_host(s.yf), where=s.where,
                       margin=s.margin.astype(np.int64), ids=self.sample_ids_, classes=classes)
+        if hasattr(self, "feature_names_in_"):
+            arrays["feature_names"] = np.asarray(self.feature_names_in_, dtype=str)
         return meta, arrays
 
     @classmethod
     def _from_saved(cls, meta, data, like):
+        """The saved model, checked: plain finite arrays of matching shapes, consistent index
+        sets, α in [0, C], and the KKT conditions recomputed from scratch (:meth:`_check_loaded`).
+
+        Raises
+        ------
+        gpath.persistence.ModelFileError
+        """
+        invalid = persistence.ModelFileError
         if meta.get("version") != persistence.VERSION:
-            raise ValueError(f"unknown {persistence.FORMAT} format version {meta.get('version')!r}; "
-                             f"this gpath reads {persistence.VERSION}")
+            raise invalid(f"unknown {persistence.FORMAT} format version {meta.get('version')!r}; "
+                          f"this gpath reads {persistence.VERSION}")
+        for key in ("params", "kernel", "C", "ridge", "b", "next_id", "last_update"):
+            if key not in meta:
+                raise invalid(f"'meta' has no {key!r}")
+        model = cls(**meta["params"])
         try:
-            arrays = {key: data[key] for key in ("X", "y", "alpha", "yf", "where", "margin", "ids", "classes")}
-        except KeyError as exc:
-            raise ValueError(f"not a gpath model file: missing {exc}") from None
-        X, y, alpha = arrays["X"], arrays["y"], arrays["alpha"]
-        n = X.shape[0]
-        if not (y.shape == alpha.shape == arrays["yf"].shape == arrays["where"].shape == arrays["ids"].shape == (n,)):
-            raise ValueError("corrupt gpath model file: per-point arrays of different lengths")
+            model._check_params()
+            C = check_positive(meta["C"], "C")
+            ridge = check_positive(meta["ridge"], "ridge", allow_zero=True)
+        except ValueError as exc:
+            raise invalid(f"bad parameter: {exc}") from None
+        b = meta["b"]
+        if not (isinstance(b, (int, float)) and not isinstance(b, bool) and np.isfinite(b)):
+            raise invalid(f"the bias b must be a finite number; got {b!r}")
+        X = persistence.finite_array(data, "X", "f", ndim=2)
+        n, d = X.shape
+        y = persistence.finite_array(data, "y", "f", shape=(n,))
+        alpha = persistence.finite_array(data, "alpha", "f", shape=(n,))
+        yf = persistence.finite_array(data, "yf", "f", shape=(n,))
+        where = persistence.finite_array(data, "where", "iu", shape=(n,))
+        margin = persistence.finite_array(data, "margin", "iu", ndim=1)
+        ids = persistence.finite_array(data, "ids", "iu", shape=(n,))
+        classes = persistence.finite_array(data, "classes", "biufU", shape=(2,))
+        names = data.get("feature_names")
+        if names is not None and (names.dtype.kind != "U" or names.shape != (d,)):
+            raise invalid(f"entry 'feature_names' must hold {d} strings; got dtype {names.dtype}, shape {names.shape}")
+        if n < 2 or d < 1 or set(np.unique(y).tolist()) != {-1.0, 1.0}:
+            raise invalid(f"y must hold -1 and +1 labels of n >= 2 points; got {np.unique(y)[:5].tolist()} "
+                          f"for X of shape {X.shape}")
+        if np.unique(classes).size != 2:
+            raise invalid(f"classes must be two distinct labels; got {classes.tolist()}")
+        if np.unique(ids).size != n or not isinstance(meta["next_id"], int) or meta["next_id"] <= ids.max():
+            raise invalid(f"sample ids must be distinct and below next_id={meta['next_id']!r}")
+        # Index sets: O (0) at α = 0, I (2) at α = C, M (1) exactly the rows of `margin`.
+        if np.any((where < 0) | (where > 2)):
+            raise invalid(f"index sets must be 0 (O), 1 (M) or 2 (I); got {np.unique(where).tolist()}")
+        if (np.unique(margin).size != margin.size or np.any((margin < 0) | (margin >= n))
+                or np.count_nonzero(where == 1) != margin.size or np.any(where[margin] != 1)):
+            raise invalid(f"the margin rows {margin[:5].tolist()}... (|M| = {margin.size}) are not the "
+                          f"{np.count_nonzero(where == 1)} distinct rows in [0, {n}) marked M")
+        slack = model.tol * C  # the box to the model's tolerance, as every update checks it
+        if np.any(alpha < -slack) or np.any(alpha > C + slack):
+            bad = np.flatnonzero((alpha < -slack) | (alpha > C + slack))
+            raise invalid(f"alpha must lie in [0, C={C:g}]; got {alpha[bad[:3]].tolist()} at rows {bad[:3].tolist()}")
+        if np.any(alpha[where == 0] != 0.0) or np.any(alpha[where == 2] != C):
+            raise invalid(f"alpha must be 0 on the set O and C={C:g} on the set I")
         xp, device = get_namespace_and_device(like)
         kernel = Kernel(**meta["kernel"])
-        state = restored(xp, device, to_device(X, xp, device), to_device(y, xp, device), kernel, meta["C"],
-                         meta["ridge"], alpha, meta["b"], arrays["where"], arrays["yf"], arrays["margin"])
-        model = cls(**meta["params"])
+        try:
+            if kernel != Kernel.from_params(kernel.kind, kernel.gamma, kernel.degree, kernel.coef0, X):
+                raise ValueError(f"offset must be 0; got {kernel.offset!r}")
+            if not np.isfinite(kernel.gamma):
+                raise ValueError(f"gamma must be finite; got {kernel.gamma!r}")
+        except ValueError as exc:
+            raise invalid(f"bad kernel {meta['kernel']!r}: {exc}") from None
+        state = restored(xp, device, to_device(X, xp, device), to_device(y, xp, device), kernel, C, ridge,
+                         alpha, b, where, yf, margin)
         state.cache = state.cache.with_spare_rows()  # room for the next updates, as after fit
         state.cache.max_columns = max_columns(model.cache_size, n)
-        model._commit(model._attributes(state, arrays["classes"], kernel, arrays["ids"].astype(np.int64),
-                                        meta["next_id"], PathStats(**meta["last_update"])))
+        attrs = model._attributes(state, classes, kernel, ids.astype(np.int64), meta["next_id"],
+                                  PathStats(**meta["last_update"]))
+        model._commit({**attrs, "feature_names_in_": None if names is None else names.astype(object),
+                       "_kernel_params": {key: meta["params"][key] for key in cls._KERNEL_PARAMS}})
+        model._check_loaded()
         return model
+
+    def _check_loaded(self) -> None:
+        """The KKT conditions, recomputed from scratch (:meth:`check_kkt`'s violation), hold to
+        ``tol · (1 + max_i Σ_j |Q_ij| α_j)``; the saved margins y f (which the next update
+        starts from) agree with the recomputed ones to the same tolerance, and pass the check
+        every update makes (to ``tol``).
+
+        Raises
+        ------
+        gpath.persistence.ModelFileError
+        """
+        s = self.state_
+        yf, scale = self._margins_from_scratch(s.X, s.y_host)
+        limit = self.tol * (1.0 + scale)
+        violation = self._kkt_violation(yf, s.y_host)
+        if violation > limit:
+            raise persistence.ModelFileError(
+                f"alpha and b violate the KKT conditions by {violation:.3g}, recomputed from scratch "
+                f"(allowed: tol*(1 + max_i sum_j |Q_ij| alpha_j) = {limit:.3g})"
+            )
+        drift = float(np.max(np.abs(yf - to_host(s.yf))))
+        if drift > limit:
+            raise persistence.ModelFileError(
+                f"the saved margins y f differ by {drift:.3g} from those recomputed from X, y, alpha and b "
+                f"(allowed: tol*(1 + max_i sum_j |Q_ij| alpha_j) = {limit:.3g})"
+            )
+        try:
+            self._check_state(s)
+        except PathError:
+            raise persistence.ModelFileError(
+                f"the saved margins y f violate the KKT conditions of their index sets by more than "
+                f"tol={self.tol:g} (the check every update makes)"
+            ) from None
 
     def _training_data(self, X, y):
         """The model's own training rows and labels where X and y are None."""

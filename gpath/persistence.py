@@ -9,33 +9,49 @@ load (O(|M|³) and n·|M| kernel evaluations).
 
 Format ``gpath.IncrementalSVC`` version 1 (keys of the archive):
 
-========== ================== ==============================================================
-key        dtype, shape       meaning
-========== ================== ==============================================================
-meta       str, ()            JSON: format, version, estimator parameters, kernel, b,
-                              next id, last update record
-X          float64, (n, d)    training rows, in training order
-y          float64, (n,)      labels as ±1 (+1 is ``classes[1]``)
-alpha      float64, (n,)      dual coefficients
-yf         float64, (n,)      maintained margins y_i f(x_i) (ridge included)
-where      int8, (n,)         index set of each point: 0 = O, 1 = M, 2 = I
-margin     int64, (|M|,)      rows of the margin set, in factor order
-ids        int64, (n,)        sample ids
-classes    any, (2,)          the two labels (numbers or strings)
-========== ================== ==============================================================
+============= ================== ===========================================================
+key           dtype, shape       meaning
+============= ================== ===========================================================
+meta          str, ()            JSON: format, version, estimator parameters, kernel, b,
+                                 next id, last update record
+X             float64, (n, d)    training rows, in training order
+y             float64, (n,)      labels as ±1 (+1 is ``classes[1]``)
+alpha         float64, (n,)      dual coefficients
+yf            float64, (n,)      maintained margins y_i f(x_i) (ridge included)
+where         int8, (n,)         index set of each point: 0 = O, 1 = M, 2 = I
+margin        int64, (|M|,)      rows of the margin set, in factor order
+ids           int64, (n,)        sample ids
+classes       any, (2,)          the two labels (numbers or strings)
+feature_names str, (d,)          optional: ``feature_names_in_``, the column names seen
+                                 in fit
+============= ================== ===========================================================
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import zipfile
+import zlib
 
 import numpy as np
 
 from ._array_api import get_namespace_and_device, is_array_api, to_device, to_host
 from .kernels import Kernel
 
-__all__ = ["FORMAT", "VERSION", "SaveMixin", "load", "record", "save"]
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "ModelFileError",
+    "SaveMixin",
+    "check_kernel",
+    "finite_array",
+    "fitted_attribute",
+    "load",
+    "record",
+    "save",
+]
 
 FORMAT = "gpath.IncrementalSVC"
 VERSION = 1
@@ -48,6 +64,68 @@ FITTED_FORMAT = "gpath.fitted"
 # names what it holds, without this module importing the estimators.
 _ESTIMATORS: dict[str, type] = {}
 _RECORDS: dict[str, type] = {}
+
+
+class ModelFileError(ValueError):
+    """A file that is not a valid gpath model file; :func:`load` names the file and the reason.
+
+    The ``_from_saved`` hooks raise it (with the reason only); any other error raised while a
+    file's content is read becomes one too.
+    """
+
+
+def finite_array(arrays, key, dtype_kinds="f", ndim=None, shape=None) -> np.ndarray:
+    """``arrays[key]`` checked: present, of one of ``dtype_kinds``, of ``ndim`` dimensions or
+    ``shape`` (None entries: any length), finite if floating.
+
+    Raises
+    ------
+    ModelFileError
+    """
+    if key not in arrays:
+        raise ModelFileError(f"entry {key!r} is missing")
+    a = arrays[key]
+    if a.dtype.kind not in dtype_kinds:
+        raise ModelFileError(f"entry {key!r} has dtype {a.dtype}; expected kind {dtype_kinds!r}")
+    if ndim is not None and a.ndim != ndim:
+        raise ModelFileError(f"entry {key!r} has shape {a.shape}; expected {ndim} dimension(s)")
+    if shape is not None and (a.ndim != len(shape) or any(n is not None and m != n for m, n in zip(a.shape, shape))):
+        expected = tuple("n" if n is None else n for n in shape)
+        raise ModelFileError(f"entry {key!r} has shape {a.shape}; expected {expected}")
+    if a.dtype.kind == "f" and not np.all(np.isfinite(a)):
+        raise ModelFileError(f"entry {key!r} holds NaN or inf")
+    return a
+
+
+def check_kernel(kernel, offsets=(0.0,)) -> None:
+    """Raise :class:`ModelFileError` unless ``kernel`` is a resolved kernel that
+    :meth:`Kernel.from_params` could have made (finite gamma > 0, degree, coef0), with an
+    offset among ``offsets``."""
+    if not isinstance(kernel, Kernel):
+        raise ModelFileError(f"the kernel must be a Kernel; got {type(kernel).__name__}")
+    try:
+        rebuilt = Kernel.from_params(kernel.kind, kernel.gamma, kernel.degree, kernel.coef0, np.empty((0, 1)))
+        ok = (rebuilt == dataclasses.replace(kernel, offset=0.0) and kernel.offset in offsets
+              and bool(np.isfinite(kernel.gamma)) and bool(np.isfinite(kernel.coef0)))
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ModelFileError(f"bad kernel {kernel}: {exc}") from None
+    if not ok:
+        raise ModelFileError(f"bad kernel {kernel}: not one gpath fits (offset in {offsets}, finite gamma > 0)")
+
+
+def fitted_attribute(model, name, shape=None, kinds="f"):
+    """A loaded attribute (host copy of a device array), present and of ``shape`` (None
+    entries: any length) and dtype kind.
+
+    Raises
+    ------
+    ModelFileError
+    """
+    if not hasattr(model, name):
+        raise ModelFileError(f"attribute {name!r} is missing")
+    value = getattr(model, name)
+    a = to_host(value) if is_array_api(value) and not isinstance(value, np.ndarray) else np.asarray(value)
+    return finite_array({name: a}, name, kinds, shape=shape)
 
 
 def record(cls):
@@ -101,15 +179,15 @@ def _decode(spec, data, xp, device):
     if "record" in spec:
         cls = _RECORDS.get(spec["record"])
         if cls is None:
-            raise ValueError(f"corrupt gpath model file: unknown record {spec['record']!r}")
+            raise ModelFileError(f"unknown record {spec['record']!r}")
         return cls(**{k: _decode(v, data, xp, device) for k, v in spec["fields"].items()})
     if "array" in spec:
-        return data[f"attr:{spec['array']}"]
+        return finite_array(data, f"attr:{spec['array']}", "biufU")
     if "device_array" in spec:
-        return to_device(data[f"attr:{spec['device_array']}"], xp, device)
+        return to_device(finite_array(data, f"attr:{spec['device_array']}", "f"), xp, device)
     if "tuple" in spec:
         return tuple(_decode(v, data, xp, device) for v in spec["tuple"])
-    raise ValueError(f"corrupt gpath model file: cannot read {spec!r}")
+    raise ModelFileError(f"cannot read attribute description {spec!r}")
 
 
 class SaveMixin:
@@ -126,13 +204,20 @@ class SaveMixin:
             _ESTIMATORS[cls.__name__] = cls
 
     def save(self, file) -> None:
-        """Write the fitted model to ``file`` (a path or binary file) in gpath's versioned,
-        NumPy-only format; :func:`gpath.load` reads it back, onto any device.
+        """Write the fitted model to ``file`` in gpath's versioned, NumPy-only format;
+        :func:`gpath.load` reads it back, onto any device.
+
+        Parameters
+        ----------
+        file : str, os.PathLike or binary file object
+            A path is used exactly as given: no suffix is added (``save("model")`` writes
+            ``model``; ``.npz`` is the customary suffix).
 
         Raises
         ------
         TypeError
-            If the model is not fitted, or its labels are neither numbers nor strings.
+            If the model is not fitted, its labels are neither numbers nor strings, or a
+            parameter is not a JSON value (a ``RandomState`` instance, say).
         """
         save(self, file)
 
@@ -150,13 +235,32 @@ class SaveMixin:
 
     @classmethod
     def _from_saved(cls, meta, data, like):
+        """The model stored in ``(meta, data)``, its arrays in the namespace and on the device
+        of ``like``; checked by :meth:`_check_loaded` before it is returned.
+
+        Raises
+        ------
+        ModelFileError
+        """
         if meta.get("version") != VERSION:
-            raise ValueError(f"unknown {FITTED_FORMAT} format version {meta.get('version')!r}; this gpath reads {VERSION}")
+            raise ModelFileError(f"unknown {FITTED_FORMAT} format version {meta.get('version')!r}; "
+                                 f"this gpath reads {VERSION}")
         xp, device = get_namespace_and_device(like)
-        model = cls(**meta["params"])
-        for name, spec in meta["attributes"].items():
-            setattr(model, name, _decode(spec, data, xp, device))
+        params, attributes = meta.get("params"), meta.get("attributes")
+        if not isinstance(params, dict) or not isinstance(attributes, dict):
+            raise ModelFileError("'meta' lacks the estimator's params or attributes")
+        model = cls(**params)
+        for name, spec in attributes.items():
+            value = _decode(spec, data, xp, device)
+            if name == "feature_names_in_":  # saved as str, scikit-learn keeps object
+                value = np.asarray(value, dtype=object)
+            setattr(model, name, value)
+        model._check_loaded()
         return model
+
+    def _check_loaded(self) -> None:
+        """Raise :class:`ModelFileError` unless the loaded attributes fit together (each
+        estimator checks what it can without its training data)."""
 
 
 def save(model, file) -> None:
@@ -167,25 +271,40 @@ def save(model, file) -> None:
     model : IncrementalSVC, SimpleSVC, RobustSVC, RobustSVR, CCCPRobustSVC or CCCPRobustSVR
         Fitted; its arrays may live on any device (they are copied to the host).
     file : str, os.PathLike or binary file object
+        A path is used exactly as given, as :func:`load` reads it: no suffix is added
+        (``save(model, "model")`` writes ``model``, not ``model.npz``; ``.npz`` is the
+        customary suffix). An existing file is replaced.
 
     Raises
     ------
     TypeError
-        If ``model`` is not a fitted gpath estimator, or its labels are neither numbers nor
-        strings.
+        If ``model`` is not a fitted gpath estimator, its labels are neither numbers nor
+        strings, or a parameter is not a JSON value (a ``RandomState`` instance, say).
+        Nothing is written then.
     """
     if _ESTIMATORS.get(type(model).__name__) is not type(model):
         raise TypeError(f"model must be a fitted gpath estimator; got {type(model).__name__}")
     meta, arrays = model._to_saved()
-    np.savez(file, meta=np.array(json.dumps(meta)), **arrays)
+    try:
+        text = json.dumps(meta)
+    except TypeError as exc:  # e.g. random_state=np.random.RandomState(0)
+        raise TypeError(f"cannot save {type(model).__name__}: its parameters must be JSON values "
+                        f"(numbers, strings, None); {exc}") from None
+    if isinstance(file, (str, os.PathLike)):
+        # np.savez would append ".npz" to a name without it; load reads the name as given.
+        with open(file, "wb") as f:
+            np.savez(f, meta=np.array(text), **arrays)
+    else:
+        np.savez(file, meta=np.array(text), **arrays)
 
 
 def load(file, like=None):
-    """Read a model written by :func:`save`.
+    """Read a model written by :func:`save`, checking it on the way.
 
     Parameters
     ----------
     file : str, os.PathLike or binary file object
+        A path is used exactly as given: no suffix is added (as :func:`save` writes it).
     like : array or None
         The loaded model's arrays go to the namespace and device of ``like`` (e.g.
         ``cupy.empty(0)`` to load onto the GPU); None: NumPy.
@@ -199,22 +318,87 @@ def load(file, like=None):
     Raises
     ------
     ValueError
-        If the file is not a gpath model file, or of an unknown format version, or its
-        arrays do not fit together.
+        If the file is not a valid gpath model file, saying why: not an ``.npz`` archive
+        (empty, truncated, a ``.npy`` array, random bytes), an entry holding pickled
+        objects (never read: the format has no pickle), ``meta`` missing or not JSON, an
+        unknown format or version, or a state that does not hold together: arrays not
+        finite or of the wrong shapes, index sets inconsistent, α outside [0, C], or (an
+        IncrementalSVC) the KKT conditions recomputed from scratch from X, y, α and b
+        violated by more than ``tol · (1 + max_i Σ_j |Q_ij| α_j)`` (``tol``: the model's),
+        or the saved margins y f further than that from the recomputed ones.
+    FileNotFoundError, PermissionError, IsADirectoryError
+        If the path cannot be opened.
+    TypeError
+        If ``like`` is not an array of a supported namespace.
     """
-    with np.load(file, allow_pickle=False) as data:
+    get_namespace_and_device(like)  # a bad `like` is the caller's error, not the file's
+    where = repr(os.fspath(file)) if isinstance(file, (str, os.PathLike)) else "the file object"
+    try:
+        meta, arrays = _read(file)
+        if meta.get("format") == FITTED_FORMAT:
+            name = meta.get("estimator")
+        elif meta.get("format") == FORMAT:
+            name = "IncrementalSVC"
+        else:
+            raise ModelFileError(f"format {meta.get('format')!r}, expected {FORMAT!r} or {FITTED_FORMAT!r}")
+        cls = _ESTIMATORS.get(name)
+        if cls is None:
+            raise ModelFileError(f"unknown estimator {name!r}")
         try:
-            meta = json.loads(str(data["meta"]))
-        except KeyError as exc:
-            raise ValueError(f"not a gpath model file: missing {exc}") from None
-        arrays = dict(data)
-    if meta.get("format") == FITTED_FORMAT:
-        name = meta.get("estimator")
-    elif meta.get("format") == FORMAT:
-        name = "IncrementalSVC"
-    else:
-        raise ValueError(f"not a gpath model file: format {meta.get('format')!r}, expected {FORMAT!r}")
-    cls = _ESTIMATORS.get(name)
-    if cls is None:
-        raise ValueError(f"not a gpath model file: unknown estimator {name!r}")
-    return cls._from_saved(meta, arrays, like)
+            return cls._from_saved(meta, arrays, like)
+        except ModelFileError:
+            raise
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError, ArithmeticError,
+                np.linalg.LinAlgError, RuntimeError) as exc:
+            # Whatever a damaged file makes the readers trip over (PathError is a RuntimeError).
+            raise ModelFileError(f"its content does not describe a valid {name} ({type(exc).__name__}: {exc})") from None
+    except ModelFileError as exc:
+        raise ValueError(f"{where} is not a valid gpath model file: {exc}") from None
+
+
+def _read(file) -> tuple[dict, dict]:
+    """``(meta, arrays)`` of an ``.npz`` model file: every entry read as a plain array.
+
+    Raises
+    ------
+    ModelFileError
+        For anything but a complete ``.npz`` archive of plain arrays with a JSON ``meta``.
+    """
+    try:
+        data = np.load(file, allow_pickle=False)
+    except (FileNotFoundError, PermissionError, IsADirectoryError):
+        raise
+    except EOFError:
+        raise ModelFileError("the file is empty") from None
+    except ValueError:
+        # np.load took it for a pickle (its message advises allow_pickle: never, here).
+        raise ModelFileError("not an .npz archive (neither a zip archive nor a NumPy array; "
+                             "gpath files never hold pickled data)") from None
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise ModelFileError(f"not a complete .npz archive, truncated or damaged ({exc})") from None
+    if not isinstance(data, np.lib.npyio.NpzFile):
+        raise ModelFileError(f"a single .npy array (shape {getattr(data, 'shape', '?')}), not an .npz archive")
+    with data:
+        arrays = {}
+        for key in data.files:
+            try:
+                arrays[key] = data[key]
+            except ValueError as exc:
+                if "pickle" in str(exc) or "Object arrays" in str(exc):
+                    raise ModelFileError(f"entry {key!r} holds pickled Python objects, which gpath never "
+                                         "writes and never loads") from None
+                raise ModelFileError(f"entry {key!r} is not a readable array ({exc})") from None
+            except (zipfile.BadZipFile, EOFError, OSError, zlib.error) as exc:
+                raise ModelFileError(f"entry {key!r} is truncated or damaged ({exc})") from None
+    if "meta" not in arrays:
+        raise ModelFileError(f"no 'meta' entry (entries: {sorted(arrays)[:5]})")
+    raw = arrays.pop("meta")
+    if raw.dtype.kind != "U" or raw.ndim != 0:
+        raise ModelFileError(f"'meta' must be a JSON string; got dtype {raw.dtype}, shape {raw.shape}")
+    try:
+        meta = json.loads(str(raw))
+    except json.JSONDecodeError as exc:
+        raise ModelFileError(f"'meta' is not valid JSON ({exc})") from None
+    if not isinstance(meta, dict):
+        raise ModelFileError(f"'meta' must be a JSON object; got {type(meta).__name__}")
+    return meta, arrays

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -26,7 +27,20 @@ from sklearn.utils.validation import check_is_fitted
 from . import _outlier
 from ._array_api import get_namespace_and_device, to_device, to_host
 from ._outlier import Classification, OutlierPath, Regression
-from ._validation import check_choice, check_int, check_labels, check_positive, check_X, signed_labels
+from ._validation import (
+    check_bool,
+    check_choice,
+    check_feature_names,
+    check_int,
+    check_labels,
+    check_nonpositive,
+    check_positive,
+    check_targets,
+    check_X,
+    feature_names,
+    host_values,
+    signed_labels,
+)
 from .kernels import Kernel
 from .linalg import single_threaded_host_blas
 from .persistence import SaveMixin
@@ -40,33 +54,42 @@ class _RobustBase(SaveMixin, BaseEstimator):
 
     _classification = True
 
-    def _check_common(self):
-        return {
+    def _check_params(self) -> dict:
+        """Every parameter, checked before anything is computed: C, ridge, path,
+        fit_intercept, the fixed ``s`` and the end of OP-s (``s_end``: s_max or s_min), and
+        what a subclass adds (:meth:`_check_more`)."""
+        params = {
             "C": check_positive(self.C, "C"),
             "ridge": check_positive(self.ridge, "ridge", allow_zero=True),
             "path": check_choice(self.path, "path", ("theta", "s")),
+            "fit_intercept": check_bool(self.fit_intercept, "fit_intercept"),
         }
+        params["s"], params["s_end"] = self._check_s()
+        params.update(self._check_more(params["path"]))
+        return params
+
+    def _check_more(self, path) -> dict:
+        return {}
 
     def _prepare(self, X, y):
         """Validate, and start the path at the ordinary SVM without bias (θ = 1)."""
-        params = self._check_common()
-        X, xp, device = check_X(X)
+        params = self._check_params()
+        name = type(self).__name__
+        names = feature_names(X)
+        X, xp, device = check_X(X, owner=name)
         kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X)
-        if self.fit_intercept:
+        if params["fit_intercept"]:
             kernel = dataclasses.replace(kernel, offset=1.0)
         if self._classification:
-            labels, classes = check_labels(y, X.shape[0])
+            labels, classes = check_labels(y, X.shape[0], owner=name)
             y_dev = signed_labels(labels, classes, xp, device)
             problem = Classification(params["C"])
         else:
-            y_host = to_host(y) if hasattr(y, "__dlpack__") else np.asarray(y)
-            y_host = np.asarray(y_host, dtype=np.float64)
-            if y_host.ndim != 1 or y_host.shape[0] != X.shape[0] or not np.all(np.isfinite(y_host)):
-                raise ValueError(f"y must be a finite vector of shape ({X.shape[0]},); got shape {y_host.shape}")
-            y_dev, classes = to_device(y_host, xp, device), None
+            y_dev, classes = to_device(check_targets(y, X.shape[0]), xp, device), None
             problem = Regression(params["C"])
         # Fitted attributes are set by _finish only, so a failed fit changes nothing.
-        fitted = {"kernel_": kernel, "n_features_in_": X.shape[1], "_X": X, "_y_host": to_host(y_dev)}
+        fitted = {"kernel_": kernel, "n_features_in_": X.shape[1], "feature_names_in_": names, "_X": X,
+                  "_y_host": to_host(y_dev)}
         if classes is not None:
             fitted["classes_"] = classes
         path = _outlier.start(xp, device, X, y_dev, fitted["_y_host"], kernel, problem, params["C"],
@@ -93,10 +116,16 @@ class _RobustBase(SaveMixin, BaseEstimator):
         """+1 if the parameter increases along the path, −1 if it decreases."""
         return 1.0 if p.params[-1] >= p.params[0] else -1.0
 
-    def _decision(self, X, coef_matrix):
-        """Decision values for several coefficient vectors: (n_test, k)."""
+    def _check_input(self, X, name="X"):
+        """X validated against the model (column names, features, namespace, device), float64."""
+        check_feature_names(self, X, name)
         xp, device = get_namespace_and_device(self._X)
-        X, _, _ = check_X(X, "X", self.n_features_in_, xp, device)
+        return check_X(X, name, self.n_features_in_, xp, device, owner=type(self).__name__)[0]
+
+    def _decision(self, X, coef_matrix):
+        """Decision values for several coefficient vectors: (n_test, k); X as returned by
+        :meth:`_check_input`."""
+        xp, device = get_namespace_and_device(self._X)
         w = coef_matrix * (self._y_host[:, None] if self._classification else 1.0)
         used = np.flatnonzero(np.any(w != 0, axis=1))
         K = self.kernel_(X, xp.take(self._X, to_device(used, xp, device), axis=0))
@@ -118,11 +147,15 @@ class _RobustBase(SaveMixin, BaseEstimator):
 
         Raises
         ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
         ValueError
-            If ``at`` is off the path.
+            If ``at`` is off the path, or X has another number of features than in ``fit``,
+            holds NaN or inf, or (fitted on a DataFrame) has other column names or another
+            column order.
         """
         check_is_fitted(self, "path_")
-        return self._decision(X, self._alpha_at(at)[:, None])[:, 0]
+        return self._decision(self._check_input(X), self._alpha_at(at)[:, None])[:, 0]
 
     def select(self, X_val, y_val):
         """Pick the path point with the least validation error; sets ``param_``.
@@ -138,24 +171,78 @@ class _RobustBase(SaveMixin, BaseEstimator):
         Returns
         -------
         self
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+        ValueError
+            X_val with another number of features or other column names than in ``fit``,
+            or with NaN or inf; y_val
+            not of shape (n_val,), with NaN or inf, or (classification) with a label not in
+            ``classes_``. The model is then unchanged.
         """
         check_is_fitted(self, "path_")
+        X_val = self._check_input(X_val, "X_val")
+        n_val = X_val.shape[0]
+        if self._classification:
+            labels, _ = check_labels(y_val, n_val, "y_val", self.classes_, x_name="X_val")
+            y_pm = np.where(labels == self.classes_[1], 1.0, -1.0)
+        else:
+            yv = check_targets(y_val, n_val, "y_val", x_name="X_val")
         F = to_host(self._decision(X_val, self.path_.alpha.T))
         if self._classification:
-            labels, _ = check_labels(y_val, F.shape[0], "y_val", self.classes_)
             pred = np.where(F > 0, 1.0, -1.0)
-            err = np.mean(pred != np.where(labels == self.classes_[1], 1.0, -1.0)[:, None], axis=0)
+            err = np.mean(pred != y_pm[:, None], axis=0)
         else:
-            yv = np.asarray(to_host(y_val) if hasattr(y_val, "__dlpack__") else y_val, dtype=np.float64)
             err = np.mean(np.abs(yv[:, None] - F), axis=0)
         self.selected_index_ = int(np.argmin(err))
         self.param_ = float(self.path_.params[self.selected_index_])
         self.path_ = dataclasses.replace(self.path_, validation_error=err)
         return self
 
+    def _check_loaded(self) -> None:
+        """A loaded path fits together: finite arrays, shapes of the path and the training
+        data, the selected point on the path, a kernel gpath fits. (The box of α depends on
+        the point's partition: it is not checked.)
+
+        Raises
+        ------
+        gpath.persistence.ModelFileError
+        """
+        from . import persistence
+
+        invalid, attr = persistence.ModelFileError, persistence.fitted_attribute
+        d = getattr(self, "n_features_in_", None)
+        if not isinstance(d, int) or d < 1:
+            raise invalid(f"n_features_in_ must be an int >= 1; got {d!r}")
+        persistence.check_kernel(getattr(self, "kernel_", None), offsets=(0.0, 1.0))
+        n = attr(self, "_X", (None, d)).shape[0]
+        y = attr(self, "_y_host", (n,))
+        p = getattr(self, "path_", None)
+        if not isinstance(p, OutlierPath) or p.kind not in ("theta", "s"):
+            raise invalid("path_ must be an OutlierPath of kind 'theta' or 's'")
+        k = attr(p, "params", (None,)).shape[0]
+        alpha = attr(p, "alpha", (k, n))
+        attr(p, "discontinuous", (k,), "b")
+        if k < 1:
+            raise invalid("path_ must have at least one point")
+        if not np.array_equal(attr(self, "alpha_", (n,)), alpha[-1]):
+            raise invalid("alpha_ must be the last point of path_")
+        i = getattr(self, "selected_index_", None)
+        if not isinstance(i, int) or not 0 <= i < k or self.param_ != float(p.params[i]):
+            raise invalid(f"selected_index_={i!r} and param_ must name a point of the path ({k} points)")
+        if self._classification:
+            attr(self, "classes_", (2,), "biufU")
+            if not np.all(np.abs(y) == 1.0):
+                raise invalid("_y_host must hold -1 and +1 labels")
+
     def _finish(self, fitted, path_record):
         for name, value in fitted.items():
-            setattr(self, name, value)
+            if name == "feature_names_in_" and value is None:  # refit without column names
+                self.__dict__.pop(name, None)
+            else:
+                setattr(self, name, value)
         self.path_ = path_record
         self.selected_index_ = len(self.path_.params) - 1
         self.param_ = float(self.path_.params[-1])
@@ -181,17 +268,21 @@ class _OutlierPathEstimator(_RobustBase):
         Raises
         ------
         ValueError
-            For bad parameters or data.
+            For a bad parameter (naming it: C, ridge, path, s, s_max/s_min, fit_intercept),
+            RobustSVR's ``s_min`` above the start of OP-s, or bad data (X not 2-D or with NaN
+            or inf; y of another length, with NaN or inf, or not two classes for RobustSVC).
+            Parameters are checked before anything is computed; a failed fit leaves the
+            estimator as it was.
         PathError
-            If the path cycles (degenerate data); the estimator is then not fitted.
+            If the path cycles (degenerate data); the estimator is then unchanged.
         """
         start = time.perf_counter()
         params, problem, path, fitted = self._prepare(X, y)
         y_h = fitted["_y_host"]
         if params["path"] == "theta":
-            record = _outlier.op_theta(path, problem, y_h, self._fixed_s(), start)
+            record = _outlier.op_theta(path, problem, y_h, params["s"], start)
         else:
-            s_start, s_end = self._s_range(problem.start_s(to_host(path.z), y_h))
+            s_start, s_end = self._s_range(problem.start_s(to_host(path.z), y_h), params["s_end"])
             record = _outlier.op_s(path, problem, y_h, s_start, s_end, start)
         return self._finish(fitted, record)
 
@@ -214,7 +305,10 @@ class RobustSVC(ClassifierMixin, _OutlierPathEstimator):
     s : float, default 0.0
         The fixed s of OP-θ (≤ 0).
     s_max : float, default 0.0
-        Where OP-s stops (≤ 0).
+        Where OP-s stops (finite, ≤ 0). If no margin y_i f(x_i) of the ordinary SVM lies
+        below s_max, that SVM is already the solution at s_max and the path is the single
+        point s = s_max (no error: with the default s_max = 0 this happens on data the SVM
+        separates).
     ridge : float, default 1e-6
         Added to the kernel diagonal (keeps Q_EE nonsingular with duplicate points).
     fit_intercept : bool, default False
@@ -228,6 +322,10 @@ class RobustSVC(ClassifierMixin, _OutlierPathEstimator):
     alpha_ : ndarray of shape (n_samples,)
         α at the end of the path.
     classes_ : ndarray of shape (2,)
+    feature_names_in_ : ndarray of shape (n_features_in_,), object
+        Column names of the pandas DataFrame given to ``fit`` (only then); later inputs must
+        have the same names in the same order, as in scikit-learn (all four robust
+        estimators).
 
     References
     ----------
@@ -243,20 +341,38 @@ class RobustSVC(ClassifierMixin, _OutlierPathEstimator):
         self.C, self.kernel, self.gamma, self.degree, self.coef0 = C, kernel, gamma, degree, coef0
         self.path, self.s, self.s_max, self.ridge, self.fit_intercept = path, s, s_max, ridge, fit_intercept
 
-    def _fixed_s(self):
-        if not (isinstance(self.s, (int, float)) and self.s <= 0):
-            raise ValueError(f"s must be a real number <= 0 for RobustSVC; got {self.s!r}")
-        return float(self.s)
+    def _check_s(self):
+        """``(s, s_max)``, both finite and <= 0."""
+        name = type(self).__name__
+        return check_nonpositive(self.s, "s", owner=name), check_nonpositive(self.s_max, "s_max", owner=name)
 
-    def _s_range(self, min_margin):
-        """OP-s runs s from min_i y_i f(x_i) up to s_max (a single point if no margin is below)."""
-        if not (isinstance(self.s_max, (int, float)) and self.s_max <= 0):
-            raise ValueError(f"s_max must be a real number <= 0; got {self.s_max!r}")
-        return min(min_margin, float(self.s_max)), float(self.s_max)
+    def _s_range(self, min_margin, s_max):
+        """OP-s runs s from min_i y_i f(x_i) up to s_max. If no margin lies below s_max, the
+        ordinary SVM is already the solution at s_max: the path is that single point."""
+        return min(min_margin, s_max), s_max
 
     def predict(self, X, at=None):
-        """Labels: ``classes_[1]`` where ``decision_function(X, at) > 0``."""
-        return self.classes_[(to_host(self.decision_function(X, at)) > 0).astype(int)]
+        """Labels: ``classes_[1]`` where ``decision_function(X, at) > 0``.
+
+        Parameters
+        ----------
+        X : array of shape (n_samples, n_features)
+        at : float or None
+            As in :meth:`decision_function`.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,) (host NumPy)
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+        ValueError
+            As :meth:`decision_function`.
+        """
+        f = self.decision_function(X, at)  # checks that the model is fitted, first
+        return self.classes_[(to_host(f) > 0).astype(int)]
 
 
 class RobustSVR(RegressorMixin, _OutlierPathEstimator):
@@ -276,7 +392,9 @@ class RobustSVR(RegressorMixin, _OutlierPathEstimator):
     s : float, default 1.0
         The fixed s of OP-θ (> 0, in the units of y).
     s_min : float or None, default None
-        Where OP-s stops; None: 0.2 × the starting s (the paper's range, section 5.2).
+        Where OP-s stops (finite, > 0, at most the starting s = max_i |y_i − f(x_i)|; above
+        it ``fit`` raises ValueError); None: 0.2 × the starting s (the paper's range,
+        section 5.2).
     ridge : float, default 1e-6
     fit_intercept : bool, default False
 
@@ -298,13 +416,28 @@ class RobustSVR(RegressorMixin, _OutlierPathEstimator):
         self.C, self.kernel, self.gamma, self.degree, self.coef0 = C, kernel, gamma, degree, coef0
         self.path, self.s, self.s_min, self.ridge, self.fit_intercept = path, s, s_min, ridge, fit_intercept
 
-    def _fixed_s(self):
-        return check_positive(self.s, "s")
+    def _check_s(self):
+        """``(s, s_min)``: s finite and > 0; s_min None or finite and > 0."""
+        s_min = None if self.s_min is None else check_positive(self.s_min, "s_min")
+        return check_positive(self.s, "s"), s_min
 
-    def _s_range(self, max_residual):
-        """OP-s runs s from max_i |y_i − f(x_i)| down to s_min (default 0.2 × the start)."""
-        end = 0.2 * max_residual if self.s_min is None else check_positive(self.s_min, "s_min")
-        return max(max_residual, end), end
+    def _s_range(self, max_residual, s_min):
+        """OP-s runs s from max_i |y_i − f(x_i)| down to s_min (default 0.2 × the start).
+
+        Raises
+        ------
+        ValueError
+            If s_min lies above the start: the path would not move.
+        """
+        if s_min is None:
+            return max_residual, 0.2 * max_residual
+        if s_min > max_residual:
+            raise ValueError(
+                f"s_min={self.s_min!r} is above the start of OP-s, max_i |y_i - f(x_i)| = {max_residual:.6g} "
+                f"of the LAD regression on this data (s runs down from there): pass s_min < "
+                f"{max_residual:.6g}, or None for 0.2 x the start"
+            )
+        return max_residual, s_min
 
     def predict(self, X, at=None):
         """f(x) at the selected point (or at ``at``)."""
@@ -328,31 +461,68 @@ class _CCCPEstimator(_RobustBase):
         Raises
         ------
         ValueError
-            For bad parameters or data.
+            For a bad parameter (naming it; ``grid`` values not finite, out of the range of
+            the path's parameter or not strictly monotone in its direction), ``s_min`` above
+            the start of OP-s, or bad data, as in :meth:`RobustSVC.fit`. A failed fit leaves
+            the estimator as it was.
         PathError
             If CCCP does not settle within ``max_iter`` iterations at some grid value.
         """
         start = time.perf_counter()
         params, problem, path, fitted = self._prepare(X, y)
-        max_iter = check_int(self.max_iter, "max_iter", 1)
         y_h = fitted["_y_host"]
+        grid = params["grid"]
         if params["path"] == "theta":
-            grid = self._grid_values(1.0, 0.0)
-            theta_s = [(t, self._fixed_s()) for t in grid]
+            if isinstance(grid, int):
+                grid = np.linspace(1.0, 0.0, grid)
+            theta_s = [(t, params["s"]) for t in grid]
         else:
-            grid = self._grid_values(*self._s_range(problem.start_s(to_host(path.z), y_h)))
+            if isinstance(grid, int):
+                grid = np.linspace(*self._s_range(problem.start_s(to_host(path.z), y_h), params["s_end"]), grid)
             theta_s = [(0.0, v) for v in grid]
-        record, fitted["n_iter_"] = _outlier.cccp(path, problem, y_h, params["path"], grid, theta_s, max_iter,
-                                                  start)
+        record, fitted["n_iter_"] = _outlier.cccp(path, problem, y_h, params["path"], grid, theta_s,
+                                                  params["max_iter"], start)
         return self._finish(fitted, record)
 
-    def _grid_values(self, first, last):
+    def _check_more(self, path) -> dict:
+        return {"grid": self._check_grid(path), "max_iter": check_int(self.max_iter, "max_iter", 1)}
+
+    def _check_grid(self, path):
+        """The number of grid values (int >= 2), or the values themselves: finite, in the
+        range of the path's parameter, and strictly monotone in the direction the path runs
+        (θ from 1 down to 0; s of classification up to s_max, s of regression down to s_min),
+        since each grid value is warm-started from the one before."""
         g = self.grid
-        if isinstance(g, (int, np.integer)) and not isinstance(g, bool):
-            return np.linspace(first, last, check_int(int(g), "grid", 2))
-        values = np.asarray(g, dtype=np.float64)
-        if values.ndim != 1 or values.size < 1:
-            raise ValueError(f"grid must be an int >= 2 or a 1-D sequence of values; got {g!r}")
+        if isinstance(g, Integral) and not isinstance(g, bool):
+            return check_int(g, "grid", 2)
+        try:
+            values = None if isinstance(g, (str, bytes, bool, np.bool_)) else host_values(g).astype(np.float64)
+        except (TypeError, ValueError):
+            values = None
+        if values is None or values.ndim != 1 or values.size < 1:
+            raise ValueError(f"grid must be an int >= 2 or a 1-D sequence of at least one value; got {g!r}")
+        if not np.all(np.isfinite(values)):
+            raise ValueError(f"grid must hold finite values; got {values.tolist()}")
+        steps = np.diff(values)
+        name = type(self).__name__
+        if path == "theta":
+            if np.any((values < 0) | (values > 1)):
+                raise ValueError(f"grid values of the theta path must lie in [0, 1]; got {values.tolist()}")
+            if np.any(steps >= 0):
+                raise ValueError(f"grid values of the theta path must be strictly decreasing (theta runs from "
+                                 f"1 to 0); got {values.tolist()}")
+        elif self._classification:
+            if np.any(values > 0):
+                raise ValueError(f"grid values of the s path must be <= 0 for {name}; got {values.tolist()}")
+            if np.any(steps <= 0):
+                raise ValueError(f"grid values of the s path must be strictly increasing (s runs up to "
+                                 f"s_max); got {values.tolist()}")
+        else:
+            if np.any(values <= 0):
+                raise ValueError(f"grid values of the s path must be > 0 for {name}; got {values.tolist()}")
+            if np.any(steps >= 0):
+                raise ValueError(f"grid values of the s path must be strictly decreasing (s runs down to "
+                                 f"s_min); got {values.tolist()}")
         return values
 
     def _alpha_at(self, at):
@@ -377,9 +547,12 @@ class CCCPRobustSVC(ClassifierMixin, _CCCPEstimator):
         As in :class:`RobustSVC`.
     path : {"theta", "s"}, default "theta"
     grid : int or sequence of float, default 5
-        Number of evenly spaced grid values (the paper uses 5), or the values themselves.
+        Number of evenly spaced grid values (≥ 2; the paper uses 5) from the start of the
+        path to its end, or the values themselves: finite, θ in [0, 1] strictly decreasing
+        (``path="theta"``), s ≤ 0 strictly increasing (``path="s"``), in the order CCCP
+        visits them (each is warm-started from the one before).
     max_iter : int, default 100
-        CCCP iterations per grid value.
+        CCCP iterations per grid value (≥ 1).
 
     Attributes
     ----------
@@ -397,7 +570,7 @@ class CCCPRobustSVC(ClassifierMixin, _CCCPEstimator):
         self.path, self.s, self.s_max, self.grid, self.max_iter = path, s, s_max, grid, max_iter
         self.ridge, self.fit_intercept = ridge, fit_intercept
 
-    _fixed_s = RobustSVC._fixed_s
+    _check_s = RobustSVC._check_s
     _s_range = RobustSVC._s_range
     predict = RobustSVC.predict
 
@@ -411,6 +584,7 @@ class CCCPRobustSVR(RegressorMixin, _CCCPEstimator):
         As in :class:`RobustSVR`.
     path : {"theta", "s"}, default "theta"
     grid : int or sequence of float, default 5
+        As in :class:`CCCPRobustSVC`, but s > 0 strictly decreasing for ``path="s"``.
     max_iter : int, default 100
 
     Attributes
@@ -427,6 +601,6 @@ class CCCPRobustSVR(RegressorMixin, _CCCPEstimator):
         self.path, self.s, self.s_min, self.grid, self.max_iter = path, s, s_min, grid, max_iter
         self.ridge, self.fit_intercept = ridge, fit_intercept
 
-    _fixed_s = RobustSVR._fixed_s
+    _check_s = RobustSVR._check_s
     _s_range = RobustSVR._s_range
     predict = RobustSVR.predict

@@ -8,12 +8,21 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
 from ._base import BinarySVC
 from ._simplesvm import INITS, LOSSES, NotSeparableError, SimpleStats, simple_svm
-from ._validation import check_choice, check_int, check_labels, check_positive, check_X, signed_labels
+from ._validation import (
+    check_choice,
+    check_int,
+    check_labels,
+    check_positive,
+    check_X,
+    feature_names,
+    signed_labels,
+)
 from .kernels import Kernel
 
 __all__ = ["NotSeparableError", "SimpleSVC", "SimpleStats"]
@@ -99,6 +108,9 @@ class SimpleSVC(BinarySVC):
     kernel_ : Kernel
         The kernel with ``gamma`` resolved.
     n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,), object
+        Column names of the pandas DataFrame given to ``fit`` (only then): later inputs
+        must have the same names in the same order (ValueError), as in scikit-learn.
 
     References
     ----------
@@ -142,7 +154,8 @@ class SimpleSVC(BinarySVC):
         NotSeparableError (a ValueError)
             Hard margin (``C=inf``, hinge) on data not separable in feature space.
         TypeError
-            X sparse or not numeric.
+            X sparse or not numeric, or a DataFrame whose column names mix strings and
+            other types.
         PathError
             ``max_iter=None`` and the iteration cycles (20·(n + 50) iterations).
 
@@ -153,6 +166,7 @@ class SimpleSVC(BinarySVC):
         """
         name = type(self).__name__
         params = self._check_params()
+        names = feature_names(X)
         X, xp, device = check_X(X, owner=name)
         labels, classes = check_labels(y, X.shape[0], owner=name)
         kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X)
@@ -171,9 +185,8 @@ class SimpleSVC(BinarySVC):
             )
         attrs = self._fitted_attributes(X, state.y_host, state.alpha, state.b, classes, kernel)
         attrs.update(n_iter_=stats.n_iter, n_kernel_evaluations_=stats.n_kernel_evaluations,
-                     fit_stats_=stats, _problem=(state.C, state.ridge))
-        for key, value in attrs.items():
-            setattr(self, key, value)
+                     fit_stats_=stats, _problem=(state.C, state.ridge), feature_names_in_=names)
+        self._set_fitted(attrs)
         return self
 
     def _check_params(self) -> dict:
@@ -189,3 +202,13 @@ class SimpleSVC(BinarySVC):
 
     def _kkt_problem(self) -> tuple[float, float]:
         return self._problem
+
+    def _check_loaded(self) -> None:
+        from .persistence import ModelFileError
+
+        problem = getattr(self, "_problem", None)
+        if not (isinstance(problem, tuple) and len(problem) == 2
+                and all(isinstance(v, (int, float)) and not np.isnan(v) and v >= 0 for v in problem)
+                and problem[0] > 0):
+            raise ModelFileError(f"the solved problem (box bound, diagonal) is not two numbers >= 0; got {problem!r}")
+        super()._check_loaded()

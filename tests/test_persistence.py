@@ -84,7 +84,7 @@ def test_untrusted_or_foreign_files_are_refused(model_and_data, tmp_path):
         gpath.load(bad)
     other = tmp_path / "other.npz"
     np.savez(other, weights=np.ones(3))
-    with pytest.raises(ValueError, match="not a gpath model file"):
+    with pytest.raises(ValueError, match="is not a valid gpath model file: no .meta. entry"):
         gpath.load(other)
     future = tmp_path / "future.npz"
     save(model, future)
@@ -132,3 +132,176 @@ def test_save_load_of_the_other_estimators(make, tmp_path):
     on_device = gpath.load(path, like=strict.asarray(np.zeros(1)))
     np.testing.assert_array_equal(to_host(on_device.decision_function(strict.asarray(X[200:]))),
                                   model.decision_function(X[200:]))
+
+
+# ---------------------------------------------------------------- damaged and tampered files (issue 11, item 8)
+def _entries(path):
+    with np.load(path) as data:
+        return dict(data)
+
+
+def _rewrite(src, dst, edit_meta=None, **changes):
+    """A copy of the archive ``src`` at ``dst`` with entries replaced and the JSON edited."""
+    arrays = {**_entries(src), **changes}
+    if edit_meta is not None:
+        arrays["meta"] = np.array(json.dumps(edit_meta(json.loads(str(arrays["meta"])))))
+    with open(dst, "wb") as f:
+        np.savez(f, **arrays)
+    return dst
+
+
+@pytest.fixture
+def saved(model_and_data, tmp_path):
+    model, _, _ = model_and_data
+    path = tmp_path / "good.npz"
+    model.save(path)
+    return model, path, tmp_path
+
+
+def _damaged(kind, good, tmp):
+    raw = good.read_bytes()
+    path = tmp / f"{kind}.npz"
+    if kind == "truncated":
+        path.write_bytes(raw[: len(raw) // 2])
+    elif kind == "empty":
+        path.write_bytes(b"")
+    elif kind == "random bytes":
+        path.write_bytes(np.random.default_rng(0).bytes(2000))
+    elif kind == "npy":
+        path = tmp / "array.npy"
+        np.save(path, np.ones(3))
+    elif kind == "meta not JSON":
+        _rewrite(good, path, meta=np.array("{not json"))
+    elif kind == "meta not a string":
+        _rewrite(good, path, meta=np.ones(2))
+    elif kind == "margin row out of range":
+        _rewrite(good, path, margin=np.r_[_entries(good)["margin"], 10_000])
+    elif kind == "object array":
+        _rewrite(good, path, alpha=np.array([{"a": 1}], dtype=object))
+    elif kind == "corrupted bytes":
+        at = raw.index(b"alpha.npy") + 200  # inside the stored alpha array: a CRC error
+        path.write_bytes(raw[:at] + bytes(b ^ 0xFF for b in raw[at : at + 64]) + raw[at + 64 :])
+    return path
+
+
+@pytest.mark.parametrize("kind,reason", [
+    ("truncated", "not a complete .npz archive, truncated or damaged"),
+    ("empty", "the file is empty"),
+    ("random bytes", r"not an .npz archive \(neither a zip archive nor a NumPy array"),
+    ("npy", r"a single .npy array \(shape \(3,\)\), not an .npz archive"),
+    ("meta not JSON", "'meta' is not valid JSON"),
+    ("meta not a string", "'meta' must be a JSON string; got dtype float64"),
+    ("margin row out of range", r"the margin rows .* are not the \d+ distinct rows in \[0, \d+\) marked M"),
+    ("object array", "entry 'alpha' holds pickled Python objects, which gpath never writes and never loads"),
+    ("corrupted bytes", "entry 'alpha' is truncated or damaged"),
+])
+def test_damaged_files_are_value_errors_that_say_why(saved, kind, reason):
+    _, good, tmp = saved
+    path = _damaged(kind, good, tmp)
+    with pytest.raises(ValueError, match=f"^'{path}' is not a valid gpath model file: {reason}") as info:
+        gpath.load(path)
+    assert "allow_pickle" not in str(info.value)
+    with open(path, "rb") as f, pytest.raises(  # a file object: the same reason
+            ValueError, match=f"^the file object is not a valid gpath model file: {reason}"):
+        gpath.load(f)
+
+
+def _scale(model):
+    """max_i Σ_j |Q_ij| α_j of the saved problem, computed here from scikit-learn's kernel."""
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    X = to_host(model.state_.X)
+    return float(np.max(np.abs(rbf_kernel(X, X, gamma=model.kernel_.gamma)) @ model.alpha_
+                        + model.ridge * model.alpha_))
+
+
+@pytest.mark.parametrize("change,reason", [
+    (lambda e, m: dict(alpha=np.where(np.arange(e["alpha"].size) == e["margin"][0], 5 * m.C, e["alpha"])),
+     r"alpha must lie in \[0, C=10\]; got \[50.0\]"),
+    (lambda e, m: dict(alpha=np.where(np.arange(e["alpha"].size) == 0, -1.0, e["alpha"])),
+     r"alpha must lie in \[0, C=10\]; got \[-1.0\] at rows \[0\]"),
+    (lambda e, m: dict(X=np.where(np.arange(e["X"].size).reshape(e["X"].shape) == 7, np.nan, e["X"])),
+     "entry 'X' holds NaN or inf"),
+    (lambda e, m: dict(yf=e["yf"][:-1]), r"entry 'yf' has shape \(309,\); expected \(310,\)"),
+    (lambda e, m: dict(where=np.full_like(e["where"], 7)), r"index sets must be 0 \(O\), 1 \(M\) or 2 \(I\)"),
+    (lambda e, m: dict(where=np.where(e["where"] == 2, 0, e["where"])), "alpha must be 0 on the set O and C=10"),
+    (lambda e, m: dict(y=np.abs(e["y"])), "y must hold -1 and \\+1 labels"),
+    (lambda e, m: dict(ids=np.zeros_like(e["ids"])), "sample ids must be distinct"),
+    (lambda e, m: dict(classes=np.array([1, 1])), r"classes must be two distinct labels; got \[1, 1\]"),
+    (lambda e, m: dict(X=e["X"] * 1.01), "alpha and b violate the KKT conditions by .*, recomputed from scratch"),
+    (lambda e, m: dict(yf=e["yf"] + 1e-3), "the saved margins y f differ by 0.001 from those recomputed"),
+    (lambda e, m: dict(alpha=np.where(np.arange(e["alpha"].size) == e["margin"][0],
+                                      e["alpha"] * (1 - 1e-4), e["alpha"])),
+     "alpha and b violate the KKT conditions by"),
+])
+def test_tampered_states_are_refused(saved, change, reason):
+    model, good, tmp = saved
+    path = _rewrite(good, tmp / "bad.npz", **change(_entries(good), model))
+    with pytest.raises(ValueError, match=f"is not a valid gpath model file: {reason}"):
+        gpath.load(path)
+
+
+@pytest.mark.parametrize("meta,reason", [
+    (lambda m: {**m, "C": -1.0}, "bad parameter: C must be a finite real number > 0"),
+    (lambda m: {**m, "b": float("nan")}, "the bias b must be a finite number; got nan"),
+    (lambda m: {**m, "kernel": {**m["kernel"], "gamma": -1.0}}, "bad kernel"),
+    (lambda m: {**m, "params": {**m["params"], "tol": 0}}, "bad parameter: tol must be"),
+    (lambda m: {**m, "params": {**m["params"], "colour": 1}}, "its content does not describe a valid IncrementalSVC .TypeError"),
+    (lambda m: {k: v for k, v in m.items() if k != "next_id"}, "'meta' has no 'next_id'"),
+    (lambda m: [m], "'meta' must be a JSON object; got list"),
+])
+def test_bad_meta_is_refused(saved, meta, reason):
+    _, good, tmp = saved
+    path = _rewrite(good, tmp / "bad.npz", edit_meta=meta)
+    with pytest.raises(ValueError, match=f"is not a valid gpath model file: {reason}"):
+        gpath.load(path)
+
+
+def test_the_load_tolerance_is_tol_times_one_plus_the_scale(saved):
+    # b shifted by δ moves every recomputed margin by δ: accepted below tol·(1 + max_i Σ_j |Q_ij| α_j),
+    # refused above.
+    model, good, tmp = saved
+    limit = model.tol * (1 + _scale(model))
+    assert gpath.load(good).check_kkt() <= limit
+    inside = _rewrite(good, tmp / "inside.npz", edit_meta=lambda m: {**m, "b": m["b"] + 0.5 * limit})
+    gpath.load(inside)
+    outside = _rewrite(good, tmp / "outside.npz", edit_meta=lambda m: {**m, "b": m["b"] + 2 * limit})
+    with pytest.raises(ValueError, match=r"alpha and b violate the KKT conditions by .* \(allowed: tol\*\(1 \+ "
+                                         r"max_i sum_j \|Q_ij\| alpha_j\) = "):
+        gpath.load(outside)
+
+
+@pytest.mark.parametrize("make,attr,value,reason", [
+    (lambda: gpath.SimpleSVC(C=1.0, gamma=0.05), "alpha_", lambda a: a * 3, r"alpha_ must lie in \[0, 1\]"),
+    (lambda: gpath.SimpleSVC(C=1.0, gamma=0.05), "support_vectors_", lambda a: a * np.nan, "holds NaN or inf"),
+    (lambda: gpath.SimpleSVC(C=1.0, gamma=0.05), "support_", lambda a: a[:-1], "shape"),
+    (lambda: gpath.RobustSVC(C=1.0, gamma=0.05), "path_.alpha", lambda a: a[:, :-1], "shape"),
+    (lambda: gpath.RobustSVC(C=1.0, gamma=0.05), "_X", lambda a: a + np.inf, "holds NaN or inf"),
+], ids=["SimpleSVC-alpha", "SimpleSVC-nan", "SimpleSVC-support", "RobustSVC-path", "RobustSVC-X"])
+def test_tampered_fitted_attributes_are_refused(tmp_path, make, attr, value, reason):
+    X, y = dataset("breast_cancer")
+    path = tmp_path / "model.npz"
+    make().fit(X[:150], y[:150]).save(path)
+    key = f"attr:{attr}"
+    bad = _rewrite(path, tmp_path / "bad.npz", **{key: value(_entries(path)[key])})
+    with pytest.raises(ValueError, match=f"is not a valid gpath model file: .*{reason}"):
+        gpath.load(bad)
+
+
+def test_save_and_load_use_the_name_as_given(model_and_data, tmp_path, monkeypatch):
+    model, X, _ = model_and_data
+    monkeypatch.chdir(tmp_path)
+    gpath.save(model, "model")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]
+    _same(model, gpath.load("model"), X)
+    model.save(tmp_path / "other.npz")
+    _same(model, gpath.load(tmp_path / "other.npz"), X)
+    assert "save" in gpath.__all__ and gpath.save is save
+
+
+def test_a_parameter_that_is_not_json_is_a_type_error_and_writes_nothing(tmp_path):
+    X, y = dataset("breast_cancer")
+    model = gpath.SimpleSVC(gamma=0.05, random_state=np.random.RandomState(0)).fit(X[:100], y[:100])
+    with pytest.raises(TypeError, match="parameters must be JSON values"):
+        model.save(tmp_path / "model.npz")
+    assert not (tmp_path / "model.npz").exists()

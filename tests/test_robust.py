@@ -187,7 +187,7 @@ def test_cccp_svr_fixed_points(noisy_diabetes):
 
 @pytest.mark.parametrize("make,match", [
     (lambda: RobustSVC(path="sideways"), "path must be one of"),
-    (lambda: RobustSVC(s=0.5), "s must be a real number <= 0"),
+    (lambda: RobustSVC(s=0.5), "s must be a finite real number <= 0 for RobustSVC; got 0.5"),
     (lambda: RobustSVC(C=-1.0), "C must be"),
     (lambda: RobustSVR(s=-1.0), "s must be"),
     (lambda: CCCPRobustSVC(grid=1), "grid must be"),
