@@ -78,6 +78,12 @@ class Engine:
         y_k = None if y is None else y[k : k + 1]
         return q_columns(kernel, X, X[k : k + 1, :], np.array([k]), ridge, y, y_k)[:, 0]
 
+    def q_block(self, kernel, X, cols: np.ndarray, y=None, ridge: float = 0.0):
+        """Columns ``Q[:, cols]`` of the rows X (host int ``cols``; a new device array (n, k))."""
+        idx = to_device(cols, self.xp, self.device)
+        y_cols = None if y is None else self.xp.take(y, idx)
+        return q_columns(kernel, X, self.xp.take(X, idx, axis=0), cols, ridge, y, y_cols)
+
     # ------------------------------------------------------------------ the passes
     def step(self, z, lo, hi, cache, slots, phi, a, v, c, u, limit):
         """The ratio test over the points and the move of their margins.
@@ -172,6 +178,15 @@ class NumbaEngine(Engine):
                   _vec(y), ridge, out)
         return out
 
+    def q_block(self, kernel, X, cols: np.ndarray, y=None, ridge: float = 0.0):
+        # Column by column, compiled, for small blocks; a large one is the matrix product's.
+        if X.shape[0] * cols.size * X.shape[1] > _BLOCK_LIMIT:
+            return super().q_block(kernel, X, cols, y, ridge)
+        out = np.empty((X.shape[0], cols.size), order="F")
+        _q_block(X, np.ascontiguousarray(cols, dtype=np.int64), _KINDS[kernel.kind], kernel.gamma,
+                 float(kernel.degree), kernel.coef0, kernel.offset, _vec(y), ridge, out)
+        return out
+
     def step(self, z, lo, hi, cache, slots, phi, a, v, c, u, limit):
         if z.shape[0] == 0:
             return math.inf, -1, True
@@ -199,6 +214,9 @@ def _rows(cache):
 
 
 _KINDS = {"rbf": 0, "linear": 1, "poly": 2}
+# Kernel values (rows × columns × features) above which a block is one matrix product (BLAS)
+# rather than compiled columns.
+_BLOCK_LIMIT = 2_000_000
 
 
 @njit(cache=True)
@@ -224,6 +242,13 @@ def _q_column(X, k, kind, gamma, degree, coef0, offset, y, ridge, out):
             value *= y[i] * y[k]
         out[i] = value
     out[k] += ridge
+
+
+@njit(cache=True)
+def _q_block(X, cols, kind, gamma, degree, coef0, offset, y, ridge, out):
+    """Q[:, cols] into the column-major ``out`` (n, k), one compiled column at a time."""
+    for j in range(cols.shape[0]):
+        _q_column(X, cols[j], kind, gamma, degree, coef0, offset, y, ridge, out[:, j])
 
 
 @njit(cache=True)

@@ -185,7 +185,7 @@ class SVCState:
         new.alpha = np.concatenate([self.alpha, np.zeros(m)])
         new.upper = np.concatenate([self.upper, upper_add])
         new.where = self.where.copy()
-        QA = new.q_block(X_add, y_add, np.arange(n_old, n_old + m))
+        QA = new.engine.q_block(new.kernel, new.X, np.arange(n_old, n_old + m), new.y, new.ridge)
         if m:
             # Margins of the new points: y_A f(x_A) = Q[:, A]ᵀ α + y_A b (α_A = 0).
             alpha_dev = to_device(new.alpha, xp, self.device)
@@ -497,11 +497,11 @@ class _PathRun:
         self.delta0 = float(s.y_host[self.a_rows] @ self.dA - s.y_host[self.r_rows] @ self.dR)
         u = xp.zeros(s.n, dtype=xp.float64, device=s.device)
         if self.a_rows.size:
-            cols = to_device(np.array([self.a_col[int(k)] for k in self.a_rows]), xp, s.device)
-            u = u + xp.take(QA, cols, axis=1) @ to_device(self.dA, xp, s.device)
+            d = np.zeros(QA.shape[1])
+            d[[self.a_col[int(k)] for k in self.a_rows]] = self.dA
+            u = u + QA @ to_device(d, xp, s.device)
         if self.r_rows.size:
-            r_dev = to_device(self.r_rows, xp, s.device)
-            QR = s.q_block(xp.take(s.X, r_dev, axis=0), xp.take(s.y, r_dev), self.r_rows)
+            QR = s.engine.q_block(s.kernel, s.X, self.r_rows, s.y, s.ridge)
             u = u - QR @ to_device(self.dR, xp, s.device)
         self.u = u
 

@@ -204,32 +204,33 @@ def check_labels(y, n_samples, name="y", classes=None, owner=None, x_name="X"):
         raise ValueError(f"{name} must not hold NaN or inf labels; got them at rows {_rows(~np.isfinite(labels))}")
     if labels.dtype.kind not in "biufUSO":
         raise ValueError(f"{name} must hold class labels; got dtype {labels.dtype}")
-    target_type = type_of_target(labels, input_name=name)
-    if target_type not in ("binary", "multiclass"):
-        raise ValueError(
-            f"Unknown label type: {target_type}. {name} must hold two discrete class labels; "
-            f"got {target_type} values"
-        )
-    if classes is None:
-        classes = np.unique(labels)
-        if classes.shape[0] > 2:
-            raise ValueError(
-                f"Only binary classification is supported. The type of the target is {target_type}: "
-                f"{name} must hold exactly two classes for a binary SVC; got {classes.shape[0]}: "
-                f"{classes[:5].tolist()}"
-            )
-        if classes.shape[0] < 2:
-            raise ValueError(
-                f"{name} must hold exactly two classes for a binary SVC; got 1 class: "
-                f"{classes.tolist()}"
-            )
-    else:
+    if classes is not None:
+        # Labels of a fitted model: each must be one of its classes (a continuous value is not).
         unseen = np.setdiff1d(labels, classes)
         if unseen.size:
             raise ValueError(
                 f"{name} holds labels not seen in fit: {unseen[:5].tolist()}; "
                 f"expected only {classes.tolist()}"
             )
+        return labels, classes
+    target_type = type_of_target(labels, input_name=name)
+    if target_type not in ("binary", "multiclass"):
+        raise ValueError(
+            f"Unknown label type: {target_type}. {name} must hold two discrete class labels; "
+            f"got {target_type} values"
+        )
+    classes = np.unique(labels)
+    if classes.shape[0] > 2:
+        raise ValueError(
+            f"Only binary classification is supported. The type of the target is {target_type}: "
+            f"{name} must hold exactly two classes for a binary SVC; got {classes.shape[0]}: "
+            f"{classes[:5].tolist()}"
+        )
+    if classes.shape[0] < 2:
+        raise ValueError(
+            f"{name} must hold exactly two classes for a binary SVC; got 1 class: "
+            f"{classes.tolist()}"
+        )
     return labels, classes
 
 

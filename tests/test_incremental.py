@@ -92,10 +92,13 @@ def test_numpy_and_array_api_strict_agree():
         model = _run_sequence(IncrementalSVC(C=10.0, gamma=0.5), backend, "bananas", 250, 5, seed=3,
                               check_every=5)
         results.append((to_host(model.decision_function(model.state_.X)), model.alpha_, model.support_,
-                        model.last_update_.n_breakpoints))
-    (f1, a1, s1, b1), (f2, a2, s2, b2) = results
-    np.testing.assert_allclose(f1, f2, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(a1, a2, rtol=0, atol=1e-12)
+                        model.last_update_.n_breakpoints, np.linalg.cond(model.state_.factor.matrix)))
+    (f1, a1, s1, b1, cond), (f2, a2, s2, b2, _) = results
+    # NumPy runs the compiled loop, array_api_strict the readable one: their sums round
+    # differently, so they agree to the round-off the margin matrix's condition allows.
+    tol = max(1e-12, np.finfo(float).eps * cond)
+    np.testing.assert_allclose(f1, f2, rtol=0, atol=tol * (1 + np.abs(f1).max()))
+    np.testing.assert_allclose(a1, a2, rtol=0, atol=tol * 10.0)
     np.testing.assert_array_equal(s1, s2)
     assert b1 == b2
 
