@@ -85,8 +85,9 @@ class ActiveSet:
         return j
 
     def copy(self, cache, column=None) -> ActiveSet:
-        """An independent copy of the set on ``cache`` (a cache derived from this one's)."""
-        return ActiveSet(self.factor.copy(), cache, column, self.slots.copy())
+        """An independent copy of the set on ``cache`` (a cache derived from this one's). Its
+        factor goes into the arrays of this set's ``factor.spare`` (a spent factor), if any."""
+        return ActiveSet(self.factor.copy(into=getattr(self.factor, "spare", None)), cache, column, self.slots.copy())
 
     # ------------------------------------------------------------------ changes
     def enter(self, k: int, label, column=None) -> float:

@@ -299,7 +299,11 @@ class IncrementalSVC(BinarySVC):
             ids = np.concatenate([np.delete(self.sample_ids_, rows), new_ids])
             stats = PathStats(n_bp, m, len(rows), time.perf_counter() - start, state.active.size)
             attrs = self._attributes(state, self.classes_, self.kernel_, ids, self._next_id + m, stats)
+        spent = self.state_
         self._commit(attrs)
+        # The state the update started from is spent (its cache buffer is the new state's): its
+        # factor's arrays take the next update's copy of the factor.
+        state.factor.spare = spent.factor
         return self
 
     # ------------------------------------------------------------------ internals
@@ -486,11 +490,11 @@ class IncrementalSVC(BinarySVC):
         s = self.state_
         yf, scale = self._margins_from_scratch(s.X, s.y_host)
         limit = self.tol * (1.0 + scale)
-        violation = self._kkt_violation(yf, s.y_host)
-        if violation > limit:
+        violation = self._kkt_violation(yf, s.y_host, scale)
+        if violation > self.tol:
             raise persistence.ModelFileError(
-                f"alpha and b violate the KKT conditions by {violation:.3g}, recomputed from scratch "
-                f"(allowed: tol*(1 + max_i sum_j |Q_ij| alpha_j) = {limit:.3g})"
+                f"alpha and b violate the KKT conditions by {violation:.3g} relative to the scale "
+                f"1 + max_i sum_j |Q_ij| alpha_j = {1 + scale:.3g}, recomputed from scratch (allowed: tol={self.tol:g})"
             )
         drift = float(np.max(np.abs(yf - to_host(s.yf))))
         if drift > limit:

@@ -92,15 +92,22 @@ class SingularMarginError(np.linalg.LinAlgError):
 
 # ---------------------------------------------------------------------- compiled kernels
 @njit(cache=True)
-def _insert(R, Q, y, g, qs, m, rho, q_kB, q_kk, y_k, bordered, r):
+def _insert(R, Q, y, g, qs, m, top, rho, q_kB, q_kk, y_k, bordered, r):
     """Append point k as row/column m of R, its Q row and column in the lowest free slot (moved
     to ``qs[m]``), unless its pivot is tiny. Returns the squared pivot d², whether the point went
-    in (False: nothing but the choice of slot was written), and max(|q_kB|, |q_kk|)."""
+    in (False: nothing but the choice of slot was written), and max(|q_kB|, |q_kk|).
+
+    Only R[:m, :m] and Q[:top, :top] are ever read (the arrays are not zeroed beyond them): a
+    slot past ``top`` gets a zero row and column first."""
     j_free = m
     for j in range(m + 1, qs.shape[0]):
         if qs[j] < qs[j_free]:
             j_free = j
     qs[m], qs[j_free] = qs[j_free], qs[m]
+    if qs[m] >= top:
+        for i in range(Q.shape[0]):
+            Q[qs[m], i] = 0.0
+            Q[i, qs[m]] = 0.0
     big = abs(q_kk)
     for i in range(m):
         big = max(big, abs(q_kB[i]))
@@ -231,7 +238,7 @@ def factor_insert(R, Q, y, g, basis, qs, work, xs, buf, ints, floats, point, y_k
     changes nothing but the choice of Q slot (the caller decides: :meth:`BorderedFactor.insert`)."""
     m = ints[0]
     rho = floats[0] if m else _shift(q_kk, bordered)
-    d2, ok, big = _insert(R, Q, y, g, qs, m, rho, q_kB, q_kk, y_k, bordered, work)
+    d2, ok, big = _insert(R, Q, y, g, qs, m, ints[1], rho, q_kB, q_kk, y_k, bordered, work)
     floats[1] = max(floats[1], big, 1.0 if bordered else 0.0)
     if ok:
         basis[m] = point
@@ -309,7 +316,8 @@ class BorderedFactor:
             return
         cap = max(16, capacity, 2 * (0 if old is None else old.shape[0]))
         m, top = self.m, self._top
-        arrays = dict(_r=np.zeros((cap, cap)), _q=np.zeros((cap, cap)), _y=np.zeros(cap), _g=np.zeros(cap),
+        # Not zeroed: only R[:m, :m] and Q[:top, :top] are read (see _insert).
+        arrays = dict(_r=np.empty((cap, cap)), _q=np.empty((cap, cap)), _y=np.zeros(cap), _g=np.zeros(cap),
                       _basis=np.zeros(cap, dtype=np.int64), _qs=np.arange(cap, dtype=np.int64),
                       _work=np.zeros(cap + 1), _xs=np.zeros(cap), _buf=np.zeros(cap))
         if old is not None:
@@ -348,18 +356,34 @@ class BorderedFactor:
         big[1:, 1:] = self._q_mm()
         return big
 
-    def copy(self) -> BorderedFactor:
-        """An independent copy (the path is transactional: it works on a copy)."""
-        new = object.__new__(BorderedFactor)
-        new.__dict__.update(self.__dict__)
-        for name in self._ARRAYS:
-            setattr(new, name, getattr(self, name).copy())
+    def copy(self, into: BorderedFactor | None = None) -> BorderedFactor:
+        """An independent copy (the path is transactional: it works on a copy). It copies the
+        blocks in use, O(|M|²), into arrays with room for twice as many points: those of
+        ``into`` (a factor nothing reads any more) when they are large enough, since fresh
+        memory for large arrays costs more to touch than to copy."""
+        m, top = self.m, self._top
+        capacity = max(2 * max(m, top), 16)
+        if into is not None and into is not self and into._r.shape[0] >= max(m, top) + 1:
+            new, arrays = into, {name: getattr(into, name) for name in self._ARRAYS}
+            new.__dict__.clear()
+            new.__dict__.update({**self.__dict__, **arrays})
+        else:
+            new = object.__new__(BorderedFactor)
+            new.__dict__.update(self.__dict__)
+            new._ints, new._floats, new._r = np.zeros(2, dtype=np.int64), np.zeros(2), None
+            new._reserve(capacity)
+        new._ints[:], new._floats[:] = self._ints, self._floats
+        new._r[:m, :m], new._q[:top, :top] = self._r[:m, :m], self._q[:top, :top]
+        for name in ("_y", "_g", "_basis"):
+            getattr(new, name)[:m] = getattr(self, name)[:m]
+        new._qs[:] = np.concatenate([self._qs[:m], np.setdiff1d(np.arange(new._qs.shape[0]), self._qs[:m])])
+        new.spare = None
         return new
 
     def __getstate__(self):
         # Pickles hold the used part only, in factor order (the capacity is rebuilt on load).
         m = self.m
-        state = {k: v for k, v in self.__dict__.items() if k not in self._ARRAYS}
+        state = {k: v for k, v in self.__dict__.items() if k not in self._ARRAYS and k != "spare"}
         state.update(_r=self._r[:m, :m].copy(), _q=self._q_mm(), _y=self._y[:m].copy(), _g=self._g[:m].copy(),
                      _basis=self._basis[:m].copy(), _floats=self._floats.copy(), m_size=m)
         return state
