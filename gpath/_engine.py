@@ -317,9 +317,9 @@ def _margins(z, lo, hi, data, top, rows, slots, coef, a, v, c, u, prod):
     return k, worst
 
 
-def engine_for(xp, device):
-    """The engine for arrays of namespace ``xp`` on ``device``: compiled for NumPy, the
-    generic one otherwise."""
-    if is_numpy(xp):
+def engine_for(xp, device, kernel=None):
+    """The engine for arrays of namespace ``xp`` on ``device`` and ``kernel``: compiled for
+    NumPy and the kernels it knows (rbf, linear, poly), the generic one otherwise."""
+    if is_numpy(xp) and (kernel is None or getattr(kernel, "kind", None) in _KINDS):
         return NumbaEngine(xp, device)
     return Engine(xp, device)

@@ -125,7 +125,7 @@ class KinkPath:
         # Σ over points in θ-dependent pieces of Q[:, k]·dα_k/dθ: the driver of OP-θ.
         self.u_theta = xp.zeros(n, dtype=f64, device=device)
         self.active = ActiveSet(BorderedFactor(bordered=False), QColumnCache(xp, device, n), self._new_column)
-        self.engine = engine_for(xp, device)
+        self.engine = engine_for(xp, device, kernel)
         self.n_breakpoints = 0
 
     @property

@@ -118,7 +118,7 @@ class SVCState:
         self.where = np.zeros(0, dtype=np.int8)
         self.b = 0.0
         self.active = ActiveSet(BorderedFactor(), QColumnCache(xp, device, 0), self.q_column)
-        self.engine = engine_for(xp, device)
+        self.engine = engine_for(xp, device, kernel)
 
     def __getstate__(self):
         return {**self.__dict__, "xp": self.xp.__name__}

@@ -110,7 +110,7 @@ class SimpleStats:
 
 @single_threaded_host_blas
 def simple_svm(X, y, kernel: Kernel, C: float, ridge: float, *, loss="hinge", tol=1e-5,
-               max_iter=None, init="closest_pair", random_state=None) -> tuple[SVCState, SimpleStats]:
+               max_iter=None, init="closest_pair", random_state=None, weights=None) -> tuple[SVCState, SimpleStats]:
     """Solve the SVC dual exactly by SimpleSVM.
 
     Parameters
@@ -140,6 +140,9 @@ def simple_svm(X, y, kernel: Kernel, C: float, ridge: float, *, loss="hinge", to
         closest of 59 random opposite pairs.
     random_state : numpy.random.RandomState
         Draws the start of Algorithm 2, or the random pairs.
+    weights : host array of shape (n_samples,) or None
+        Each point's box is ``C · weights_i`` (hinge loss; sample and class weights as in
+        scikit-learn's SVC); None: C for every point. Weights of 0 make a point inert.
 
     Returns
     -------
@@ -176,7 +179,10 @@ def simple_svm(X, y, kernel: Kernel, C: float, ridge: float, *, loss="hinge", to
         upper, diag = np.inf, ridge + (1.0 / C if np.isfinite(C) else 0.0)
     else:
         upper, diag = float(C), float(ridge)
-    state = SVCState.at_zero(xp, device, X, y, kernel, upper, diag)
+    if weights is not None and loss != "hinge":
+        raise ValueError(f"weights need loss='hinge' (a squared hinge would need a weighted diagonal); got loss={loss!r}")
+    boxes = None if weights is None else upper * np.asarray(weights, dtype=np.float64)
+    state = SVCState.at_zero(xp, device, X, y, kernel, upper, diag, boxes)
     n = state.n
     cap = 20 * (n + 50)
     run = _SimpleRun(state, tol / upper if np.isfinite(upper) else tol,

@@ -92,7 +92,7 @@ def test_simplesvm_passes_agree(monkeypatch, data):
     X, y = dataset(data)
     X, y = X[:500], y[:500]
     compiled = SimpleSVC(C=10.0, gamma=1.0 if data == "bananas" else 0.05, random_state=0).fit(X, y)
-    monkeypatch.setattr("gpath._path.engine_for", lambda xp, device: Engine(xp, device))
+    monkeypatch.setattr("gpath._path.engine_for", lambda xp, device, kernel=None: Engine(xp, device))
     generic = SimpleSVC(C=10.0, gamma=1.0 if data == "bananas" else 0.05, random_state=0).fit(X, y)
     assert compiled.fit_stats_.n_iter == generic.fit_stats_.n_iter
     assert compiled.fit_stats_.n_bound_steps == generic.fit_stats_.n_bound_steps
@@ -104,7 +104,7 @@ def test_kink_path_passes_agree(monkeypatch, path):
     X, y = dataset("breast_cancer")
     X, y = X[:200], 1 - y[:200] * (np.arange(200) % 7 > 0)
     compiled = RobustSVC(C=1.0, gamma=1 / 30, path=path).fit(X, y)
-    monkeypatch.setattr("gpath._kinkpath.engine_for", lambda xp, device: Engine(xp, device))
+    monkeypatch.setattr("gpath._kinkpath.engine_for", lambda xp, device, kernel=None: Engine(xp, device))
     generic = RobustSVC(C=1.0, gamma=1 / 30, path=path).fit(X, y)
     assert compiled.path_.n_breakpoints == generic.path_.n_breakpoints
     np.testing.assert_array_equal(compiled.path_.discontinuous, generic.path_.discontinuous)
