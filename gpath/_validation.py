@@ -7,7 +7,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from ._array_api import get_namespace_and_device, is_array_api, to_device, to_host
+from ._array_api import get_namespace_and_device, is_array_api, scalars, to_device, to_host
 
 __all__ = [
     "check_X",
@@ -95,7 +95,7 @@ def check_X(X, name="X", n_features=None, xp=None, device=None, owner=None):
             f"{n_features} features as input."
         )
     X = xq.astype(X, xq.float64)
-    if not bool(xq.all(xq.isfinite(X))):
+    if not scalars(xq, xq.all(xq.isfinite(X)))[0]:
         raise ValueError(f"{name} must be finite; got NaN or inf")
     return X, xq, dev
 

@@ -68,7 +68,7 @@ class Kernel:
         if isinstance(gamma, str):
             if gamma == "scale":
                 xp, _ = get_namespace_and_device(X)
-                var = float(xp.mean((X - xp.mean(X)) ** 2))
+                var = scalars(xp, xp.mean((X - xp.mean(X)) ** 2))[0]
                 gamma_value = 1.0 / (d * var) if var > 0 else 1.0
             elif gamma == "auto":
                 gamma_value = 1.0 / d
