@@ -75,7 +75,7 @@ def test_update_moves_only_margin_sized_vectors(transfers):
 
 def test_the_counting_sees_an_implicit_read(transfers):
     # The fixture is a real check: an implicit conversion of a device scalar is caught.
-    sizes, implicit = transfers
+    _, implicit = transfers
     strict = make_backend("array_api_strict")
     x = strict.asarray(np.arange(3.0))
     float(x[1])
