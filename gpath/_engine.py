@@ -84,6 +84,27 @@ class Engine:
         y_cols = None if y is None else self.xp.take(y, idx)
         return q_columns(kernel, X, self.xp.take(X, idx, axis=0), cols, ridge, y, y_cols)
 
+    def bias_interval(self, b, y, yf, lo, hi):
+        """The bounds on the bias that keep every point of O, I and A in its set, with the
+        index attaining each (MID section 3.3, eq. 12): ``(lo, i_lo), (hi, i_hi)``, -1 where
+        no point bounds. ``b + y_i (1 − y_i f_i)`` is the bias at which point i would sit on
+        the margin; a point held above its level (O) bounds b from below if y_i = +1, one held
+        below (I, A) if y_i = −1."""
+        xp = self.xp
+        inf = float("inf")
+        t = b + y * (1.0 - yf)
+        above, below = lo == 1.0, hi == 1.0
+        lower = (above & (y > 0)) | (below & (y < 0))
+        upper = (above & (y < 0)) | (below & (y > 0))
+        lo_vals = xp.where(lower, t, -inf)
+        hi_vals = xp.where(upper, t, inf)
+        i_lo = xp.reshape(xp.argmax(lo_vals), (1,))
+        i_hi = xp.reshape(xp.argmin(hi_vals), (1,))
+        picked = to_host(xp.concat([xp.take(lo_vals, i_lo), xp.take(hi_vals, i_hi),
+                                    xp.astype(i_lo, t.dtype), xp.astype(i_hi, t.dtype)]))
+        b_lo, b_hi = float(picked[0]), float(picked[1])
+        return (b_lo, int(picked[2]) if b_lo > -inf else -1), (b_hi, int(picked[3]) if b_hi < inf else -1)
+
     # ------------------------------------------------------------------ the passes
     def step(self, z, lo, hi, cache, slots, phi, a, v, c, u, limit):
         """The ratio test over the points and the move of their margins.
@@ -178,6 +199,10 @@ class NumbaEngine(Engine):
                   _vec(y), ridge, out)
         return out
 
+    def bias_interval(self, b, y, yf, lo, hi):
+        b_lo, i_lo, b_hi, i_hi = _bias_interval(float(b), y, yf, lo, hi)
+        return (b_lo, int(i_lo)), (b_hi, int(i_hi))
+
     def q_block(self, kernel, X, cols: np.ndarray, y=None, ridge: float = 0.0):
         # Column by column, compiled, for small blocks; a large one is the matrix product's.
         if X.shape[0] * cols.size * X.shape[1] > _BLOCK_LIMIT:
@@ -219,7 +244,29 @@ _KINDS = {"rbf": 0, "linear": 1, "poly": 2}
 _BLOCK_LIMIT = 2_000_000
 
 
+# Reductions may be reordered (and multiply-adds fused), so that LLVM vectorizes them; no
+# assumption about NaN or inf is made (the levels are ±inf).
+_FAST = {"reassoc", "contract"}
+
+
 @njit(cache=True)
+def _bias_interval(b, y, yf, lo, hi):
+    """Engine.bias_interval in one pass: (lo, i_lo, hi, i_hi), -1 where no point bounds
+    (the first index among ties, as argmax/argmin)."""
+    best_lo, i_lo, best_hi, i_hi = -math.inf, -1, math.inf, -1
+    for i in range(yf.shape[0]):
+        t = b + y[i] * (1.0 - yf[i])
+        above, below = lo[i] == 1.0, hi[i] == 1.0
+        bounds_below = (above and y[i] > 0.0) or (below and y[i] < 0.0)
+        bounds_above = (above and y[i] < 0.0) or (below and y[i] > 0.0)
+        if bounds_below and t > best_lo:
+            best_lo, i_lo = t, i
+        elif bounds_above and t < best_hi:
+            best_hi, i_hi = t, i
+    return best_lo, i_lo, best_hi, i_hi
+
+
+@njit(cache=True, fastmath=_FAST)
 def _q_column(X, k, kind, gamma, degree, coef0, offset, y, ridge, out):
     """Q[:, k] in one pass over X; RBF from the differences x_i − x_k themselves (no
     cancellation however far the data sit from the origin)."""
@@ -251,7 +298,7 @@ def _q_block(X, cols, kind, gamma, degree, coef0, offset, y, ridge, out):
         _q_column(X, cols[j], kind, gamma, degree, coef0, offset, y, ridge, out[:, j])
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=_FAST)
 def _combine(data, top, rows, slots, phi, a, v, c, u, prod, out):
     """out = a·v + Q[:, slots] φ + c·u: the product in buffer order, four columns a pass (so
     that ``prod`` is read and written once per four columns), then one pass over n."""

@@ -20,7 +20,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ._engine import _q_column, _step
+from ._engine import _bias_interval, _q_column, _step
 from ._ratio import EPS, first_bound_hit
 from .cache import _claim, _lookup, _release
 from .linalg import _MAX_RESIDUAL, factor_delete, factor_insert, factor_solve
@@ -47,22 +47,6 @@ def _place(k, code, where, lo, hi, upper):
             hi_k = 1.0
     lo[k] = lo_k
     hi[k] = hi_k
-
-
-@njit(cache=True)
-def _bias_interval(b, y, yf, lo, hi):
-    """gpath._path.SVCState.bias_interval: (lo, i_lo, hi, i_hi), -1 where no point bounds."""
-    best_lo, i_lo, best_hi, i_hi = -math.inf, -1, math.inf, -1
-    for i in range(yf.shape[0]):
-        t = b + y[i] * (1.0 - yf[i])
-        above, below = lo[i] == 1.0, hi[i] == 1.0
-        bounds_below = (above and y[i] > 0.0) or (below and y[i] < 0.0)
-        bounds_above = (above and y[i] < 0.0) or (below and y[i] > 0.0)
-        if bounds_below and t > best_lo:
-            best_lo, i_lo = t, i
-        elif bounds_above and t < best_hi:
-            best_hi, i_hi = t, i
-    return best_lo, i_lo, best_hi, i_hi
 
 
 @njit(cache=True)

@@ -279,23 +279,7 @@ class SVCState:
     def bias_interval(self):
         """Bounds ``(lo, hi)`` on the bias that keep every point of O, I and A in its set
         (section 3.3, eq. 12), with the index attaining each (-1 where no point bounds)."""
-        xp = self.xp
-        inf = float("inf")
-        # b + y_i (1 - y_i f_i) is the bias at which point i would sit on the margin; a point
-        # held above its level (O) bounds b from below if y_i = +1, one held below (I, A) if
-        # y_i = -1.
-        t = self.b + self.y * (1.0 - self.yf)
-        above, below = self.lo == 1.0, self.hi == 1.0
-        lower = (above & (self.y > 0)) | (below & (self.y < 0))
-        upper = (above & (self.y < 0)) | (below & (self.y > 0))
-        lo_vals = xp.where(lower, t, -inf)
-        hi_vals = xp.where(upper, t, inf)
-        i_lo = xp.reshape(xp.argmax(lo_vals), (1,))
-        i_hi = xp.reshape(xp.argmin(hi_vals), (1,))
-        picked = to_host(xp.concat([xp.take(lo_vals, i_lo), xp.take(hi_vals, i_hi),
-                                    xp.astype(i_lo, t.dtype), xp.astype(i_hi, t.dtype)]))
-        lo, hi = float(picked[0]), float(picked[1])
-        return (lo, int(picked[2]) if lo > -inf else -1), (hi, int(picked[3]) if hi < inf else -1)
+        return self.engine.bias_interval(self.b, self.y, self.yf, self.lo, self.hi)
 
     def release_bounded_margin(self) -> None:
         """If no margin coefficient is strictly inside (0, C_i), the bias is not unique: move

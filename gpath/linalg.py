@@ -140,7 +140,7 @@ def _insert(R, Q, y, g, qs, m, top, rho, q_kB, q_kk, y_k, bordered, r):
     return d2, True, big
 
 
-@njit(cache=True, fastmath=True)
+@njit(cache=True, fastmath={"reassoc", "contract"})
 def _delete(R, Q, y, g, basis, qs, m, k, buf):
     """Remove position k of m. Column k leaves R: rows 0..k shift their later entries left;
     rows k+1.. are then upper Hessenberg, and the rotation of rows (j, j + 1) that restores the

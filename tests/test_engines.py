@@ -64,8 +64,9 @@ def test_compiled_mid_passes_the_same_breakpoints(recorded, data, C, gamma, n, m
         generic.update(X_add=X[lo:hi], y_add=y[lo:hi], remove=generic.sample_ids_[:m])
         assert sum(map(len, events_compiled)) > 0
         assert events_compiled == recorded
-        # 1e-12 relative, or the round-off that the margin matrix's condition allows, if more.
-        tol = max(1e-12, np.finfo(float).eps * np.linalg.cond(compiled.state_.factor.matrix))
+        # 1e-12 relative, or the round-off that the margin matrix's condition allows, if more
+        # (kernel values summed in another order differ by a few ulps).
+        tol = max(1e-12, 10 * np.finfo(float).eps * np.linalg.cond(compiled.state_.factor.matrix))
         np.testing.assert_allclose(compiled.alpha_, generic.alpha_, rtol=0, atol=tol * C)
         f, f_generic = compiled.decision_function(X[:hi]), generic.decision_function(X[:hi])
         np.testing.assert_allclose(f, f_generic, rtol=0, atol=tol * (1.0 + np.abs(f).max()))
@@ -108,5 +109,5 @@ def test_kink_path_passes_agree(monkeypatch, path):
     generic = RobustSVC(C=1.0, gamma=1 / 30, path=path).fit(X, y)
     assert compiled.path_.n_breakpoints == generic.path_.n_breakpoints
     np.testing.assert_array_equal(compiled.path_.discontinuous, generic.path_.discontinuous)
-    np.testing.assert_allclose(compiled.path_.params, generic.path_.params, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(compiled.path_.params, generic.path_.params, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(compiled.path_.alpha, generic.path_.alpha, rtol=0, atol=1e-12)
