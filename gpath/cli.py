@@ -41,10 +41,11 @@ class StepRecord:
     sid_breakpoints: int
     accuracy: float
     kkt: float
-    reference_diff: float
+    reference_diff: float  # NaN where the reference is not certified
     reference_kkt: float
     libsvm_raw_diff: float
     sid_diff: float
+    condition: float  # of the margin matrix: two exact solvers agree to about condition·ε
 
 
 class UsageError(ValueError):
@@ -187,10 +188,14 @@ def run_demo(C=10.0, gamma="scale", window=600, step=30, device="cpu", plot=None
     UsageError (a ValueError)
         A bad argument, found before anything runs: the message names the option.
     SystemExit
-        With a message, when a model fails its checks: KKT above 1e-9, decision values more
-        than 1e-7 (relative) from the exact reference (:func:`gpath.reference.exact_svc`:
-        LIBSVM's index sets, margin equations re-solved in float64), or MID and SID models
-        further apart than 1e-9.
+        With a message, when a model fails its checks: its KKT violation recomputed from
+        scratch above 1e-9 (relative to the scale of y f, as ``check_kkt``), decision values
+        further from the exact reference (:func:`gpath.reference.exact_svc`: LIBSVM's index
+        sets, repaired where wrong, margin equations re-solved in float64) than
+        ``max(1e-7, 100·ε·κ)`` relative, or MID and SID further apart than ``max(1e-9, 100·ε·κ)``,
+        with κ the condition number of the margin matrix (two exact solvers of one problem agree
+        to about κ·ε, since their kernel values differ in the last bits). Where the reference
+        cannot certify itself (its own KKT above 1e-9), the update is checked without it.
     """
     from sklearn.svm import SVC
     from tqdm import tqdm
@@ -217,6 +222,8 @@ def run_demo(C=10.0, gamma="scale", window=600, step=30, device="cpu", plot=None
         n_updates = min(n_updates, max_updates)
     _check_windows(y, window, step, n_updates)
     Xd = X if cp is None else cp.asarray(X)
+    # Load the compiled code (once per process) before anything is timed.
+    IncrementalSVC(C=C, gamma=gamma).fit(Xd[:60], y[:60]).update(X_add=Xd[60:70], y_add=y[60:70], remove=[0])
     mid = IncrementalSVC(C=C, gamma=gamma, method="multiple").fit(Xd[:window], y[:window])
     sid = IncrementalSVC(C=C, gamma=gamma, method="single").fit(Xd[:window], y[:window])
     g = mid.kernel_.gamma
@@ -234,25 +241,30 @@ def run_demo(C=10.0, gamma="scale", window=600, step=30, device="cpu", plot=None
         t = time.perf_counter()
         raw = SVC(C=C, gamma=g).fit(Xw, yw)
         libsvm_time = time.perf_counter() - t
-        # Exact reference: LIBSVM's index sets on K + ridge·I, margin equations in float64.
+        # Exact reference: LIBSVM's index sets on K + ridge·I (repaired where wrong), margin
+        # equations in float64.
         y_pm = np.where(yw == mid.classes_[1], 1.0, -1.0)
         ref = exact_svc(Xw, y_pm, C, gamma=g, ridge=mid.ridge)
         f_mid = to_host(mid.decision_function(Xd[lo + step - window : hi]))
         f_ref = ref.decision_function(Xw)
         f_raw = raw.decision_function(Xw)
         scale = max(np.abs(f_ref).max(), 1.0)
+        matrix = mid.state_.factor.matrix
         rec = StepRecord(
             k + 1, mid.last_update_.time, sid.last_update_.time, libsvm_time,
             mid.last_update_.n_breakpoints, sid.last_update_.n_breakpoints, accuracy,
-            mid.check_kkt(), float(np.abs(f_mid - f_ref).max() / scale), ref.kkt,
-            float(np.abs(f_mid - f_raw).max() / scale),
+            mid.check_kkt(), float(np.abs(f_mid - f_ref).max() / scale) if ref.certified else float("nan"),
+            ref.kkt, float(np.abs(f_mid - f_raw).max() / scale),
             float(np.abs(f_mid - to_host(sid.decision_function(Xd[lo + step - window : hi]))).max() / scale),
+            float(np.linalg.cond(matrix)) if matrix.shape[0] > 1 else 1.0,
         )
         records.append(rec)
-        if rec.kkt > 1e-9 or rec.reference_diff > 1e-7 or rec.sid_diff > 1e-9:
+        agree = 100 * np.finfo(float).eps * rec.condition
+        if rec.kkt > 1e-9 or rec.reference_diff > max(1e-7, agree) or rec.sid_diff > max(1e-9, agree):
             raise SystemExit(f"update {rec.step} FAILED its checks: KKT {rec.kkt:.2e} (limit 1e-9), "
-                             f"|f - f_exact| {rec.reference_diff:.2e} (limit 1e-7; the reference's own "
-                             f"KKT {rec.reference_kkt:.1e}), |f_MID - f_SID| {rec.sid_diff:.2e} (limit 1e-9)")
+                             f"|f - f_exact| {rec.reference_diff:.2e} (limit {max(1e-7, agree):.1e}; the "
+                             f"reference's own KKT {rec.reference_kkt:.1e}), |f_MID - f_SID| {rec.sid_diff:.2e} "
+                             f"(limit {max(1e-9, agree):.1e})")
     _print_table(records, out)
     if plot:
         _plot(records, plot)
@@ -265,19 +277,28 @@ def _print_table(records, out) -> None:
             f"{'bp MID':>6} {'bp SID':>6} {'acc':>5} {'KKT':>8} {'Δ exact':>8} {'Δ LIBSVM':>8}")
     print(head, file=out)
     for r in records:
+        exact = f"{r.reference_diff:>8.1e}" if np.isfinite(r.reference_diff) else f"{'uncert.':>8}"
         print(f"{r.step:>6} {1e3 * r.mid_time:>8.1f} {1e3 * r.sid_time:>8.1f} {1e3 * r.libsvm_time:>9.1f} "
               f"{r.mid_breakpoints:>6} {r.sid_breakpoints:>6} "
-              f"{r.accuracy:>5.2f} {r.kkt:>8.1e} {r.reference_diff:>8.1e} {r.libsvm_raw_diff:>8.1e}", file=out)
+              f"{r.accuracy:>5.2f} {r.kkt:>8.1e} {exact} {r.libsvm_raw_diff:>8.1e}", file=out)
     mean = lambda name: float(np.mean([getattr(r, name) for r in records]))
+    certified = [r.reference_diff for r in records if np.isfinite(r.reference_diff)]
+    agree = 100 * np.finfo(float).eps * max(r.condition for r in records)
     print(f"\nmean per update: MID {1e3 * mean('mid_time'):.1f} ms, SID {1e3 * mean('sid_time'):.1f} ms, "
           f"LIBSVM retrain {1e3 * mean('libsvm_time'):.1f} ms (scikit-learn SVC, default tol 1e-3)\n"
           f"breakpoints: MID {mean('mid_breakpoints'):.1f}, SID {mean('sid_breakpoints'):.1f} "
           f"(MID/SID = {mean('mid_breakpoints') / mean('sid_breakpoints'):.2f}); "
           f"online accuracy {mean('accuracy'):.3f}\n"
-          f"checks passed on every update: KKT <= {max(r.kkt for r in records):.1e} (limit 1e-9), "
-          f"|f - f_exact| <= {max(r.reference_diff for r in records):.1e} (limit 1e-7), "
-          f"MID = SID to {max(r.sid_diff for r in records):.1e} (limit 1e-9)\n"
-          f"(f_exact: LIBSVM's index sets on K + ridge*I, margin equations re-solved in float64; "
+          f"checks passed on every update: KKT <= {max(r.kkt for r in records):.1e} (limit 1e-9, relative to "
+          f"the scale of y f), "
+          + (f"|f - f_exact| <= {max(certified):.1e} (limit {max(1e-7, agree):.1e})" if certified else
+             "no certified reference")
+          + (f" [{len(records) - len(certified)} of {len(records)} updates without a certified reference: "
+             "checked by their KKT conditions alone]" if len(certified) < len(records) else "")
+          + f", MID = SID to {max(r.sid_diff for r in records):.1e} (limit {max(1e-9, agree):.1e}; margin "
+          f"matrix condition <= {max(r.condition for r in records):.1e})\n"
+          f"(f_exact: LIBSVM's index sets on K + ridge*I, repaired where wrong, margin equations re-solved "
+          f"in float64; "
           f"raw LIBSVM differs by up to {max(r.libsvm_raw_diff for r in records):.1e}: it keeps kernel "
           f"values in float32 and stops at tol 1e-3)", file=out)
 

@@ -1,0 +1,42 @@
+"""The exact reference itself (gpath.reference): LIBSVM's index sets re-solved in float64 and
+repaired where they are wrong, independent of gpath's path code."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import dataset
+
+from gpath import IncrementalSVC
+from gpath.reference import _repair, exact_svc, kernel_matrix, kkt_violation
+
+
+@pytest.mark.parametrize(("C", "gamma"), [(1e4, 1e-3), (1e4, 1.0), (1e5, 0.01)])
+def test_libsvm_sets_are_repaired_at_large_C(C, gamma):
+    # LIBSVM's float32 kernel cannot tell a point on the margin from one just off it at large C:
+    # its sets need corrections, after which the reference is exact and equals gpath's model.
+    X, y = dataset("waterflow")
+    X, y = X[:400], y[:400]
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    ref = exact_svc(X, y_pm, C, gamma=gamma)
+    assert ref.repairs > 0  # LIBSVM's sets were wrong here
+    assert ref.certified, ref.kkt
+    model = IncrementalSVC(C=C, gamma=gamma).fit(X, y)
+    f, f_ref = model.decision_function(X), ref.decision_function(X)
+    cond = np.linalg.cond(model.state_.factor.matrix)
+    assert np.abs(f - f_ref).max() <= max(1e-7, 100 * np.finfo(float).eps * cond) * np.abs(f_ref).max()
+
+
+def test_the_repair_alone_solves_the_problem_from_empty_sets():
+    # From α = 0 and no free point, the repair is a complete (dense) active-set solver: an
+    # independent check of gpath's solution.
+    X, y = dataset("breast_cancer")
+    X, y = X[:200], y[:200]
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    C, ridge = 10.0, 1e-6
+    Q = y_pm[:, None] * y_pm[None, :] * (kernel_matrix(X, X, "rbf", 0.05) + ridge * np.eye(200))
+    upper = np.full(200, C)
+    alpha, b, corrections = _repair(Q, y_pm, upper, np.zeros(200, bool), np.zeros(200, bool), 5000)
+    assert corrections > 10 and kkt_violation(Q, y_pm, alpha, b, upper) <= 1e-12
+    model = IncrementalSVC(C=C, gamma=0.05, ridge=ridge).fit(X, y)
+    np.testing.assert_allclose(model.alpha_, alpha, atol=1e-9 * C)
