@@ -155,7 +155,8 @@ def run(state, factor, slots, cache, kernel, path, work, events):
 
     ``path`` = (u, QA, a_col, a_rows, dA, ints, floats) with ints = [|A| left,
     breakpoints, zero-length steps in a row, columns computed, event kind, point, upward,
-    events logged, |R| moving, most breakpoints] and floats = [r, δ₀ (the δ of r = 1), b, C];
+    events logged, |R| moving, most breakpoints] and floats = [r, δ₀ (the δ of r = 1), b, C,
+    the size of the update's own rates at r = 1];
     ``work`` = (ψ, product buffer, rhs, x, column); ``events`` (2, capacity) logs (kind,
     point) of every event when its capacity allows (tests)."""
     yf, lo, hi, y, alpha, upper, where = state
@@ -208,7 +209,7 @@ def run(state, factor, slots, cache, kernel, path, work, events):
             for i in range(m):
                 alpha_m[i] = alpha[members[i]]
                 upper_m[i] = upper[members[i]]
-            t_b, j, up_b = first_bound_hit(alpha_m, x[1 : m + 1], np.zeros(m), upper_m, members, C)
+            t_b, j, up_b = first_bound_hit(alpha_m, x[1 : m + 1], np.zeros(m), upper_m, members, r * pfloats[4])
             k_b = members[j] if j >= 0 else -1
         else:
             x[0] = 0.0
@@ -283,7 +284,7 @@ def follow(path_run) -> int:
         a_rows[:na], dA[:na] = path_run.a_rows, path_run.dA
         pints = np.array([na, path_run.n_breakpoints, path_run.zero_steps, 0, 0, 0, 0, 0, path_run.r_rows.size,
                           max_breakpoints], dtype=np.int64)
-        pfloats = np.array([path_run.r, path_run.delta0, s.b, s.C])
+        pfloats = np.array([path_run.r, path_run.delta0, s.b, s.C, path_run.rate_scale])
         work = (np.empty(n), np.empty(cache.data.shape[1]), np.empty(capacity + 1), np.empty(capacity + 1),
                 np.empty(n))
         status = run(state, factor.arrays, active._slots, cache_arrays, kernel,

@@ -286,7 +286,9 @@ class SVCState:
         those points to O or I and take the middle of the bias interval, as LIBSVM does."""
         members = self.active.members.copy()
         a, c = self.alpha[members], self.upper[members]
-        at_0, at_c = a <= 1e-12 * self.C, a >= c * (1.0 - 1e-12)
+        # At a bound to round-off of the coefficients' own size (which is not C's where the
+        # kernel is huge: features of size 1e12 give α near 1e-24).
+        at_0, at_c = a <= 1e-12 * float(np.max(a, initial=0.0)), a >= c * (1.0 - 1e-12)
         if not np.all(at_0 | at_c):
             return
         for k, zero in zip(members.tolist(), at_0):
@@ -477,6 +479,10 @@ class _PathRun:
             s.place(k, R)
         self.dA = s.upper[self.a_rows] - s.alpha[self.a_rows]
         self.dR = s.alpha[self.r_rows].copy()
+        # The size of the update's own rates (d at r = 1): margin rates far below it are
+        # round-off (gpath._ratio.first_bound_hit). Not C: where the kernel is huge (features
+        # of size 1e12) the coefficients, and a removal's rates, are tiny.
+        self.rate_scale = float(max(np.max(self.dA, initial=0.0), np.max(self.dR, initial=0.0)))
         self.r = 1.0
         self.delta0 = float(s.y_host[self.a_rows] @ self.dA - s.y_host[self.r_rows] @ self.dR)
         u = xp.zeros(s.n, dtype=xp.float64, device=s.device)
@@ -553,7 +559,8 @@ class _PathRun:
                 rhs[1:] = self.r * engine.gather(self.u, members)
                 phi = -active.solve(rhs)
                 alpha_m, upper_m = s.alpha[members], s.upper[members]
-                bound = first_bound_hit(alpha_m, phi[1:], np.zeros(members.size), upper_m, members, C)
+                bound = first_bound_hit(alpha_m, phi[1:], np.zeros(members.size), upper_m, members,
+                                        self.r * self.rate_scale)
                 bound = (bound[0], int(members[bound[1]]) if bound[1] >= 0 else -1, bound[2])
             else:
                 phi = np.zeros(1)

@@ -13,7 +13,7 @@ from . import persistence
 from ._array_api import get_namespace_and_device, to_device, to_host
 from ._base import BinarySVC
 from ._path import PathError, PathStats, SVCState, restored
-from ._simplesvm import simple_svm
+from ._simplesvm import polish, simple_svm
 from ._validation import (
     check_choice,
     check_feature_names,
@@ -295,6 +295,12 @@ class IncrementalSVC(BinarySVC):
             limit = max_columns(params["cache_size"], state.n + m)
             state, n_bp = _follow(state, X_add, y_add, rows, limit, params["method"])
             state.refine()
+            if state.kkt_violation() > params["tol"]:
+                # The path's float64 steps missed events (C·max K beyond what they resolve):
+                # SimpleSVM's iteration from the path's sets finishes it exactly.
+                polish(state)
+                state.release_bounded_margin()
+                state.refine()
             self._check_state(state)
             ids = np.concatenate([np.delete(self.sample_ids_, rows), new_ids])
             stats = PathStats(n_bp, m, len(rows), time.perf_counter() - start, state.active.size)
