@@ -14,6 +14,9 @@ instead needs ``z = ψ`` itself and the largest violation of ``lo ≤ z ≤ hi``
   and the oracle the compiled versions are tested against.
 - :class:`NumbaEngine` (NumPy arrays) does each in one compiled pass over n, without n-sized
   temporaries and without interpreter calls between its steps.
+- :class:`CupyEngine` (CuPy arrays) does a step as one cuBLAS product and three fused
+  elementwise kernels (ψ, the crossing times, the move) around CuPy's argmin, with one
+  device-to-host copy of three numbers.
 
 Each returns a few host numbers per call; ``z`` is moved in place.
 """
@@ -29,7 +32,7 @@ from ._array_api import is_numpy, to_device, to_host
 from ._ratio import EPS
 from .kernels import q_columns
 
-__all__ = ["Engine", "NumbaEngine", "engine_for"]
+__all__ = ["CupyEngine", "Engine", "NumbaEngine", "engine_for"]
 
 
 class Engine:
@@ -225,6 +228,76 @@ class NumbaEngine(Engine):
                         np.ascontiguousarray(coef, dtype=np.float64), float(a), _vec(v), float(c), _vec(u), prod)
 
 
+class CupyEngine(Engine):
+    """:class:`Engine` with its step fused into CuPy kernels (CUDA arrays only).
+
+    ψ = a·v + (coef @ cache)[rows] + c·u is one cuBLAS product and one elementwise kernel; the
+    round-off threshold (EPS · max(max |ψ|, 1)) stays on the device; the crossing times are
+    one elementwise kernel, their first minimum CuPy's argmin (the smallest index among ties,
+    as everywhere); the move reads the step from the device; the only copy to the host is
+    (t, k, upward).
+    """
+
+    name = "cupy"
+    _kernels = None
+
+    @classmethod
+    def _compiled(cls):
+        if cls._kernels is None:
+            import cupy
+
+            cls._kernels = (
+                cupy.ElementwiseKernel(
+                    "raw float64 prod, raw int64 rows, bool identity, float64 a, float64 v, float64 c, float64 u",
+                    "float64 psi",
+                    "psi = prod[identity ? i : rows[i]] + a * v + c * u",
+                    "gpath_psi",
+                ),
+                cupy.ElementwiseKernel(
+                    "float64 psi, float64 z, float64 lo, float64 hi, raw float64 tiny",
+                    "float64 t",
+                    "t = psi > tiny[0] ? fmax(hi - z, 0.0) / psi"
+                    " : (psi < -tiny[0] ? fmax(z - lo, 0.0) / -psi : CUDART_INF)",
+                    "gpath_crossing",
+                ),
+                cupy.ElementwiseKernel(
+                    "float64 psi, raw float64 t, float64 limit",
+                    "float64 z",
+                    "double step = fmin(t[0], limit); if (step > 0.0) z += step * psi",
+                    "gpath_move",
+                ),
+            )
+        return cls._kernels
+
+    def step(self, z, lo, hi, cache, slots, phi, a, v, c, u, limit):
+        import cupy
+
+        if z.shape[0] == 0:
+            return math.inf, -1, True
+        psi_kernel, crossing, move = self._compiled()
+        n = z.shape[0]
+        if slots.size:
+            coef = np.zeros(int(slots.max()) + 1)
+            coef[slots] = phi
+            prod = cupy.asarray(coef) @ cache.data[: coef.size, : cache.top]
+        else:
+            prod = cupy.zeros(cache.top)
+        rows = cache._rows if cache._rows is not None else cupy.zeros(1, dtype=cupy.int64)
+        zero = cupy.zeros(n)
+        psi = psi_kernel(prod, rows, cache._rows is None, float(a), zero if v is None else v, float(c),
+                         zero if u is None else u)
+        tiny = EPS * cupy.maximum(cupy.max(cupy.abs(psi)), 1.0).reshape(1)
+        t = crossing(psi, z, lo, hi, tiny)
+        k = cupy.argmin(t)
+        t_k = t[k].reshape(1)
+        move(psi, t_k, float(limit), z)
+        picked = cupy.concatenate([t_k, k.astype(cupy.float64).reshape(1), (psi[k] > 0).astype(cupy.float64).reshape(1)])
+        t_k, k_f, up_f = (float(x) for x in to_host(picked))
+        if t_k == math.inf:
+            return math.inf, -1, True
+        return t_k, int(k_f), bool(up_f)
+
+
 _EMPTY_F = np.zeros(0)
 _EMPTY_I = np.zeros(0, dtype=np.int64)
 
@@ -366,7 +439,10 @@ def _margins(z, lo, hi, data, top, rows, slots, coef, a, v, c, u, prod):
 
 def engine_for(xp, device, kernel=None):
     """The engine for arrays of namespace ``xp`` on ``device`` and ``kernel``: compiled for
-    NumPy and the kernels it knows (rbf, linear, poly), the generic one otherwise."""
+    NumPy and the kernels it knows (rbf, linear, poly), fused CuPy kernels for CuPy, the
+    generic one otherwise."""
     if is_numpy(xp) and (kernel is None or getattr(kernel, "kind", None) in _KINDS):
         return NumbaEngine(xp, device)
+    if "cupy" in getattr(xp, "__name__", ""):
+        return CupyEngine(xp, device)
     return Engine(xp, device)
