@@ -149,9 +149,8 @@ class ActiveSet:
 
     def compact(self) -> None:
         """Compact the cache (:meth:`gpath.cache.QColumnCache.compact`) and follow its slots."""
-        self.cache.compact()
-        slot_of = self.cache.slot_of
-        self._slots[: self.size] = [slot_of[int(k)] for k in self.members]
+        if self.cache.compact():
+            self._slots[: self.size] = self.cache.slot_of[self.members]
 
     def renumber(self, new_index: np.ndarray) -> None:
         """Map the point ids through ``new_index`` (old -> new; the set's points must survive)."""

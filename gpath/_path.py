@@ -334,6 +334,7 @@ class SVCState:
                           float(np.max(a - self.upper, initial=0.0)))
         return max(stationarity / self.kkt_scale(), feasibility / self.C)
 
+    @single_threaded_host_blas
     def refine(self, tol: float = 1e-10) -> float:
         """Repair accumulated round-off (iterative refinement).
 

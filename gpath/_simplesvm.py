@@ -216,6 +216,7 @@ def simple_svm(X, y, kernel: Kernel, C: float, ridge: float, *, loss="hinge", to
     return state, stats
 
 
+@single_threaded_host_blas
 def polish(state: SVCState, max_iter: int | None = None) -> int:
     """Finish a nearly optimal state exactly: SimpleSVM's iteration started from the state's
     own sets (its margin set as the working set), in place. Returns the iterations.

@@ -259,13 +259,14 @@ class QColumnCache:
             grown[: self.slot_of.shape[0]] = self.slot_of
             self.slot_of = grown
 
-    def compact(self) -> None:
+    def compact(self) -> bool:
         """Move the used columns to the front and drop the stale ones, when the products
-        would otherwise read many free slots (after SimpleSVM, or a margin set that shrank)."""
+        would otherwise read many free slots (after SimpleSVM, or a margin set that shrank).
+        Returns whether the slots changed."""
         used = np.flatnonzero(self.used)
         hi = int(used[-1]) + 1 if used.size else 0
         if hi <= 2 * used.size + 16:
-            return
+            return False
         xp = self.xp
         capacity = max(16, 2 * used.size)
         data = xp.take(self.data, to_device(used, xp, self.device), axis=0)
@@ -280,6 +281,7 @@ class QColumnCache:
         self.free = np.arange(capacity, dtype=np.int64)
         self.free[: capacity - used.size] = np.arange(used.size, capacity)
         self.counts[0] = capacity - used.size
+        return True
 
     def renumber(self, new_index: np.ndarray) -> None:
         """Map owners through ``new_index`` (old point -> new point, -1 = removed)."""

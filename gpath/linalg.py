@@ -31,21 +31,21 @@ contiguous rows in place and both triangular solves run along rows; the per-brea
 (insert, delete, solve with its residual check) is compiled with Numba, one call each, so a
 breakpoint pays no per-operation interpreter or SciPy overhead.
 
-These host matrices are small (|M| + 1 square), and the path alternates between them and the
-n × |M| product. A multi-threaded BLAS wastes more on waking and spinning its threads for
-such matrices than it gains, and its spinning threads slow the product down: the path
-algorithms therefore run SciPy's BLAS single-threaded (:func:`single_threaded_host_blas`,
-through threadpoolctl), leaving NumPy's (the product on the CPU) as it is.
+These host matrices are small (|M| + 1 square), and the path alternates between them, the
+compiled n-sized passes and a few small NumPy products per update. A multi-threaded BLAS wastes
+more on waking and spinning its threads for such work than it gains, and its spinning threads
+take the cores from the compiled code (measured: a Bananas update, n = 4,000, 28 ms with two
+BLAS threads, 16 ms with one): the path algorithms therefore run every BLAS library
+single-threaded (:func:`single_threaded_host_blas`, through threadpoolctl).
 """
 
 from __future__ import annotations
 
 import functools
 import math
-import os
+import threading
 
 import numpy as np
-import scipy
 from numba import njit
 from threadpoolctl import ThreadpoolController
 
@@ -53,7 +53,6 @@ from ._blas import dsymv, dtrsv_upper
 
 __all__ = ["BorderedFactor", "SingularMarginError", "single_threaded_host_blas"]
 
-_SCIPY_DIR = os.path.dirname(os.path.dirname(os.path.abspath(scipy.__file__)))
 
 # A new Cholesky pivot d² below this fraction of the diagonal may be round-off of an exact
 # zero: the singular values of 𝐌 then decide (an SVD, rare).
@@ -63,27 +62,30 @@ _MAX_RESIDUAL = 1e-11
 
 
 @functools.cache
-def _scipy_blas():
-    """threadpoolctl's controller of the BLAS libraries that SciPy ships (none when SciPy uses
-    a system BLAS shared with NumPy: that one is left alone)."""
-    controller = ThreadpoolController()
-    paths = [lib.filepath for lib in controller.lib_controllers
-             if lib.user_api == "blas" and os.path.abspath(lib.filepath).startswith(os.path.join(_SCIPY_DIR, "scipy"))]
-    return controller.select(filepath=paths) if paths else None
+def _blas():
+    """threadpoolctl's controller of the BLAS libraries loaded (NumPy's and SciPy's)."""
+    return ThreadpoolController().select(user_api="blas")
 
 
 def single_threaded_host_blas(func):
-    """Run ``func`` with SciPy's BLAS on one thread (see the module docstring)."""
+    """Run ``func`` with every BLAS library on one thread (see the module docstring); calls
+    nested in one that already limits them pay nothing more."""
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        libs = _scipy_blas()
-        if libs is None:
+        if getattr(_limited, "on", False):
             return func(*args, **kwargs)
-        with libs.limit(limits=1):
-            return func(*args, **kwargs)
+        _limited.on = True
+        try:
+            with _blas().limit(limits=1):
+                return func(*args, **kwargs)
+        finally:
+            _limited.on = False
 
     return wrapper
+
+
+_limited = threading.local()
 
 
 class SingularMarginError(np.linalg.LinAlgError):
