@@ -353,19 +353,22 @@ def run_path(data="breast_cancer", path="theta", C=1.0, kernel="rbf", seed=0, pl
         model = RobustSVR(C=C, kernel=kernel, gamma=gamma, path=path, s=1.0)
     model.fit(Xtr, ytr).select(Xva, yva)
     p = model.path_
+    # The path's first point is the ordinary SVM (θ = 1, or OP-s before its first jump, which
+    # may come at the very first s: at=p.params[0] would be the point after that jump).
     if task == "classification":
         test = float(np.mean(model.predict(Xte) != yte))
-        start = float(np.mean(model.predict(Xte, at=p.params[0]) != yte))
+        start = float(np.mean(model.classes_[(model.path_decision_function(Xte)[:, 0] > 0).astype(int)] != yte))
         measure = "0-1 test error"
     else:
         test = float(np.mean(np.abs(model.predict(Xte) - yte)))
-        start = float(np.mean(np.abs(model.predict(Xte, at=p.params[0]) - yte)))
+        start = float(np.mean(np.abs(model.path_predict(Xte)[:, 0] - yte)))
         measure = "L1 test error"
     name = "θ" if path == "theta" else "s"
     print(f"{data}: {Xtr.shape[0]} training points ({task}, noisy), kernel {kernel}, C={C}\n"
           f"OP-{name}: {len(p.params)} path points, {int(p.discontinuous.sum())} D-step jumps, "
           f"{p.n_breakpoints} breakpoints, {p.time:.2f} s\n"
-          f"selected {name} = {model.param_:.4g} (validation error {p.validation_error.min():.3f}); "
+          f"selected {name} = {model.param_:.4g} (validation error "
+          f"{p.validation_error[model.selected_index_]:.3f}); "
           f"{measure}: {test:.3f} (ordinary SVM at the path's start: {start:.3f})", file=out)
     if plot:
         _plot_path(model, plot, name, data)
