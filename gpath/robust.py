@@ -41,7 +41,7 @@ from ._validation import (
     host_values,
     signed_labels,
 )
-from .kernels import Kernel
+from .kernels import Kernel, check_saveable
 from .linalg import single_threaded_host_blas
 from .persistence import SaveMixin
 
@@ -202,6 +202,12 @@ class _RobustBase(SaveMixin, BaseEstimator):
         self.param_ = float(self.path_.params[self.selected_index_])
         self.path_ = dataclasses.replace(self.path_, validation_error=err)
         return self
+
+    def _to_saved(self):
+        """The fitted attributes (:class:`gpath.persistence.SaveMixin`); a callable kernel
+        cannot be saved (TypeError: pickle the model instead)."""
+        check_saveable(getattr(self, "kernel_", None), type(self).__name__)
+        return super()._to_saved()
 
     def _check_loaded(self) -> None:
         """A loaded path fits together: finite arrays, shapes of the path and the training
@@ -477,7 +483,11 @@ class RobustSVC(_RobustClassifier, _OutlierPathEstimator):
     Parameters
     ----------
     C : float, default 1.0
-    kernel, gamma, degree, coef0
+    kernel : {"rbf", "linear", "poly"} (any case) or callable, default "rbf"
+        A callable ``kernel(X, Z)`` returns the (n, m) block of kernel values in the
+        namespace and on the device of X and Z (:class:`gpath.kernels.Kernel`); such a
+        model pickles but cannot be saved in gpath's model format (TypeError).
+    gamma, degree, coef0
         As in :class:`gpath.IncrementalSVC`.
     path : {"theta", "s"}, default "theta"
     s : float, default 0.0
@@ -531,7 +541,7 @@ class RobustSVR(_RobustRegressor, _OutlierPathEstimator):
     ----------
     C : float, default 1.0
     kernel, gamma, degree, coef0
-        As in :class:`gpath.IncrementalSVC`.
+        As in :class:`RobustSVC`.
     path : {"theta", "s"}, default "theta"
     s : float, default 1.0
         The fixed s of OP-θ (> 0, in the units of y).
