@@ -25,6 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ._extras import MissingExtraError, require
+
 log = logging.getLogger("gpath")
 
 
@@ -106,9 +108,11 @@ def seed_value(text) -> int:
 
 def plot_file(text) -> str:
     """A file matplotlib can write: an existing, writable folder and a suffix among
-    matplotlib's formats (png, pdf, svg, ...)."""
-    from matplotlib.backend_bases import FigureCanvasBase
-
+    matplotlib's formats (png, pdf, svg, ...); matplotlib comes with the ``demo`` extra."""
+    try:
+        FigureCanvasBase = require("matplotlib.backend_bases", "demo", "--plot").FigureCanvasBase
+    except MissingExtraError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
     path = Path(os.fspath(text))
     formats = sorted(FigureCanvasBase.get_supported_filetypes())
     suffix = path.suffix[1:].lower()
@@ -186,6 +190,8 @@ def run_demo(C=10.0, gamma="scale", window=600, step=30, device="cpu", plot=None
     ------
     UsageError (a ValueError)
         A bad argument, found before anything runs: the message names the option.
+    gpath._extras.MissingExtraError (a ModuleNotFoundError)
+        river or tqdm missing: the message names ``pip install 'gpath[demo]'``.
     SystemExit
         With a message, when a model fails its checks: KKT above 1e-9, decision values more
         than 1e-7 (relative) from the exact reference (:func:`gpath.reference.exact_svc`:
@@ -193,7 +199,6 @@ def run_demo(C=10.0, gamma="scale", window=600, step=30, device="cpu", plot=None
         further apart than 1e-9.
     """
     from sklearn.svm import SVC
-    from tqdm import tqdm
 
     from ._array_api import to_host
     from .datasets import load_waterflow_direction
@@ -210,6 +215,8 @@ def run_demo(C=10.0, gamma="scale", window=600, step=30, device="cpu", plot=None
     if plot:
         plot = _checked("--plot", plot_file, plot)
     cp = _namespace(device)
+    require("river", "demo", "gpath demo")
+    tqdm = require("tqdm", "demo", "gpath demo").tqdm
 
     X, y = load_waterflow_direction()
     n_updates = max(X.shape[0] - window, 0) // step
@@ -331,6 +338,9 @@ def run_path(data="breast_cancer", path="theta", C=1.0, kernel="rbf", seed=0, pl
     ------
     UsageError (a ValueError)
         A bad argument, found before anything runs: the message names the option.
+    gpath._extras.MissingExtraError (a ModuleNotFoundError)
+        ``data="waterflow"`` without river, or ``plot`` without matplotlib: the message names
+        ``pip install 'gpath[demo]'``.
     """
     from .datasets import PATH_DATA, load_path_data, noisy_split
     from .robust import RobustSVC, RobustSVR
@@ -344,6 +354,8 @@ def run_path(data="breast_cancer", path="theta", C=1.0, kernel="rbf", seed=0, pl
     seed = _checked("--seed", seed_value, seed)
     if plot:
         plot = _checked("--plot", plot_file, plot)
+    if data == "waterflow":
+        require("river", "demo", "gpath path --data waterflow")
     X, y, task = load_path_data(data)
     (Xtr, ytr), (Xva, yva), (Xte, yte) = noisy_split(X, y, task, random_state=seed)
     gamma = 1.0 / X.shape[1]  # the paper's γ = 1/d
@@ -488,8 +500,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     """Entry point of the ``gpath`` command (``gpath demo``, ``gpath path``, ``gpath
-    --version``); returns 0. Bad options end in an argparse error (exit code 2) before
-    anything runs."""
+    --version``); returns 0. Bad options, and a missing package of the ``demo`` extra (the
+    message names ``pip install 'gpath[demo]'``), end in an argparse error (exit code 2)
+    before anything runs."""
     args = build_parser().parse_args(argv)
     try:
         if args.command == "path":
@@ -497,7 +510,7 @@ def main(argv=None) -> int:
         else:
             run_demo(C=args.C, gamma=args.gamma, window=args.window, step=args.step, device=args.device,
                      plot=args.plot, max_updates=args.max_updates, progress=not args.no_progress)
-    except UsageError as exc:
+    except (UsageError, MissingExtraError) as exc:
         args.parser.error(str(exc))
     return 0
 
