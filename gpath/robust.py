@@ -477,8 +477,9 @@ class RobustSVC(_RobustClassifier, _OutlierPathEstimator):
     The loss of eq. 5, ``ℓ(z) = [1 − z]_+`` for z ≥ s and ``1 − θz − s`` below, bridges the
     hinge SVM (θ = 1) and the ramp loss (θ = 0). ``path="theta"`` traces θ from 1 to 0 at
     fixed ``s`` (OP-θ); ``path="s"`` traces s from min_i y_i f(x_i) of the ordinary SVM up to
-    ``s_max`` at θ = 0 (OP-s). The path points are every breakpoint, and the points before
-    and after each D-step jump; ``select`` picks one by validation error.
+    ``s_max`` at θ = 0 (OP-s). The path points are every breakpoint, and the two ends of
+    each jump (the solution on the boundary y f = s, and the locally optimal one after the
+    D-steps); ``select`` picks a locally optimal one by validation error.
 
     Parameters
     ----------
