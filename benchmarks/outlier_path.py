@@ -58,7 +58,7 @@ def generalization(data, kernel, splits):
             for name, est in _estimators(task, kernel, gamma, C).items():
                 est.fit(Xtr, ytr).select(Xva, yva)
                 val = est.path_.validation_error
-                candidates = {name: int(np.argmin(val))}
+                candidates = {name: est.selected_index_}  # never the point before a jump
                 if name == "OP-θ":  # the path's first point is the ordinary SVM (θ = 1)
                     candidates["SVM"] = 0
                 for m, i in candidates.items():

@@ -37,9 +37,14 @@ class OutlierPath:
         discontinuity: the point before the D-step jump, then the point after it).
     alpha : ndarray of shape (n_points, n_samples), float64
         Dual coefficients at each point: α ≥ 0 with f = Σ α_j y_j K(·, x_j) for
-        classification; signed α with f = Σ α_j K(·, x_j) for regression.
+        classification; signed α with f = Σ α_j K(·, x_j) for regression. Every point is
+        the optimum of its partition into inliers and outliers, so α lies in the loss's
+        range: [0, C] for classification, [−C, C] for regression. Of a chain of D-steps at
+        one parameter value (Algorithm 3 repeats while the new solution is again on a
+        boundary) only the two ends are points: the solution that reached the boundary and
+        the locally optimal one the chain ends at.
     discontinuous : ndarray of shape (n_points,), bool
-        True for the point right after a D-step jump.
+        True for the point right after a D-step jump (the end of the chain).
     objective : ndarray of shape (n_points,)
         The robust objective (eq. 2 or 6) at each point, with the kernel K + ridge·I.
     kind : str
@@ -64,6 +69,22 @@ class OutlierPath:
     validation_error: np.ndarray | None = None
     n_breakpoints: int = 0
     time: float = 0.0
+
+    @property
+    def selectable(self) -> np.ndarray:
+        """Which points ``select`` may choose: bool array of shape (n_points,).
+
+        False for the point before each D-step jump — it has a point on the boundary
+        y f = s (resp. |y − f| = s), so it is optimal for its partition but not locally
+        optimal (Theorem 3; (19e) or (26d) fails) — and for any earlier point with the same
+        parameter value. So every parameter value names one selectable point, the one
+        ``decision_function(X, at=value)`` evaluates: the model selected at ``param_`` is
+        the one ``at=param_`` gives.
+        """
+        params = np.asarray(self.params)
+        last = np.ones(params.shape[0], dtype=bool)
+        last[:-1] = params[1:] != params[:-1]
+        return last
 
 
 class Recorder:
@@ -133,8 +154,10 @@ class Classification:
         return rows
 
     def objective(self, alpha, z, y, theta, s):
-        """Eq. 2 with loss (5)."""
-        loss = np.where(z >= s, np.maximum(0.0, 1.0 - z), 1.0 - theta * z - s)
+        """Eq. 2 with loss (5), written continuous at z = s: 1 − θz − (1 − θ)s below s (the
+        paper's 1 − θz − s agrees with it at s = 0 and at θ = 0, the two paths it traces; at
+        θ = 1 this is the hinge loss for every s, as section 2.1 says)."""
+        loss = np.where(z >= s, np.maximum(0.0, 1.0 - z), 1.0 - theta * z - (1.0 - theta) * s)
         return 0.5 * float(alpha @ z) + self.C * float(loss.sum())
 
     def start_s(self, z, y):
@@ -213,12 +236,20 @@ def _objective(problem, path, y_host):
 
 
 def _d_steps(path, problem, rec, param, y_host) -> None:
-    """D-steps (eq. 17) until the solution is locally optimal (no point on a wall)."""
+    """D-steps (eq. 17) until the solution is locally optimal (no point on a wall); the end
+    of the chain is recorded as the point after the jump.
+
+    Only that end is recorded: a D-step that lands on a wall again (Algorithm 3 repeats) ends
+    at the optimum of its partition *constrained to its polytope*, where the points held at
+    the wall have α beyond the loss's range (α > C for an inlier held at y f = s) — not a
+    solution of the robust problem, and no model to select.
+    """
     n_flips = 0
     while path.d_step(lambda k: problem.flip(path, k)):
         n_flips += 1
         if n_flips > path.n + 10:
             raise PathError("D-steps did not reach a locally optimal solution")
+    if n_flips:
         rec.add(param(), path.alpha, _objective(problem, path, y_host), discontinuous=True)
 
 
@@ -284,7 +315,7 @@ def cccp(path, problem, y_host, kind, grid, theta_s, max_iter, start_time):
             path.retable(changed, tuple(a[changed] for a in new))
         else:
             raise PathError(f"CCCP did not settle in max_iter={max_iter} iterations at {kind}={g:.4g}")
-        n_iter.append(it)
+        n_iter.append(it + 1)  # linearizations computed, the fixed point's included
         rec.add(g, path.alpha, problem.objective(path.alpha, to_host(path.z), y_host, theta, s))
     fixed = (None, theta_s[0][1]) if kind == "theta" else (0.0, None)
     return rec.result(kind, fixed[0], fixed[1], path.n_breakpoints, start_time), n_iter

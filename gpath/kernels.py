@@ -1,34 +1,39 @@
 """Kernel functions and columns of Q in the caller's array namespace.
 
-Parameter names and meanings follow scikit-learn's ``SVC``: ``gamma`` (a float, ``"scale"``
-= 1 / (n_features · X.var()) or ``"auto"`` = 1 / n_features), ``degree`` and ``coef0``.
+Parameter names and meanings follow scikit-learn's ``SVC``: ``kernel`` (a name, in any case,
+or a callable), ``gamma`` (a float, ``"scale"`` = 1 / (n_features · X.var()) or ``"auto"`` =
+1 / n_features), ``degree`` and ``coef0``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from numbers import Real
 
 import numpy as np
 
-from ._array_api import get_namespace_and_device, scalars, to_device
+from ._array_api import get_namespace_and_device, is_array_api, scalars, to_device
 
-__all__ = ["KERNELS", "Kernel", "q_columns"]
+__all__ = ["KERNELS", "Kernel", "check_saveable", "q_columns"]
 
 KERNELS = ("linear", "rbf", "poly")
+# Rows per block when a callable kernel's values k(x_i, z_i) are taken from the diagonals of
+# small blocks (a callable only gives whole blocks).
+_PAIRED_BLOCK = 64
 
 
 @dataclass(frozen=True)
 class Kernel:
-    """A resolved kernel: ``kind`` with a numeric ``gamma``.
+    """A resolved kernel: ``kind`` with a numeric ``gamma``, or a callable.
 
     Parameters
     ----------
-    kind : {"linear", "rbf", "poly"}
+    kind : {"linear", "rbf", "poly", "callable"}
         ``linear``: ⟨x, z⟩; ``rbf``: exp(−gamma ‖x − z‖²);
-        ``poly``: (gamma ⟨x, z⟩ + coef0) ** degree.
+        ``poly``: (gamma ⟨x, z⟩ + coef0) ** degree; ``callable``: ``function(X, Z)``.
     gamma : float
-        Kernel coefficient of ``rbf`` and ``poly`` (ignored by ``linear``), > 0.
+        Kernel coefficient of ``rbf`` and ``poly`` (ignored by the others), > 0.
     degree : int
         Degree of ``poly``.
     coef0 : float
@@ -36,6 +41,12 @@ class Kernel:
     offset : float
         Constant added to every kernel value: K + offset models an intercept (regularized
         like the weights) in the problems without a bias term (the outlier path).
+    function : callable or None
+        For ``kind="callable"``: ``function(X, Z)`` returns the kernel block of shape
+        (n, m) for X of shape (n, d) and Z of shape (m, d), an array of the namespace and on
+        the device of X and Z (gpath calls it with its arrays as they are and does not move
+        what it returns). It must be a positive semi-definite kernel; it is called on blocks
+        of rows (single rows too), so it must not depend on which rows come together.
     """
 
     kind: str
@@ -43,6 +54,7 @@ class Kernel:
     degree: int = 3
     coef0: float = 0.0
     offset: float = 0.0
+    function: Callable | None = None
 
     @classmethod
     def from_params(cls, kernel, gamma, degree, coef0, X) -> Kernel:
@@ -50,7 +62,10 @@ class Kernel:
 
         Parameters
         ----------
-        kernel : str
+        kernel : {"linear", "rbf", "poly"} or callable
+            A name in any case (``"RBF"`` is ``"rbf"``), or ``kernel(X, Z) -> (n, m)``
+            (see ``function`` above; ``gamma``, ``degree`` and ``coef0`` are then checked but
+            not used, as in scikit-learn's SVC).
         gamma : float or {"scale", "auto"}
         degree : int
         coef0 : float
@@ -60,16 +75,28 @@ class Kernel:
         Raises
         ------
         ValueError
-            For an unknown kernel, a non-positive or unknown gamma, or a degree < 1.
+            For an unknown kernel name, a non-positive or unknown gamma, or a degree < 1.
+        TypeError
+            For a kernel that is neither a string nor callable.
         """
-        if kernel not in KERNELS:
-            raise ValueError(f"kernel must be one of {KERNELS}; got {kernel!r}")
+        if callable(kernel):
+            kind, function = "callable", kernel
+        elif isinstance(kernel, str):
+            kind, function = kernel.lower(), None
+            if kind not in KERNELS:
+                raise ValueError(f"kernel must be one of {KERNELS} (in any case) or a callable "
+                                 f"kernel(X, Z) -> (n, m); got {kernel!r}")
+        else:
+            raise TypeError(f"kernel must be one of {KERNELS} or a callable kernel(X, Z) -> (n, m); "
+                            f"got {type(kernel).__name__} {kernel!r}")
         d = X.shape[1]
         if isinstance(gamma, str):
             if gamma == "scale":
-                xp, _ = get_namespace_and_device(X)
-                var = scalars(xp, xp.mean((X - xp.mean(X)) ** 2))[0]
-                gamma_value = 1.0 / (d * var) if var > 0 else 1.0
+                gamma_value = 1.0
+                if function is None:
+                    xp, _ = get_namespace_and_device(X)
+                    var = scalars(xp, xp.mean((X - xp.mean(X)) ** 2))[0]
+                    gamma_value = 1.0 / (d * var) if var > 0 else 1.0
             elif gamma == "auto":
                 gamma_value = 1.0 / d
             else:
@@ -78,14 +105,21 @@ class Kernel:
             gamma_value = float(gamma)
         else:
             raise ValueError(f"gamma must be a positive float, 'scale' or 'auto'; got {gamma!r}")
-        if kernel == "poly" and (int(degree) != degree or degree < 1):
+        if kind == "poly" and (int(degree) != degree or degree < 1):
             raise ValueError(f"degree must be an integer >= 1; got {degree!r}")
         if not isinstance(coef0, Real):
             raise ValueError(f"coef0 must be a real number; got {coef0!r}")
-        return cls(kernel, gamma_value, int(degree), float(coef0))
+        return cls(kind, gamma_value, int(degree), float(coef0), function=function)
 
     def __call__(self, X1, X2):
-        """Kernel block K(X1, X2) of shape (n1, n2), in the namespace and on the device of X1."""
+        """Kernel block K(X1, X2) of shape (n1, n2), in the namespace and on the device of X1.
+
+        Raises
+        ------
+        TypeError
+            A callable kernel that returns something else than an array of X1's namespace on
+            its device, or of another shape than (n1, n2).
+        """
         block = self._block(X1, X2)
         if self.offset:
             block += self.offset
@@ -93,6 +127,8 @@ class Kernel:
 
     def _block(self, X1, X2):
         xp, _ = get_namespace_and_device(X1, X2)
+        if self.function is not None:
+            return self._call_function(xp, X1, X2)
         if self.kind == "rbf":
             return xp.exp(-self.gamma * _squared_distances(xp, X1, X2, self.gamma))
         inner = X1 @ X2.T
@@ -100,9 +136,32 @@ class Kernel:
             return inner
         return (self.gamma * inner + self.coef0) ** self.degree
 
+    def _call_function(self, xp, X1, X2):
+        """``function(X1, X2)`` checked, as a new float64 array (callers scale it in place)."""
+        _, device = get_namespace_and_device(X1)
+        shape = (X1.shape[0], X2.shape[0])
+        K = self.function(X1, X2)
+        name = getattr(self.function, "__name__", type(self.function).__name__)
+        if not is_array_api(K):
+            raise TypeError(f"kernel {name}(X, Z) must return an array of shape {shape} in the namespace of "
+                            f"X and Z ({xp.__name__}); got {type(K).__name__}")
+        kq, kdev = get_namespace_and_device(K)
+        if kq.__name__ != xp.__name__ or str(kdev) != str(device):
+            raise TypeError(f"kernel {name}(X, Z) must return an array in the namespace and on the device of "
+                            f"X and Z ({xp.__name__!r} on {device!r}); got {kq.__name__!r} on {kdev!r}: "
+                            f"gpath cannot move it there for you (compute it with X's own namespace)")
+        if tuple(K.shape) != shape:
+            raise TypeError(f"kernel {name}(X, Z) must return an array of shape {shape} for X of shape "
+                            f"{tuple(X1.shape)} and Z of shape {tuple(X2.shape)}; got shape {tuple(K.shape)}")
+        if not (xp.isdtype(K.dtype, "real floating") or xp.isdtype(K.dtype, "integral")):
+            raise TypeError(f"kernel {name}(X, Z) must return real numbers; got dtype {K.dtype}")
+        return xp.astype(K, xp.float64, copy=True)
+
     def diagonal(self, X):
         """The kernel diagonal ``k(x_i, x_i)``, shape (n,), in the namespace of X."""
         xp, device = get_namespace_and_device(X)
+        if self.function is not None:
+            return self.paired(X, X)
         if self.kind == "rbf":
             return xp.full(X.shape[0], 1.0 + self.offset, dtype=xp.float64, device=device)
         sq = xp.vecdot(X, X)
@@ -111,6 +170,9 @@ class Kernel:
 
     def paired(self, X1, X2):
         """Kernel values of matching rows, ``k(X1[i], X2[i])``: one value per row.
+
+        A callable kernel gives them from the diagonals of blocks of 64 rows (64 kernel
+        values per row, one call per block).
 
         Parameters
         ----------
@@ -121,8 +183,16 @@ class Kernel:
         k : array of shape (n,), in the namespace and on the device of X1
             ``paired(X, X)`` is the kernel diagonal.
         """
-        xp, _ = get_namespace_and_device(X1, X2)
-        if self.kind == "rbf":
+        xp, device = get_namespace_and_device(X1, X2)
+        if self.function is not None:
+            parts, n = [], X1.shape[0]
+            for start in range(0, n, _PAIRED_BLOCK):
+                rows = slice(start, min(start + _PAIRED_BLOCK, n))
+                K = self._call_function(xp, X1[rows, :], X2[rows, :])
+                on_diagonal = xp.eye(K.shape[0], dtype=xp.float64, device=device) != 0.0
+                parts.append(xp.sum(xp.where(on_diagonal, K, 0.0), axis=1))
+            k = xp.concat(parts) if parts else xp.zeros(0, dtype=xp.float64, device=device)
+        elif self.kind == "rbf":
             diff = X1 - X2
             k = xp.exp(-self.gamma * xp.sum(diff * diff, axis=1))
         else:
@@ -130,6 +200,28 @@ class Kernel:
             if self.kind == "poly":
                 k = (self.gamma * k + self.coef0) ** self.degree
         return k + self.offset if self.offset else k
+
+
+def check_saveable(kernel, owner: str) -> None:
+    """Raise TypeError if a model with ``kernel`` cannot go into gpath's NumPy-only model
+    format: a callable kernel is code, which the format never holds (pickle the model
+    instead).
+
+    Parameters
+    ----------
+    kernel : Kernel or None
+    owner : str
+        The estimator's name, for the message.
+
+    Raises
+    ------
+    TypeError
+    """
+    if isinstance(kernel, Kernel) and kernel.function is not None:
+        name = getattr(kernel.function, "__name__", type(kernel.function).__name__)
+        raise TypeError(f"cannot save {owner} with the callable kernel {name!r}: gpath's model format holds "
+                        f"arrays and JSON only, never code; pickle the model instead (pickle.dump), which "
+                        f"works where the callable pickles (a module-level function, not a lambda)")
 
 
 # The expansion ‖x − c‖² + ‖z − c‖² − 2⟨x − c, z − c⟩ errs by about 8ε(‖x − c‖² + ‖z − c‖²); in

@@ -284,6 +284,9 @@ def save(model, file) -> None:
     """
     if _ESTIMATORS.get(type(model).__name__) is not type(model):
         raise TypeError(f"model must be a fitted gpath estimator; got {type(model).__name__}")
+    from .kernels import check_saveable
+
+    check_saveable(getattr(model, "kernel_", None), type(model).__name__)
     meta, arrays = model._to_saved()
     try:
         text = json.dumps(meta)

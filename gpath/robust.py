@@ -41,11 +41,22 @@ from ._validation import (
     host_values,
     signed_labels,
 )
-from .kernels import Kernel
+from .kernels import Kernel, check_saveable
 from .linalg import single_threaded_host_blas
 from .persistence import SaveMixin
 
 __all__ = ["CCCPRobustSVC", "CCCPRobustSVR", "OutlierPath", "RobustSVC", "RobustSVR"]
+
+
+def _numbers(y):
+    """Regression targets in a NumPy object array (numbers stored as objects) as float64, as
+    scikit-learn reads them; anything else unchanged (``check_targets`` judges it)."""
+    if isinstance(y, np.ndarray) and y.dtype == object:
+        try:
+            return y.astype(np.float64)
+        except (TypeError, ValueError):
+            return y
+    return y
 
 
 # ---------------------------------------------------------------------- estimators
@@ -75,6 +86,8 @@ class _RobustBase(SaveMixin, BaseEstimator):
         """Validate, and start the path at the ordinary SVM without bias (θ = 1)."""
         params = self._check_params()
         name = type(self).__name__
+        if y is None:
+            raise ValueError(f"{name} requires y to be passed, but the target y is None")
         names = feature_names(X)
         X, xp, device = check_X(X, owner=name)
         kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X)
@@ -85,7 +98,7 @@ class _RobustBase(SaveMixin, BaseEstimator):
             y_dev = signed_labels(labels, classes, xp, device)
             problem = Classification(params["C"])
         else:
-            y_dev, classes = to_device(check_targets(y, X.shape[0]), xp, device), None
+            y_dev, classes = to_device(check_targets(_numbers(y), X.shape[0]), xp, device), None
             problem = Regression(params["C"])
         # Fitted attributes are set by _finish only, so a failed fit changes nothing.
         fitted = {"kernel_": kernel, "n_features_in_": X.shape[1], "feature_names_in_": names, "_X": X,
@@ -131,37 +144,25 @@ class _RobustBase(SaveMixin, BaseEstimator):
         K = self.kernel_(X, xp.take(self._X, to_device(used, xp, device), axis=0))
         return K @ to_device(np.ascontiguousarray(w[used]), xp, device)
 
-    def decision_function(self, X, at=None):
-        """f(x) at a point of the path.
-
-        Parameters
-        ----------
-        X : array of shape (n_samples, n_features)
-        at : float or None
-            θ or s; between breakpoints the solution is linear in it (at a discontinuity the
-            solution after the jump). None: the selected point (``param_``).
-
-        Returns
-        -------
-        f : array of shape (n_samples,), float64
-
-        Raises
-        ------
-        sklearn.exceptions.NotFittedError
-            Before ``fit``.
-        ValueError
-            If ``at`` is off the path, or X has another number of features than in ``fit``,
-            holds NaN or inf, or (fitted on a DataFrame) has other column names or another
-            column order.
-        """
+    def _values(self, X, at=None):
+        """f(x) at ``at`` (None: the selected point), validated: what ``decision_function``
+        (classification) and ``predict`` (regression) return."""
         check_is_fitted(self, "path_")
         return self._decision(self._check_input(X), self._alpha_at(at)[:, None])[:, 0]
+
+    def _path_values(self, X):
+        """f(x) at every point of the path, shape (n_samples, n_points)."""
+        check_is_fitted(self, "path_")
+        return self._decision(self._check_input(X), self.path_.alpha.T)
 
     def select(self, X_val, y_val):
         """Pick the path point with the least validation error; sets ``param_``.
 
-        Classification: 0-1 error; regression: mean absolute error. Ties go to the earliest
-        point on the path. ``path_.validation_error`` gets the whole curve.
+        Classification: 0-1 error; regression: mean absolute error. Only locally optimal
+        points are candidates (``path_.selectable``: never the point before a D-step jump,
+        which sits on the boundary y f = s), so ``decision_function(X, at=param_)`` (or
+        ``predict``) is exactly the selected model. Ties go to the earliest point on the
+        path. ``path_.validation_error`` gets the whole curve (every point).
 
         Parameters
         ----------
@@ -189,17 +190,24 @@ class _RobustBase(SaveMixin, BaseEstimator):
             labels, _ = check_labels(y_val, n_val, "y_val", self.classes_, x_name="X_val")
             y_pm = np.where(labels == self.classes_[1], 1.0, -1.0)
         else:
-            yv = check_targets(y_val, n_val, "y_val", x_name="X_val")
+            yv = check_targets(_numbers(y_val), n_val, "y_val", x_name="X_val")
         F = to_host(self._decision(X_val, self.path_.alpha.T))
         if self._classification:
             pred = np.where(F > 0, 1.0, -1.0)
             err = np.mean(pred != y_pm[:, None], axis=0)
         else:
             err = np.mean(np.abs(yv[:, None] - F), axis=0)
-        self.selected_index_ = int(np.argmin(err))
+        # Never the point before a jump (not locally optimal), so that at=param_ is the model.
+        self.selected_index_ = int(np.argmin(np.where(self.path_.selectable, err, np.inf)))
         self.param_ = float(self.path_.params[self.selected_index_])
         self.path_ = dataclasses.replace(self.path_, validation_error=err)
         return self
+
+    def _to_saved(self):
+        """The fitted attributes (:class:`gpath.persistence.SaveMixin`); a callable kernel
+        cannot be saved (TypeError: pickle the model instead)."""
+        check_saveable(getattr(self, "kernel_", None), type(self).__name__)
+        return super()._to_saved()
 
     def _check_loaded(self) -> None:
         """A loaded path fits together: finite arrays, shapes of the path and the training
@@ -232,6 +240,8 @@ class _RobustBase(SaveMixin, BaseEstimator):
         i = getattr(self, "selected_index_", None)
         if not isinstance(i, int) or not 0 <= i < k or self.param_ != float(p.params[i]):
             raise invalid(f"selected_index_={i!r} and param_ must name a point of the path ({k} points)")
+        if not p.selectable[i]:
+            raise invalid(f"selected_index_={i} names the point before a D-step jump (not locally optimal)")
         if self._classification:
             attr(self, "classes_", (2,), "biufU")
             if not np.all(np.abs(y) == 1.0):
@@ -248,6 +258,180 @@ class _RobustBase(SaveMixin, BaseEstimator):
         self.param_ = float(self.path_.params[-1])
         self.alpha_ = self.path_.alpha[-1]
         return self
+
+
+# ---------------------------------------------------------------------- prediction
+class _RobustClassifier(ClassifierMixin):
+    """Prediction of the robust classifiers (RobustSVC, CCCPRobustSVC). They are binary by
+    nature: the ramp loss of eq. 5 is a loss of the margin y f with y = ±1, and the path is
+    one path of one binary problem (scikit-learn's ``multi_class`` tag is False)."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def _check_s(self):
+        """``(s, s_max)``, both finite and <= 0."""
+        name = type(self).__name__
+        return check_nonpositive(self.s, "s", owner=name), check_nonpositive(self.s_max, "s_max", owner=name)
+
+    def _s_range(self, min_margin, s_max):
+        """OP-s runs s from min_i y_i f(x_i) up to s_max. If no margin lies below s_max, the
+        ordinary SVM is already the solution at s_max: the path is that single point."""
+        return min(min_margin, s_max), s_max
+
+    def decision_function(self, X, at=None):
+        """f(x) = Σ_j α_j y_j K(x, x_j) at a point of the path.
+
+        Parameters
+        ----------
+        X : array of shape (n_samples, n_features)
+            In the namespace and on the device of the training data.
+        at : float or None
+            θ or s. RobustSVC: anywhere between the path's ends; between breakpoints the
+            solution is linear in θ (constant in s), and at a discontinuity it is the
+            solution after the jump, the one ``select`` can choose. CCCPRobustSVC: one of
+            the grid values. None: the selected point (``param_``).
+
+        Returns
+        -------
+        f : array of shape (n_samples,), float64
+            Positive for ``classes_[1]``; in the namespace and on the device of X.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+        ValueError
+            If ``at`` is off the path (or not a grid value), or X has another number of
+            features than in ``fit``, holds NaN or inf, or (fitted on a DataFrame) has other
+            column names or another column order.
+        TypeError
+            X in another namespace or on another device than the training data.
+        """
+        return self._values(X, at)
+
+    def path_decision_function(self, X):
+        """f(x) at every point of the path, in path order.
+
+        Column ``i`` is the model ``path_.alpha[i]``. Column 0 is the ordinary hinge SVM
+        without bias where the path starts (θ = 1, or the start of OP-s), also where the path
+        jumps at its first parameter value (``decision_function(X, at=path_.params[0])``
+        is then the point after that jump).
+
+        Parameters
+        ----------
+        X : array of shape (n_samples, n_features)
+
+        Returns
+        -------
+        F : array of shape (n_samples, n_points), float64
+            In the namespace and on the device of X.
+
+        Raises
+        ------
+        As :meth:`decision_function`.
+        """
+        return self._path_values(X)
+
+    def predict(self, X, at=None):
+        """Labels: ``classes_[1]`` where ``decision_function(X, at) > 0``.
+
+        Parameters
+        ----------
+        X : array of shape (n_samples, n_features)
+        at : float or None
+            As in :meth:`decision_function`.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,) (host NumPy)
+
+        Raises
+        ------
+        As :meth:`decision_function`.
+        """
+        f = self.decision_function(X, at)  # checks that the model is fitted, first
+        return self.classes_[(to_host(f) > 0).astype(int)]
+
+
+class _RobustRegressor(RegressorMixin):
+    """Prediction of the robust regressors (RobustSVR, CCCPRobustSVR). As every scikit-learn
+    regressor they have no ``decision_function``: ``predict`` returns f(x)."""
+
+    def _check_s(self):
+        """``(s, s_min)``: s finite and > 0; s_min None or finite and > 0."""
+        s_min = None if self.s_min is None else check_positive(self.s_min, "s_min")
+        return check_positive(self.s, "s"), s_min
+
+    def _s_range(self, max_residual, s_min):
+        """OP-s runs s from max_i |y_i − f(x_i)| down to s_min (default 0.2 × the start).
+
+        Raises
+        ------
+        ValueError
+            If s_min lies above the start: the path would not move.
+        """
+        if s_min is None:
+            return max_residual, 0.2 * max_residual
+        if s_min > max_residual:
+            raise ValueError(
+                f"s_min={self.s_min!r} is above the start of OP-s, max_i |y_i - f(x_i)| = {max_residual:.6g} "
+                f"of the LAD regression on this data (s runs down from there): pass s_min < "
+                f"{max_residual:.6g}, or None for 0.2 x the start"
+            )
+        return max_residual, s_min
+
+    def predict(self, X, at=None):
+        """f(x) = Σ_j α_j K(x, x_j) at a point of the path.
+
+        Parameters
+        ----------
+        X : array of shape (n_samples, n_features)
+            In the namespace and on the device of the training data.
+        at : float or None
+            θ or s. RobustSVR: anywhere between the path's ends; between breakpoints the
+            solution is linear in θ (constant in s), and at a discontinuity it is the
+            solution after the jump, the one ``select`` can choose. CCCPRobustSVR: one of
+            the grid values. None: the selected point (``param_``).
+
+        Returns
+        -------
+        f : array of shape (n_samples,), float64
+            In the namespace and on the device of X.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+        ValueError
+            If ``at`` is off the path (or not a grid value), or X has another number of
+            features than in ``fit``, holds NaN or inf, or (fitted on a DataFrame) has other
+            column names or another column order.
+        TypeError
+            X in another namespace or on another device than the training data.
+        """
+        return self._values(X, at)
+
+    def path_predict(self, X):
+        """f(x) at every point of the path, in path order: column ``i`` is the model
+        ``path_.alpha[i]`` (column 0: the LAD regression without bias where the path starts).
+
+        Parameters
+        ----------
+        X : array of shape (n_samples, n_features)
+
+        Returns
+        -------
+        F : array of shape (n_samples, n_points), float64
+            In the namespace and on the device of X.
+
+        Raises
+        ------
+        As :meth:`predict`.
+        """
+        return self._path_values(X)
 
 
 class _OutlierPathEstimator(_RobustBase):
@@ -287,19 +471,24 @@ class _OutlierPathEstimator(_RobustBase):
         return self._finish(fitted, record)
 
 
-class RobustSVC(ClassifierMixin, _OutlierPathEstimator):
+class RobustSVC(_RobustClassifier, _OutlierPathEstimator):
     """Robust (ramp-loss) SV classification along the outlier path (OP-θ or OP-s).
 
     The loss of eq. 5, ``ℓ(z) = [1 − z]_+`` for z ≥ s and ``1 − θz − s`` below, bridges the
     hinge SVM (θ = 1) and the ramp loss (θ = 0). ``path="theta"`` traces θ from 1 to 0 at
     fixed ``s`` (OP-θ); ``path="s"`` traces s from min_i y_i f(x_i) of the ordinary SVM up to
-    ``s_max`` at θ = 0 (OP-s). The path points are every breakpoint, and the points before
-    and after each D-step jump; ``select`` picks one by validation error.
+    ``s_max`` at θ = 0 (OP-s). The path points are every breakpoint, and the two ends of
+    each jump (the solution on the boundary y f = s, and the locally optimal one after the
+    D-steps); ``select`` picks a locally optimal one by validation error.
 
     Parameters
     ----------
     C : float, default 1.0
-    kernel, gamma, degree, coef0
+    kernel : {"rbf", "linear", "poly"} (any case) or callable, default "rbf"
+        A callable ``kernel(X, Z)`` returns the (n, m) block of kernel values in the
+        namespace and on the device of X and Z (:class:`gpath.kernels.Kernel`); such a
+        model pickles but cannot be saved in gpath's model format (TypeError).
+    gamma, degree, coef0
         As in :class:`gpath.IncrementalSVC`.
     path : {"theta", "s"}, default "theta"
     s : float, default 0.0
@@ -341,41 +530,7 @@ class RobustSVC(ClassifierMixin, _OutlierPathEstimator):
         self.C, self.kernel, self.gamma, self.degree, self.coef0 = C, kernel, gamma, degree, coef0
         self.path, self.s, self.s_max, self.ridge, self.fit_intercept = path, s, s_max, ridge, fit_intercept
 
-    def _check_s(self):
-        """``(s, s_max)``, both finite and <= 0."""
-        name = type(self).__name__
-        return check_nonpositive(self.s, "s", owner=name), check_nonpositive(self.s_max, "s_max", owner=name)
-
-    def _s_range(self, min_margin, s_max):
-        """OP-s runs s from min_i y_i f(x_i) up to s_max. If no margin lies below s_max, the
-        ordinary SVM is already the solution at s_max: the path is that single point."""
-        return min(min_margin, s_max), s_max
-
-    def predict(self, X, at=None):
-        """Labels: ``classes_[1]`` where ``decision_function(X, at) > 0``.
-
-        Parameters
-        ----------
-        X : array of shape (n_samples, n_features)
-        at : float or None
-            As in :meth:`decision_function`.
-
-        Returns
-        -------
-        labels : ndarray of shape (n_samples,) (host NumPy)
-
-        Raises
-        ------
-        sklearn.exceptions.NotFittedError
-            Before ``fit``.
-        ValueError
-            As :meth:`decision_function`.
-        """
-        f = self.decision_function(X, at)  # checks that the model is fitted, first
-        return self.classes_[(to_host(f) > 0).astype(int)]
-
-
-class RobustSVR(RegressorMixin, _OutlierPathEstimator):
+class RobustSVR(_RobustRegressor, _OutlierPathEstimator):
     """Robust LAD regression along the outlier path (OP-θ or OP-s).
 
     The loss of eq. 9, ``|r|`` for |r| < s and ``(|r| − s)θ + s`` beyond, on residuals
@@ -387,7 +542,7 @@ class RobustSVR(RegressorMixin, _OutlierPathEstimator):
     ----------
     C : float, default 1.0
     kernel, gamma, degree, coef0
-        As in :class:`gpath.IncrementalSVC`.
+        As in :class:`RobustSVC`.
     path : {"theta", "s"}, default "theta"
     s : float, default 1.0
         The fixed s of OP-θ (> 0, in the units of y).
@@ -415,34 +570,6 @@ class RobustSVR(RegressorMixin, _OutlierPathEstimator):
                  s=1.0, s_min=None, ridge=1e-6, fit_intercept=False):
         self.C, self.kernel, self.gamma, self.degree, self.coef0 = C, kernel, gamma, degree, coef0
         self.path, self.s, self.s_min, self.ridge, self.fit_intercept = path, s, s_min, ridge, fit_intercept
-
-    def _check_s(self):
-        """``(s, s_min)``: s finite and > 0; s_min None or finite and > 0."""
-        s_min = None if self.s_min is None else check_positive(self.s_min, "s_min")
-        return check_positive(self.s, "s"), s_min
-
-    def _s_range(self, max_residual, s_min):
-        """OP-s runs s from max_i |y_i − f(x_i)| down to s_min (default 0.2 × the start).
-
-        Raises
-        ------
-        ValueError
-            If s_min lies above the start: the path would not move.
-        """
-        if s_min is None:
-            return max_residual, 0.2 * max_residual
-        if s_min > max_residual:
-            raise ValueError(
-                f"s_min={self.s_min!r} is above the start of OP-s, max_i |y_i - f(x_i)| = {max_residual:.6g} "
-                f"of the LAD regression on this data (s runs down from there): pass s_min < "
-                f"{max_residual:.6g}, or None for 0.2 x the start"
-            )
-        return max_residual, s_min
-
-    def predict(self, X, at=None):
-        """f(x) at the selected point (or at ``at``)."""
-        return self.decision_function(X, at)
-
 
 # ---------------------------------------------------------------------- CCCP
 class _CCCPEstimator(_RobustBase):
@@ -534,7 +661,7 @@ class _CCCPEstimator(_RobustBase):
         return self.path_.alpha[hit[-1]]
 
 
-class CCCPRobustSVC(ClassifierMixin, _CCCPEstimator):
+class CCCPRobustSVC(_RobustClassifier, _CCCPEstimator):
     """The CCCP baseline for robust SVC (the paper's comparison, section 5).
 
     The concave-convex procedure (Yuille & Rangarajan 2002; Collobert et al. 2006 for the
@@ -559,7 +686,9 @@ class CCCPRobustSVC(ClassifierMixin, _CCCPEstimator):
     path_ : OutlierPath
         One point per grid value (``discontinuous`` all False).
     n_iter_ : list of int
-        CCCP iterations at each grid value.
+        CCCP iterations at each grid value: linearizations computed, the last one the fixed
+        point's own (so at least 1; a grid value whose warm start is already a fixed point
+        counts 1).
     """
 
     _classification = True
@@ -570,12 +699,8 @@ class CCCPRobustSVC(ClassifierMixin, _CCCPEstimator):
         self.path, self.s, self.s_max, self.grid, self.max_iter = path, s, s_max, grid, max_iter
         self.ridge, self.fit_intercept = ridge, fit_intercept
 
-    _check_s = RobustSVC._check_s
-    _s_range = RobustSVC._s_range
-    predict = RobustSVC.predict
 
-
-class CCCPRobustSVR(RegressorMixin, _CCCPEstimator):
+class CCCPRobustSVR(_RobustRegressor, _CCCPEstimator):
     """The CCCP baseline for robust LAD regression (section 5).
 
     Parameters
@@ -591,6 +716,7 @@ class CCCPRobustSVR(RegressorMixin, _CCCPEstimator):
     ----------
     path_ : OutlierPath
     n_iter_ : list of int
+        As in :class:`CCCPRobustSVC`.
     """
 
     _classification = False
@@ -600,7 +726,3 @@ class CCCPRobustSVR(RegressorMixin, _CCCPEstimator):
         self.C, self.kernel, self.gamma, self.degree, self.coef0 = C, kernel, gamma, degree, coef0
         self.path, self.s, self.s_min, self.grid, self.max_iter = path, s, s_min, grid, max_iter
         self.ridge, self.fit_intercept = ridge, fit_intercept
-
-    _check_s = RobustSVR._check_s
-    _s_range = RobustSVR._s_range
-    predict = RobustSVR.predict

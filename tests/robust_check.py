@@ -27,8 +27,8 @@ def svc_violation(alpha, K, y, C, theta, s, strict=False):
     for zi, a in zip(z, alpha):
         if strict and abs(zi - s) <= tol:
             viol.append(1.0)  # (19e)
-        elif abs(zi - s) <= tol:
-            viol.append(max(0.0, min(C - a, a - C * theta)) / C)
+        elif abs(zi - s) <= tol:  # on the boundary: α between the outlier's Cθ and the inlier's C
+            viol.append(max(a - C, C * theta - a, 0.0) / C)
         elif zi < s:
             viol.append(abs(a - C * theta) / C)
         else:
@@ -48,9 +48,9 @@ def svr_violation(alpha, K, y, C, theta, s, strict=False):
     for ri, a in zip(r, alpha):
         if strict and abs(abs(ri) - s) <= tol:
             viol.append(1.0)  # (26d)
-        elif abs(abs(ri) - s) <= tol:
+        elif abs(abs(ri) - s) <= tol:  # on the boundary: sign(r) α between θC and C
             sg = np.sign(ri)
-            viol.append(max(0.0, min(C - sg * a, sg * a - C * theta)) / C)
+            viol.append(max(sg * a - C, C * theta - sg * a, 0.0) / C)
         elif abs(ri) > s:
             viol.append(abs(a - np.sign(ri) * theta * C) / C)
         elif abs(ri) <= tol:

@@ -1,11 +1,21 @@
-"""Kernels against scikit-learn's pairwise kernels."""
+"""Kernels against scikit-learn's pairwise kernels; kernel names in any case and callable kernels
+through every estimator (issue 13.5)."""
 
+import dataclasses
+import pickle
+
+import array_api_compat
 import numpy as np
 import pytest
+from helpers import dataset
 from sklearn.datasets import load_breast_cancer
+from sklearn.metrics.pairwise import laplacian_kernel
 from sklearn.svm import SVC
 
-from gpath.kernels import Kernel
+import gpath
+from gpath import IncrementalSVC, RobustSVC, RobustSVR, SimpleSVC
+from gpath._array_api import to_host
+from gpath.kernels import Kernel, q_columns
 from gpath.reference import kernel_matrix
 
 
@@ -43,3 +53,184 @@ def test_gamma_scale_and_auto_match_sklearn(backend, data):
 def test_bad_kernel_params(data, kernel, gamma, degree, match):
     with pytest.raises(ValueError, match=match):
         Kernel.from_params(kernel, gamma, degree, 0.0, data)
+
+
+# ---------------------------------------------------------------- names in any case, callables (issue 13.5)
+
+
+def rbf_005(X, Z):
+    """exp(−0.05 ‖x − z‖²) in the inputs' own namespace (a module-level function: it pickles)."""
+    xp = array_api_compat.array_namespace(X, Z)
+    diff = X[:, None, :] - Z[None, :, :]
+    return xp.exp(-0.05 * xp.sum(diff * diff, axis=2))
+
+
+def laplacian(X, Z):
+    """exp(−0.02 ‖x − z‖₁): a kernel gpath does not know by name."""
+    xp = array_api_compat.array_namespace(X, Z)
+    return xp.exp(-0.02 * xp.sum(xp.abs(X[:, None, :] - Z[None, :, :]), axis=2))
+
+
+def _exact_from_gram(K, y_pm, C):
+    """Exact C-SVC on a Gram matrix: LIBSVM's index sets (tol 1e-12), margin equations re-solved
+    in float64 (as gpath.reference.exact_svc, for any kernel); returns (α, b, its KKT violation)."""
+    from sklearn.svm import SVC
+
+    from gpath.reference import kkt_violation
+
+    svc = SVC(kernel="precomputed", C=C, tol=1e-12).fit(K, y_pm)
+    a = np.zeros(len(y_pm))
+    a[svc.support_] = np.abs(svc.dual_coef_[0])
+    at_c, free = a >= C * (1 - 1e-12), (a > 0) & (a < C * (1 - 1e-12))
+    Q = y_pm[:, None] * y_pm[None, :] * K
+    alpha, m = np.where(at_c, C, 0.0), np.flatnonzero(free)
+    big = np.zeros((m.size + 1, m.size + 1))
+    big[0, 1:], big[1:, 0], big[1:, 1:] = y_pm[m], y_pm[m], Q[np.ix_(m, m)]
+    rhs = np.concatenate([[-C * y_pm[at_c].sum()], 1.0 - C * Q[np.ix_(m, np.flatnonzero(at_c))].sum(axis=1)])
+    sol = np.linalg.solve(big, rhs)
+    alpha[m] = sol[1:]
+    return alpha, sol[0], kkt_violation(Q, y_pm, alpha, sol[0], C)
+
+
+@pytest.mark.parametrize("name", ["RBF", "Linear", "POLY", "rBf"])
+@pytest.mark.parametrize("cls", [IncrementalSVC, SimpleSVC, RobustSVC], ids=lambda c: c.__name__)
+def test_kernel_names_in_any_case(cls, name):
+    X, y = dataset("breast_cancer")
+    X, y = X[:150], y[:150]
+    params = dict(gamma=0.05, degree=2, coef0=1.0, C=0.5, **({"random_state": 0} if cls is SimpleSVC else {}))
+    a = cls(kernel=name, **params).fit(X, y)
+    b = cls(kernel=name.lower(), **params).fit(X, y)
+    assert a.kernel_ == b.kernel_ and a.kernel_.kind == name.lower()
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+    if cls is IncrementalSVC:  # the parameter stays as given: updates go on
+        a.update(X_add=dataset("breast_cancer")[0][150:160], y_add=dataset("breast_cancer")[1][150:160])
+
+
+def test_kernel_name_errors():
+    X = np.zeros((3, 2))
+    with pytest.raises(ValueError, match=r"kernel must be one of \('linear', 'rbf', 'poly'\) \(in any case\) or a "
+                                         r"callable kernel\(X, Z\) -> \(n, m\); got 'sigmoid'"):
+        Kernel.from_params("sigmoid", 1.0, 3, 0.0, X)
+    with pytest.raises(TypeError, match="kernel must be one of .* or a callable .*; got int 3"):
+        Kernel.from_params(3, 1.0, 3, 0.0, X)
+    with pytest.raises(ValueError, match="gamma must be"):  # checked for a callable too
+        Kernel.from_params(rbf_005, -1.0, 3, 0.0, X)
+
+
+def test_callable_kernel_block_paired_diagonal_and_columns(backend, data):
+    X1, X2 = data[:150], data[150:220]
+    k = Kernel.from_params(rbf_005, "scale", 3, 0.0, backend.asarray(X1))
+    ref = Kernel("rbf", 0.05)
+    assert k.kind == "callable" and k.function is rbf_005
+    A, B = backend.asarray(X1), backend.asarray(X2)
+    expected = kernel_matrix(X1, X2, "rbf", 0.05)
+    np.testing.assert_allclose(backend.check(k(A, B), (150, 70)), expected, rtol=0, atol=1e-14)
+    # paired / diagonal from the callable's blocks (more than one block of 64 rows)
+    np.testing.assert_allclose(backend.check(k.paired(A, A[::-1, :]), (150,)),
+                               np.diag(kernel_matrix(X1, X1[::-1], "rbf", 0.05)), rtol=0, atol=1e-14)
+    np.testing.assert_allclose(backend.check(k.diagonal(A), (150,)), np.ones(150), rtol=0, atol=1e-15)
+    assert backend.check(k.paired(A[:0, :], A[:0, :]), (0,)).shape == (0,)
+    y = np.where(np.arange(150) % 3 == 0, -1.0, 1.0)
+    yd = backend.asarray(y)
+    cols = np.array([3, 4, 5, 40])
+    got = q_columns(k, A, backend.asarray(X1[cols]), cols, 1e-6, yd, backend.asarray(y[cols]))
+    want = q_columns(ref, A, backend.asarray(X1[cols]), cols, 1e-6, yd, backend.asarray(y[cols]))
+    np.testing.assert_allclose(backend.check(got, (150, 4)), to_host(want), rtol=0, atol=1e-14)
+    # An offset (fit_intercept of the robust estimators) applies to a callable too.
+    k1 = dataclasses.replace(k, offset=1.0)
+    np.testing.assert_allclose(to_host(k1(A, B)), expected + 1.0, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(to_host(k1.diagonal(A)), np.full(150, 2.0), rtol=0, atol=1e-14)
+
+
+def test_callable_kernel_must_answer_in_the_inputs_namespace(data):
+    strict = pytest.importorskip("array_api_strict")
+    A = strict.asarray(data[:10], device=strict.Device("device1"))
+
+    def on_host(X, Z):
+        return np.ones((X.shape[0], Z.shape[0]))
+
+    def other_device(X, Z):
+        return strict.ones((X.shape[0], Z.shape[0]), dtype=strict.float64)
+
+    def wrong_shape(X, Z):
+        return X @ X.T
+
+    def a_list(X, Z):
+        return [[1.0] * Z.shape[0]] * X.shape[0]
+
+    with pytest.raises(TypeError, match=r"kernel on_host\(X, Z\) must return an array in the namespace and on the "
+                                        r"device of X and Z .*gpath cannot move it there for you"):
+        Kernel("callable", function=on_host)(A, A[:4, :])
+    with pytest.raises(TypeError, match="cannot move it there"):
+        Kernel("callable", function=other_device)(A, A[:4, :])
+    with pytest.raises(TypeError, match=r"must return an array of shape \(10, 4\) .*got shape \(10, 10\)"):
+        Kernel("callable", function=wrong_shape)(A, A[:4, :])
+    with pytest.raises(TypeError, match=r"must return an array of shape \(10, 4\) in the namespace .*got list"):
+        Kernel("callable", function=a_list)(A, A[:4, :])
+    model = IncrementalSVC(kernel=on_host)
+    with pytest.raises(TypeError, match="cannot move it there"):
+        model.fit(A, strict.asarray(np.arange(10) % 2, device=strict.Device("device1")))
+    assert not hasattr(model, "state_")
+
+
+def _windows():
+    X, y = dataset("breast_cancer")
+    return X[:260], y[:260], X[260:320], y[260:320]
+
+
+@pytest.mark.parametrize("kernel", [laplacian, rbf_005], ids=["laplacian", "rbf"])
+def test_incremental_svc_with_a_callable_kernel_is_exact(backend, kernel):
+    # fit (SimpleSVM) and a MID update (the generic engine) with a callable kernel: the exact
+    # C-SVC of the window, from LIBSVM's index sets on scikit-learn's kernel values.
+    X, y, X_new, y_new = _windows()
+    model = IncrementalSVC(C=2.0, kernel=kernel).fit(backend.asarray(X), backend.asarray(y))
+    model.update(X_add=backend.asarray(X_new), y_add=backend.asarray(y_new), remove=model.sample_ids_[:60])
+    Xw, yw = np.vstack([X[60:], X_new]), np.concatenate([y[60:], y_new])
+    sk = laplacian_kernel(Xw, Xw, gamma=0.02) if kernel is laplacian else kernel_matrix(Xw, Xw, "rbf", 0.05)
+    y_pm = np.where(yw == 1, 1.0, -1.0)
+    alpha, b, kkt = _exact_from_gram(sk + 1e-6 * np.eye(len(yw)), y_pm, 2.0)
+    assert kkt <= 1e-9
+    f = backend.check(model.decision_function(backend.asarray(Xw)), (len(yw),))
+    f_ref = (sk @ (y_pm * alpha)) + b
+    assert np.abs(f - f_ref).max() <= 1e-9 * np.abs(f_ref).max()
+    np.testing.assert_allclose(model.alpha_, alpha, rtol=0, atol=1e-8)
+    assert model.check_kkt() <= 1e-9
+    assert model.kernel_.kind == "callable" and model.kernel_.function is kernel
+
+
+def test_simple_and_robust_estimators_with_a_callable_kernel(backend):
+    # The callable RBF gives the same models as the built-in one (same path, same events).
+    X, y, _, _ = _windows()
+    Xb, yb = backend.asarray(X[:160]), backend.asarray(y[:160])
+    a, b = SimpleSVC(C=2.0, kernel=rbf_005).fit(Xb, yb), SimpleSVC(C=2.0, gamma=0.05).fit(Xb, yb)
+    np.testing.assert_allclose(backend.check(a.decision_function(Xb)), to_host(b.decision_function(Xb)),
+                               rtol=0, atol=1e-11)
+    for path in ("theta", "s"):
+        a = RobustSVC(kernel=rbf_005, path=path, fit_intercept=True).fit(Xb, yb)
+        b = RobustSVC(gamma=0.05, path=path, fit_intercept=True).fit(Xb, yb)
+        np.testing.assert_allclose(a.path_.params, b.path_.params, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(a.path_.alpha, b.path_.alpha, rtol=0, atol=1e-11)
+    Xr, yr = X[:120, 1:], X[:120, 0]
+    a = RobustSVR(kernel=laplacian, path="s").fit(backend.asarray(Xr), backend.asarray(yr))
+    K = laplacian_kernel(Xr, Xr, gamma=0.02)
+    np.testing.assert_allclose(backend.check(a.predict(backend.asarray(Xr))), K @ a.alpha_, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("make", [lambda: IncrementalSVC(kernel=rbf_005), lambda: SimpleSVC(kernel=rbf_005),
+                                  lambda: RobustSVC(kernel=rbf_005), lambda: RobustSVR(kernel=rbf_005)],
+                         ids=["IncrementalSVC", "SimpleSVC", "RobustSVC", "RobustSVR"])
+def test_a_callable_kernel_pickles_but_is_not_saved(make, tmp_path):
+    X, y, _, _ = _windows()
+    model = make()
+    target = X[:80, 0] if isinstance(model, RobustSVR) else y[:80]
+    model.fit(X[:80, 1:] if isinstance(model, RobustSVR) else X[:80], target)
+    Xt = X[:80, 1:] if isinstance(model, RobustSVR) else X[:80]
+    values = model.predict if isinstance(model, RobustSVR) else model.decision_function
+    copy = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(copy.predict(Xt), model.predict(Xt))
+    np.testing.assert_array_equal(values(Xt), (copy.predict if isinstance(model, RobustSVR)
+                                               else copy.decision_function)(Xt))
+    path = tmp_path / "model.npz"
+    with pytest.raises(TypeError, match="callable" if isinstance(model, (RobustSVC, RobustSVR)) else "cannot save"):
+        gpath.save(model, path)
+    assert not path.exists()

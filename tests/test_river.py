@@ -1,0 +1,201 @@
+"""gpath.river.SlidingWindowSVC: a river classifier whose model is the exact SVC of its window
+(issue 13.4)."""
+
+from __future__ import annotations
+
+import math
+import pickle
+
+import numpy as np
+import pytest
+from helpers import assert_exact
+from river import compose, datasets, evaluate, metrics, preprocessing
+
+from gpath import IncrementalSVC
+from gpath._array_api import to_host
+from gpath.river import SlidingWindowSVC
+
+
+def _codes(svm):
+    """The window's labels as the SVM's 0/1 codes."""
+    return np.array([int(y == svm.classes_[1]) for y in svm.y_window_])
+
+
+def _assert_batch_refit(svm, like=None):
+    """The SVM equals the exact C-SVC of its window: LIBSVM's index sets re-solved in float64
+    (gpath.reference.exact_svc) and a fit from scratch, both to 1e-9 of the decision values."""
+    X, y = svm.X_window_, _codes(svm)
+    Xd = X if like is None else like(X)
+    assert_exact(svm.svc_, X, y, rtol=1e-9)
+    fresh = IncrementalSVC(C=svm.C, kernel=svm.kernel, gamma=svm.svc_.kernel_.gamma, ridge=svm.ridge).fit(Xd, y)
+    f, f_fresh = to_host(svm.svc_.decision_function(Xd)), to_host(fresh.decision_function(Xd))
+    assert np.abs(f - f_fresh).max() <= 1e-9 * np.abs(f_fresh).max()
+    return f
+
+
+def test_progressive_validation_in_a_pipeline_matches_a_batch_refit():
+    # The README example: river's Phishing stream through a StandardScaler, progressive
+    # validation, then the final model against a refit of its window.
+    svm = SlidingWindowSVC(window=300, batch=25, C=10.0)
+    model = compose.Pipeline(preprocessing.StandardScaler(), svm)
+    accuracy = evaluate.progressive_val_score(datasets.Phishing(), model, metrics.Accuracy())
+    assert 0.8 < accuracy.get() < 1.0
+    n = sum(1 for _ in datasets.Phishing())
+    assert svm.n_pending_ == n % 25 and len(svm.y_window_) == 300
+    assert svm.n_refits_ == 1 and svm.n_updates_ == n // 25 - 1  # one fit, then MID updates only
+    _assert_batch_refit(svm)
+
+
+@pytest.mark.parametrize("C,gamma", [(1.0, "scale"), (1e3, 5.0)])
+def test_the_window_is_the_last_points_of_the_stream(backend, C, gamma):
+    # Bananas as it comes (no scaler): the window is exactly the stream's last points before
+    # the pending batch, and the model their exact SVC, on numpy and array_api_strict.
+    stream = list(datasets.Bananas().take(700))
+    like = None if backend.name == "numpy" else backend.asarray(np.zeros(1))
+    svm = SlidingWindowSVC(window=250, batch=40, C=C, gamma=gamma, like=like)
+    hits = 0
+    for x, y in stream:
+        hits += svm.predict_one(x) == y
+        svm.learn_one(x, y)
+    assert hits > 0.6 * len(stream)
+    pending = len(stream) % 40
+    rows = stream[len(stream) - pending - 250 : len(stream) - pending]
+    np.testing.assert_array_equal(svm.X_window_, [[x["1"], x["2"]] for x, _ in rows])
+    assert list(svm.y_window_) == [y for _, y in rows]
+    backend.check(svm.svc_.decision_function(backend.asarray(svm.X_window_)), (250,))
+    _assert_batch_refit(svm, like=backend.asarray)
+
+
+def test_waits_for_two_classes_and_drops_the_svm_when_one_is_left():
+    # A stream whose first 45 points and a later run of 60 are of one class: no SVM while the
+    # window (40 points) holds one class; predictions are then the class frequencies.
+    rng = np.random.default_rng(0)
+    labels = ["b"] * 45 + ["a", "b"] * 20 + ["a"] * 60 + ["a", "b"] * 20
+    svm = SlidingWindowSVC(window=40, batch=5, gamma=0.5)
+    assert svm.predict_one({"u": 0.0}) is None and svm.predict_proba_one({"u": 0.0}) == {}
+    states = []
+    for t, label in enumerate(labels):
+        x = {"u": rng.normal(1.0 if label == "a" else -1.0), "v": rng.normal()}
+        svm.learn_one(x, label)
+        states.append(svm.svc_ is not None)
+        if svm.svc_ is None and t >= 4:
+            assert svm.predict_proba_one(x) == pytest.approx(
+                {c: sum(y == c for _, y in svm._window + svm._pending) / len(svm._window + svm._pending)
+                 for c in svm.classes_})
+    assert not any(states[:45])  # waited for the second class
+    assert any(states[45:100])
+    assert not states[144]  # 40 points of "a" only
+    assert states[-1] and svm.classes_ == ["a", "b"]
+    assert svm.n_refits_ >= 2
+    _assert_batch_refit(svm)
+
+
+def test_duplicates_and_a_new_feature():
+    # Every point twice (duplicate margin points: the ridge keeps the system nonsingular),
+    # then a feature that was never seen: the next batch refits with the new column.
+    stream = list(datasets.Phishing().take(300))
+    svm = SlidingWindowSVC(window=120, batch=20, C=5.0)
+    for x, y in stream[:150]:
+        svm.learn_one(x, y)
+        svm.learn_one(dict(x), y)
+    refits = svm.n_refits_
+    _assert_batch_refit(svm)
+    for i, (x, y) in enumerate(stream[150:]):
+        svm.learn_one({**x, "extra": float(i % 3)}, y)
+    assert svm.n_refits_ == refits + 1 and "extra" in svm.features_
+    # 450 points learned, 10 pending: the window is the new points 20..139
+    assert np.all(svm.X_window_[:, svm.features_.index("extra")] == [i % 3 for i in range(20, 140)])
+    _assert_batch_refit(svm)
+
+
+def test_predict_proba_one():
+    stream = list(datasets.Phishing().take(200))
+    svm = SlidingWindowSVC(window=150, batch=25, classes=(False, True))
+    assert svm.predict_proba_one(stream[0][0]) == {False: 0.5, True: 0.5}
+    for x, y in stream:
+        svm.learn_one(x, y)
+    for x, _ in stream[:50]:
+        p = svm.predict_proba_one(x)
+        assert set(p) == {False, True} and math.isclose(sum(p.values()), 1.0)
+        row = np.array([[x.get(f, 0.0) for f in svm.features_]])
+        if hasattr(svm.svc_, "predict_proba"):  # the SVM's own probabilities, where it has them
+            expected = to_host(svm.svc_.predict_proba(row))[0]
+            assert p == pytest.approx(dict(zip([False, True], expected)), abs=1e-12)
+        else:  # the documented fallback: the logistic of the decision value
+            f = float(to_host(svm.svc_.decision_function(row))[0])
+            assert p[True] == pytest.approx(1.0 / (1.0 + math.exp(-f)), rel=1e-12)
+            assert svm.predict_one(x) == (p[True] > 0.5)
+        assert svm.predict_one(x) == bool(svm.svc_.predict(row)[0])
+
+
+def test_a_callable_kernel_streams_too():
+    import array_api_compat
+
+    def rbf(X, Z):
+        xp = array_api_compat.array_namespace(X, Z)
+        diff = X[:, None, :] - Z[None, :, :]
+        return xp.exp(-0.5 * xp.sum(diff * diff, axis=2))
+
+    svm = SlidingWindowSVC(window=100, batch=20, kernel=rbf)
+    for x, y in datasets.Bananas().take(260):
+        svm.learn_one(x, y)
+    named = IncrementalSVC(gamma=0.5).fit(svm.X_window_, _codes(svm))
+    np.testing.assert_allclose(to_host(svm.svc_.decision_function(svm.X_window_)),
+                               named.decision_function(svm.X_window_), rtol=0, atol=1e-10)
+
+
+def test_river_estimator_checks():
+    # river's own conventions: cloning, pickling, purity of learn_one and predict_*_one,
+    # shuffled, emerging and disappearing features, bounded memory, binary probabilities.
+    from river import checks
+
+    checks.check_estimator(SlidingWindowSVC(window=100, batch=10, classes=(False, True)))
+
+
+@pytest.mark.parametrize("params,error,match", [
+    (dict(window=1), ValueError, "window must be an integer >= 2; got 1"),
+    (dict(window=10.0), ValueError, "window must be an integer >= 2; got 10.0"),
+    (dict(batch=0), ValueError, "batch must be an integer >= 1; got 0"),
+    (dict(window=10, batch=11), ValueError, "batch must be at most window=10; got 11"),
+    (dict(C=-1.0), ValueError, "C must be"),
+    (dict(kernel="sigmoid"), ValueError, "kernel must be one of"),
+    (dict(gamma="big"), ValueError, "gamma must be"),
+    (dict(method="triple"), ValueError, "method must be one of"),
+    (dict(classes=(1, 1)), ValueError, "classes must be two distinct hashable labels"),
+    (dict(classes=([1], [2])), ValueError, "classes must be two distinct hashable labels"),
+    (dict(classes=(1, 2, 3)), ValueError, "classes must be two distinct hashable labels"),
+])
+def test_bad_parameters(params, error, match):
+    with pytest.raises(error, match=match):
+        SlidingWindowSVC(**params)
+
+
+@pytest.mark.parametrize("x,y,error,match", [
+    ([1.0, 2.0], True, TypeError, "x must be a dict of feature name -> number; got list"),
+    ({"a": "red"}, True, TypeError, r"x\['a'\] must be a real number; got str 'red'"),
+    ({"a": float("nan")}, True, ValueError, r"x\['a'\] must be finite; got nan"),
+    ({"a": 1.0}, None, ValueError, "y must be a label; got None"),
+    ({"a": 1.0}, [1], TypeError, "y must be a hashable label; got list"),
+    ({"a": 1.0}, "maybe", ValueError, r"y='maybe' is not one of classes=\(False, True\)"),
+])
+def test_bad_points_change_nothing(x, y, error, match):
+    svm = SlidingWindowSVC(window=50, batch=10, classes=(False, True))
+    for x0, y0 in datasets.Phishing().take(29):
+        svm.learn_one(x0, y0)
+    before = pickle.dumps(svm)
+    with pytest.raises(error, match=match):
+        svm.learn_one(x, y)  # the 30th point would trigger an update
+    assert pickle.dumps(svm) == before
+
+
+def test_a_third_label_is_refused():
+    svm = SlidingWindowSVC(window=20, batch=5)
+    for i in range(10):
+        svm.learn_one({"a": float(i)}, "x" if i % 2 else "y")
+    before = pickle.dumps(svm)
+    with pytest.raises(ValueError, match=r"binary classifier; got a third label y='z' after \['x', 'y'\]"):
+        svm.learn_one({"a": 1.0}, "z")
+    assert pickle.dumps(svm) == before
+    with pytest.raises(TypeError, match=r"x\['a'\] must be a real number"):
+        svm.predict_one({"a": "red"})
+    assert svm.predict_one({"a": 1.0, "unknown": "ignored"}) in ("x", "y")
