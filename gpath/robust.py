@@ -25,7 +25,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from . import _outlier
-from ._array_api import get_namespace_and_device, to_device, to_host
+from ._array_api import get_namespace_and_device, scalars, to_device, to_host
 from ._outlier import Classification, OutlierPath, Regression
 from ._validation import (
     check_bool,
@@ -100,13 +100,17 @@ class _RobustBase(SaveMixin, BaseEstimator):
         else:
             y_dev, classes = to_device(check_targets(_numbers(y), X.shape[0]), xp, device), None
             problem = Regression(params["C"])
+        # The ridge keeps Q_EE nonsingular; relative to the kernel's scale it does so at any scale
+        # of the features (an absolute 1e-6 vanishes in float64 next to a linear kernel of
+        # features of size 1e12).
+        k_max = scalars(xp, xp.max(kernel.diagonal(X)))[0]
+        ridge = params["ridge"] * (k_max if k_max > 0 else 1.0)
         # Fitted attributes are set by _finish only, so a failed fit changes nothing.
         fitted = {"kernel_": kernel, "n_features_in_": X.shape[1], "feature_names_in_": names, "_X": X,
-                  "_y_host": to_host(y_dev)}
+                  "_y_host": to_host(y_dev), "ridge_": ridge}
         if classes is not None:
             fitted["classes_"] = classes
-        path = _outlier.start(xp, device, X, y_dev, fitted["_y_host"], kernel, problem, params["C"],
-                              params["ridge"])
+        path = _outlier.start(xp, device, X, y_dev, fitted["_y_host"], kernel, problem, params["C"], ridge)
         return params, problem, path, fitted
 
     # ---- evaluation ----
@@ -499,7 +503,9 @@ class RobustSVC(_RobustClassifier, _OutlierPathEstimator):
         point s = s_max (no error: with the default s_max = 0 this happens on data the SVM
         separates).
     ridge : float, default 1e-6
-        Added to the kernel diagonal (keeps Q_EE nonsingular with duplicate points).
+        Relative to the kernel's scale: ``ridge · max_i k(x_i, x_i)`` is added to the kernel
+        diagonal (``ridge_``; ridge itself for the RBF kernel), which keeps Q_EE nonsingular
+        with duplicate points at any scale of the features.
     fit_intercept : bool, default False
         Add 1 to the kernel: an intercept regularized like the weights (the paper has none).
 
@@ -510,6 +516,8 @@ class RobustSVC(_RobustClassifier, _OutlierPathEstimator):
         θ or s of the selected point (the end of the path until ``select`` is called).
     alpha_ : ndarray of shape (n_samples,)
         α at the end of the path.
+    ridge_ : float
+        The constant added to the kernel diagonal: ``ridge · max_i k(x_i, x_i)``.
     classes_ : ndarray of shape (2,)
     feature_names_in_ : ndarray of shape (n_features_in_,), object
         Column names of the pandas DataFrame given to ``fit`` (only then); later inputs must
@@ -551,6 +559,7 @@ class RobustSVR(_RobustRegressor, _OutlierPathEstimator):
         it ``fit`` raises ValueError); None: 0.2 × the starting s (the paper's range,
         section 5.2).
     ridge : float, default 1e-6
+        Relative to the kernel's scale, as in :class:`RobustSVC`.
     fit_intercept : bool, default False
 
     Attributes
@@ -558,6 +567,8 @@ class RobustSVR(_RobustRegressor, _OutlierPathEstimator):
     path_ : OutlierPath
     param_ : float
     alpha_ : ndarray of shape (n_samples,)
+    ridge_ : float
+        The constant added to the kernel diagonal: ``ridge · max_i k(x_i, x_i)``.
 
     References
     ----------

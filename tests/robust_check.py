@@ -12,7 +12,7 @@ from gpath.reference import kernel_matrix
 def gram(model, X):
     k = model.kernel_
     K = kernel_matrix(X, X, k.kind, k.gamma, k.degree, k.coef0) + k.offset
-    return K + model.ridge * np.eye(len(X))
+    return K + model.ridge_ * np.eye(len(X))
 
 
 def svc_violation(alpha, K, y, C, theta, s, strict=False):

@@ -65,3 +65,22 @@ def test_huge_linear_features_fit_and_update_exactly(method):
     f, f_ref = model.decision_function(X[30:]), scratch.decision_function(X[30:])
     assert np.abs(f - f_ref).max() <= 1e-9 * np.abs(f_ref).max()
     assert_exact(model, X[30:], y[30:], rtol=1e-6)
+
+
+@pytest.mark.parametrize("make", [lambda C: RobustSVC(C=C, kernel="linear", path="s"),
+                                  lambda C: RobustSVC(C=C, kernel="linear", path="theta"),
+                                  lambda C: CCCPRobustSVC(C=C, kernel="linear")], ids=["OP-s", "OP-theta", "CCCP"])
+def test_robust_paths_are_equivariant_under_feature_scale(make):
+    # The ridge is relative to the kernel's scale, so features multiplied by s give the model
+    # of C·s² on the original features (K and the ridge both scale by s²); at s = 1e12 an
+    # absolute ridge vanished in float64 next to K and Q_EE was singular (SingularMarginError).
+    X, y = dataset("breast_cancer")
+    X, y = X[:250], y[:250]
+    f_small = make(1e6).fit(X, y).decision_function(X)
+    f_scaled = make(1.0).fit(X * 1e3, y).decision_function(X * 1e3)
+    # Agreement to the round-off that C = 1e6 leaves (the condition of its margin matrix).
+    np.testing.assert_allclose(f_scaled, f_small, rtol=0, atol=1e-5 * np.abs(f_small).max())
+    # At s = 1e12 (the problem of C = 1e24 on X: beyond what float64 resolves, so only that the
+    # path runs and stays in its box is checked) the fit no longer fails.
+    huge = make(1.0).fit(X * 1e12, y)
+    assert np.all((huge.path_.alpha >= 0) & (huge.path_.alpha <= 1.0))
