@@ -2,6 +2,7 @@
 
 from ._path import PathError, PathStats
 from .cache import CacheFullError
+from .cpath import CPath, SVCPath
 from .incremental import IncrementalSVC
 from .linalg import SingularMarginError
 from .persistence import load, save
@@ -13,6 +14,7 @@ __version__ = "0.1.0"
 __all__ = [
     "CCCPRobustSVC",
     "CCCPRobustSVR",
+    "CPath",
     "CacheFullError",
     "IncrementalSVC",
     "NotSeparableError",
@@ -21,6 +23,7 @@ __all__ = [
     "PathStats",
     "RobustSVC",
     "RobustSVR",
+    "SVCPath",
     "SimpleSVC",
     "SimpleStats",
     "SingularMarginError",
