@@ -11,8 +11,9 @@ the margin equations ``y_Mᵀα_M + C y_Iᵀw_I = 0`` and ``Q_MM α_M + C Q_MI w
 
 and every margin moves at ``dy f/dC = ψ = y·db/dC + Q[:, M] dα_M/dC + u``, which is MID's
 eq. 11 with the driver u in place of ``Q_{:,A}(C1 − α_A)``. The events are MID's: a margin
-coefficient reaching 0 or its moving box ``C w_j`` (``α_j + tφ_j = (C + t) w_j``), a point of
-O or I reaching y f = 1, and the empty margin (section 3.3). The ratio test runs in C itself
+coefficient reaching 0 or its moving box ``C w_j`` (``α_j + tφ_j = (C + t) w_j``), and a point
+of O or I reaching y f = 1. The margin set may be empty (section 3.3): then yᵀα = C δ forces
+δ = 0, the bias is only bounded, and the path keeps it until a point reaches the margin. The ratio test runs in C itself
 (step t = ΔC), with the one tie rule of :mod:`gpath._ratio`; u and δ change by one kernel
 column when a point enters or leaves I (as SimpleSVM keeps its ``uC``).
 
@@ -32,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import _cpath_numba
 from ._array_api import to_device
 from ._path import I, M, O, PathError, SVCState
 from ._ratio import EPS, first_bound_hit, first_event
@@ -57,9 +59,8 @@ class CPath:
     Attributes
     ----------
     Cs : ndarray of shape (n_points,), float64
-        C at each path point, non-decreasing: C_min, the breakpoints, C_max. A C may repeat
-        where the solution at that C is not unique (an empty margin set, whose bias is only
-        bounded: section 3.3 moves it to an end of its interval); the later point holds.
+        C at each path point, increasing: C_min, the breakpoints (several events at one C
+        make one point), C_max.
     alpha : ndarray of shape (n_points, n_samples), float64
         Dual coefficients at each point, in training order.
     intercept : ndarray of shape (n_points,), float64
@@ -67,7 +68,7 @@ class CPath:
     margin_size : ndarray of shape (n_points,), int64
         |M| after each point.
     n_breakpoints : int
-        Events passed (index-set changes, bias jumps of the empty margin included).
+        Events passed (index-set changes).
     n_refinements : int
         Times the margin equations were repaired (refactor and fresh margins) for round-off.
     time : float
@@ -107,8 +108,8 @@ def c_path(state: SVCState, C_max: float, *, start_time=None, events=None) -> CP
     Raises
     ------
     PathError
-        On cycling among degenerate breakpoints, or an empty margin set that no point can
-        refill (a single class).
+        On cycling among degenerate breakpoints, or a broken invariant (an empty margin set
+        with y_Iᵀw_I ≠ 0).
     SingularMarginError
         If 𝐌 becomes singular (duplicate margin points with ``ridge=0``).
 
@@ -117,7 +118,7 @@ def c_path(state: SVCState, C_max: float, *, start_time=None, events=None) -> CP
     T. Hastie, S. Rosset, R. Tibshirani and J. Zhu, "The entire regularization path for the
     support vector machine", JMLR 5 (2004), sections 3–4 (the path is piecewise linear in
     λ = 1/C; its events). Karasuyama & Takeuchi (2009), eqs. 10–11 (the direction in this
-    notation) and section 3.3 (the empty margin).
+    notation) and section 3.3 (the empty margin, here always its case δ = 0).
     """
     start = time.perf_counter() if start_time is None else start_time
     run = _CPathRun(state, float(C_max), events)
@@ -145,7 +146,9 @@ class _CPathRun:
         self.delta = float(s.y_host[self.in_I] @ self.w[self.in_I])
         self.delta_tiny = EPS * (1.0 + float(np.sum(self.w)))  # |δ| below this is round-off
         self.n_breakpoints = self.zero_steps = self.n_refinements = 0
-        self._Cs, self._alpha, self._b, self._m = [], [], [], []
+        # The record: C, b, |M| and α of each path point, grown geometrically (a tuple of
+        # arrays that the compiled loop writes into as well), and the number of points.
+        self.rec = self._record_arrays(64)
         self._record()
 
     # -- the driver u = Q[:, I] w_I ----------------------------------------------
@@ -194,7 +197,18 @@ class _CPathRun:
 
     # -- the loop --------------------------------------------------------------
     def run(self) -> None:
-        """Follow C to C_max (the structure of :meth:`gpath._path._PathRun.run`)."""
+        """Follow C to C_max (the structure of :meth:`gpath._path._PathRun.run`). NumPy arrays
+        run the compiled loop (:mod:`gpath._cpath_numba`), every other namespace this readable
+        one."""
+        s = self.s
+        if s.engine.name == "numba":
+            _cpath_numba.follow(self)
+        else:
+            self._run()
+        self._refine()
+        self._record(replace=self.rec[0][self.rec[4][0] - 1] == s.C)
+
+    def _run(self) -> None:
         s = self.s
         engine, active = s.engine, s.active
         max_breakpoints = 50 * (s.n + 10)
@@ -204,8 +218,7 @@ class _CPathRun:
             delta = self.delta if abs(self.delta) > self.delta_tiny else 0.0  # round-off of a balanced I
             members = active.members
             if not members.size and delta != 0.0:
-                self._enter_empty_margin(delta)
-                continue
+                raise self.empty_margin_error()
             # Direction per unit of C: [db; dα_M] = φ, dy f = ψ (module docstring).
             if members.size:
                 rhs = np.empty(members.size + 1)
@@ -228,18 +241,21 @@ class _CPathRun:
                 s.alpha[members] = np.minimum(np.maximum(alpha_m + t * phi[1:], 0.0), s.C * self.w[members])
             s.b += t * float(phi[0])
             if event is None:
-                break
+                return
             self.n_breakpoints += 1
             self.zero_steps = self.zero_steps + 1 if t == 0.0 else 0
             if self.events is not None:
                 self.events.append((event[0], event[1]))
             self._apply(event)
-            if self.n_breakpoints % _CHECK_EVERY == 0:
-                self._refine()
-            if t > 0.0:
-                self._record()
-        self._refine()
-        self._record(replace=self._Cs[-1] == s.C)
+            self.after_event(t)
+
+    def after_event(self, t: float) -> None:
+        """After an event at step t: record the point (unless the step was zero: the same
+        solution), and every ``_CHECK_EVERY`` breakpoints check the round-off."""
+        if t > 0.0:
+            self._record()
+        if self.n_breakpoints % _CHECK_EVERY == 0:
+            self._refine()
 
     def _apply(self, event) -> None:
         kind, k, upward = event
@@ -271,27 +287,13 @@ class _CPathRun:
         s.place(k, M)
         s.yf[k] = 1.0
 
-    def _enter_empty_margin(self, delta: float) -> None:
-        """Empty margin with δ ≠ 0 (Karasuyama & Takeuchi 2009, section 3.3, as in
-        :meth:`gpath._path._PathRun._enter_empty_margin`): move the bias to the end of its
-        interval that lets the point there take up −δ, and put that point in M. The solution
-        at this C is the same (its bias was only bounded): a point of the record, not a kink."""
-        s = self.s
-        (lo, i_lo), (hi, i_hi) = s.bias_interval()
-        b_new, k = (hi, i_hi) if delta > 0 else (lo, i_lo)
-        if k < 0:
-            raise PathError(
-                "the margin set is empty and no point can restore yᵀα = 0: "
-                "the training set would hold a single class"
-            )
-        s.yf = s.yf + s.y * (b_new - s.b)
-        s.b = b_new
-        self._margin_insert(k)
-        self.n_breakpoints += 1
-        self.zero_steps += 1
-        if self.events is not None:
-            self.events.append(("empty", k))
-        self._record()
+    def empty_margin_error(self) -> PathError:
+        """An empty margin set with δ ≠ 0. At an exact solution it cannot occur: with M empty,
+        ``yᵀα = C y_Iᵀw_I = C δ`` must vanish. So the empty margin of the C path is always
+        section 3.3's case δ = 0, where b is only bounded; the path keeps it fixed (an optimal
+        choice) until a point reaches the margin and enters M."""
+        return PathError(f"broken invariant: the margin set is empty but y_I^T w_I = {self.delta:.3g} != 0 "
+                         f"(y^T alpha would not vanish) at C = {self.s.C:.6g}")
 
     def _refine(self) -> None:
         """Repair accumulated round-off (:meth:`SVCState.refine`); after a repair the driver u
@@ -308,32 +310,41 @@ class _CPathRun:
         )
 
     # -- the record ----------------------------------------------------------------
+    def _record_arrays(self, capacity: int):
+        n = self.s.n
+        return (np.zeros(capacity), np.zeros(capacity), np.zeros(capacity, dtype=np.int64),
+                np.zeros((capacity, n)), np.zeros(1, dtype=np.int64))
+
+    def record_with_room(self):
+        """The record, grown (doubled) if it has no room for one more point."""
+        Cs, count = self.rec[0], self.rec[4]
+        if count[0] == Cs.shape[0]:
+            grown = self._record_arrays(2 * Cs.shape[0])
+            for old, new in zip(self.rec[:4], grown[:4]):
+                new[: old.shape[0]] = old
+            grown[4][0] = count[0]
+            self.rec = grown
+        return self.rec
+
     def _record(self, replace: bool = False) -> None:
+        """Append the current point (α = C w on I), or overwrite the last one."""
         s = self.s
-        if replace:
-            for part in (self._Cs, self._alpha, self._b, self._m):
-                part.pop()
-        self._Cs.append(s.C)
-        self._alpha.append(np.where(self.in_I, s.C * self.w, s.alpha))
-        self._b.append(s.b)
-        self._m.append(s.active.size)
+        Cs, b, m, alpha, count = self.record_with_room()
+        r = int(count[0]) - 1 if replace else int(count[0])
+        Cs[r], b[r], m[r] = s.C, s.b, s.active.size
+        alpha[r] = np.where(self.in_I, s.C * self.w, s.alpha)
+        count[0] = r + 1
 
     def result(self, seconds: float) -> CPath:
-        return CPath(
-            Cs=np.asarray(self._Cs, dtype=np.float64),
-            alpha=np.stack(self._alpha),
-            intercept=np.asarray(self._b, dtype=np.float64),
-            margin_size=np.asarray(self._m, dtype=np.int64),
-            n_breakpoints=self.n_breakpoints,
-            n_refinements=self.n_refinements,
-            time=seconds,
-        )
+        Cs, b, m, alpha, count = self.rec
+        k = int(count[0])
+        return CPath(Cs=Cs[:k].copy(), alpha=alpha[:k].copy(), intercept=b[:k].copy(), margin_size=m[:k].copy(),
+                     n_breakpoints=self.n_breakpoints, n_refinements=self.n_refinements, time=seconds)
 
 
 # ---------------------------------------------------------------------- evaluation
 def interpolate(path: CPath, C: float) -> tuple[np.ndarray, float]:
-    """α and b at C, exactly: linear between the path points around C (the later point
-    where C repeats).
+    """α and b at C, exactly: linear between the path points around C.
 
     Parameters
     ----------

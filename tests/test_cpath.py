@@ -11,6 +11,7 @@ from sklearn.exceptions import NotFittedError
 from gpath import SimpleSVC, SVCPath
 from gpath._array_api import to_host
 from gpath._cpath import c_path, error_steps, interpolate
+from gpath._engine import Engine
 from gpath.cpath import start_state
 from gpath.kernels import Kernel
 from gpath.reference import exact_svc, kernel_matrix
@@ -95,6 +96,41 @@ def test_events_are_the_paths_and_match_the_numpy_path(backend):
     assert logs["numpy"] == logs[backend.name]
     kinds = {kind for kind, _ in logs["numpy"]}
     assert {"bound", "crossing"} <= kinds
+
+
+@pytest.mark.parametrize(("name", "n", "gamma", "C_min", "C_max"), [
+    ("waterflow", 400, 10.0, 1e-3, 1e4), ("bananas", 400, 1.0, 1e-2, 1e3), ("breast_cancer", 300, 0.05, 1e-2, 1e3),
+])
+def test_compiled_loop_passes_the_same_breakpoints_as_the_readable_one(name, n, gamma, C_min, C_max):
+    """NumPy runs the compiled loop (gpath._cpath_numba), every other namespace the readable
+    one: on NumPy arrays through the generic engine they must pass the same events and record
+    the same path to round-off (its periodic repairs, record growth and returns to Python for
+    new cache slots and factor rows included)."""
+    X, y = subset(name, n, seed=11)
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    kernel = Kernel("rbf", gamma)
+    compiled, readable = start_state(X, y_pm, kernel, C_min, 1e-6), start_state(X, y_pm, kernel, C_min, 1e-6)
+    readable.engine = Engine(readable.xp, readable.device)
+    assert compiled.engine.name == "numba" and readable.engine.name == "generic"
+    logs = [], []
+    paths = [c_path(s, C_max, events=log) for s, log in zip((compiled, readable), logs)]
+    assert logs[0] == logs[1] and len(logs[0]) > 64
+    np.testing.assert_allclose(paths[0].Cs, paths[1].Cs, rtol=1e-9)
+    np.testing.assert_allclose(paths[0].alpha, paths[1].alpha, rtol=0, atol=1e-9 * C_max)
+    np.testing.assert_array_equal(paths[0].margin_size, paths[1].margin_size)
+
+
+def test_empty_margin_segment_keeps_an_optimal_bias():
+    """Balanced classes at tiny C: every point in I and M empty (section 3.3 with δ = 0, the
+    only empty margin a C path meets, since yᵀα = C y_Iᵀ1 must vanish); the bias is only
+    bounded there, the path keeps one optimal value until a point reaches the margin."""
+    X, y = subset("breast_cancer", 400, seed=12)
+    rows = np.concatenate([np.flatnonzero(y == 0)[:60], np.flatnonzero(y == 1)[:60]])
+    X, y = X[rows], y[rows]
+    model = SVCPath(C_min=1e-4, C_max=10.0, gamma=0.05).fit(X, y)
+    p = model.path_
+    assert p.margin_size[0] == 0 and np.all(p.alpha[0] == 1e-4)
+    check_against_reference(model, X, y, [1e-4, 2e-4, 1e-3, 0.05, 1.0, 7.0])
 
 
 def test_unbalanced_classes_and_duplicates():
