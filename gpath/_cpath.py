@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _cpath_numba
-from ._array_api import to_device
+from ._array_api import scalars, to_device
 from ._path import I, M, O, PathError, SVCState
 from ._ratio import EPS, first_bound_hit, first_event
 from .linalg import single_threaded_host_blas
@@ -142,8 +142,10 @@ class _CPathRun:
         self.events = events
         self.w = s.upper / s.C
         self.in_I = s.where == I
-        self.u = self._upper_share(np.flatnonzero(self.in_I))
+        self.u = self._driver_from_margins()
         self.delta = float(s.y_host[self.in_I] @ self.w[self.in_I])
+        # max_k Q_kk, for the scale of y f (as SVCState.kkt_scale), read once.
+        self.q_max = scalars(s.xp, s.xp.max(s.kernel.diagonal(s.X)))[0] + s.ridge if s.n else 0.0
         self.delta_tiny = EPS * (1.0 + float(np.sum(self.w)))  # |δ| below this is round-off
         self.n_breakpoints = self.zero_steps = self.n_refinements = 0
         # The record: C, b, |M| and α of each path point, grown geometrically (a tuple of
@@ -162,6 +164,19 @@ class _CPathRun:
             block = s.q_block(xp.take(s.X, part_dev, axis=0), xp.take(s.y, part_dev), part)
             u = u + block @ to_device(self.w[part], xp, s.device)
         return u
+
+    def _driver_from_margins(self):
+        """u from the exact margins of the start: ``y f = Q[:, M] α_M + C Q[:, I] w_I + y b``, so
+        ``u = (y f − Q[:, M] α_M − y b) / C`` (one product with the cached margin columns, no
+        kernel evaluation). Its round-off, ε·(1 + C Σ|Q|)/C, is that of y f over C: relative to
+        u, the size of y f's own. The periodic check repairs the rest (:meth:`_refine`)."""
+        s = self.s
+        if not self.in_I.any():
+            return s.xp.zeros(s.n, dtype=s.xp.float64, device=s.device)
+        members = s.active.members
+        coef = np.zeros(s.cache.capacity)
+        coef[s.active.slots] = s.alpha[members]
+        return (s.yf - s.cache.matvec(coef) - s.b * s.y) / s.C
 
     def _column(self, k: int):
         """Q[:, k] of a margin point (cached)."""
@@ -296,10 +311,15 @@ class _CPathRun:
                          f"(y^T alpha would not vanish) at C = {self.s.C:.6g}")
 
     def _refine(self) -> None:
-        """Repair accumulated round-off (:meth:`SVCState.refine`); after a repair the driver u
-        is recomputed from kernel blocks too."""
+        """Check the margin equations against α (:meth:`SVCState.margin_residual`, one product
+        with the margin columns) relative to the scale of y f, ``1 + max_k Q_kk Σ α``; past
+        ``_REFINE_TOL`` repair them (:meth:`SVCState.refine`: refactor, correct, fresh margins)
+        and recompute the driver u from kernel blocks."""
+        s = self.s
         self._sync()
-        if self.s.refine(_REFINE_TOL) > _REFINE_TOL:
+        residual = float(np.abs(s.margin_residual()).max()) / (1.0 + self.q_max * float(np.sum(s.alpha)))
+        if residual > _REFINE_TOL:
+            s.refine(_REFINE_TOL)
             self.n_refinements += 1
             self.u = self._upper_share(np.flatnonzero(self.in_I))
 
@@ -386,12 +406,14 @@ def decision_values(kernel, X_train, y_host, alpha, b, X, xp, device):
         ``F[:, j] = Σ_i α_ji y_i K(X, x_i) + b_j``.
     """
     used = np.flatnonzero(np.any(alpha != 0.0, axis=0))
-    coef = np.ascontiguousarray((alpha[:, used] * y_host[used]).T)
     bias = to_device(np.asarray(b, dtype=np.float64), xp, device)
     if not used.size:
         return xp.zeros((X.shape[0], alpha.shape[0]), dtype=xp.float64, device=device) + bias[None, :]
-    K = kernel(X, xp.take(X_train, to_device(used, xp, device), axis=0))
-    return K @ to_device(coef, xp, device) + bias[None, :]
+    if used.size < alpha.shape[1]:
+        alpha, y_host = alpha[:, used], y_host[used]
+        X_train = xp.take(X_train, to_device(used, xp, device), axis=0)
+    K = kernel(X, X_train) * to_device(y_host, xp, device)[None, :]
+    return K @ to_device(alpha, xp, device).T + bias[None, :]
 
 
 def error_steps(Cs: np.ndarray, F: np.ndarray, positive: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

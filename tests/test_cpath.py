@@ -167,9 +167,12 @@ def test_wide_range_up_to_1e6_stays_exact():
     worst = max(kkt_from_scratch(X, y_pm, a, b, C, 30.0) for a, b, C in zip(p.alpha, p.intercept, p.Cs))
     assert worst <= 1e-9, worst
     for C in (2.5e5, 1e6):
+        # Here 𝐌 has a condition number near 1e8: α itself is determined only to about 1e-7 C
+        # (both solvers agree with a float64 re-solve of the path's index sets to 1-3e-7 C),
+        # the decision values to round-off.
         simple = SimpleSVC(C=C, gamma=30.0).fit(X, y)
         alpha, _ = interpolate(p, C)
-        np.testing.assert_allclose(alpha, simple.alpha_, rtol=0, atol=1e-7 * C)
+        np.testing.assert_allclose(alpha, simple.alpha_, rtol=0, atol=1e-6 * C)
         f, f_simple = model.decision_function(X, C), simple.decision_function(X)
         assert np.abs(f - f_simple).max() <= 1e-7 * np.abs(f_simple).max()
 
