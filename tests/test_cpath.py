@@ -232,3 +232,18 @@ def test_bad_parameters_and_inputs_are_refused_and_change_nothing():
     with pytest.raises(ValueError, match="two classes|1 class"):
         model.fit(X, np.zeros(len(y)))
     assert (model.path_, model.C_) == before
+
+
+def test_clone_pickle_and_score_like_a_scikit_learn_classifier():
+    import pickle
+
+    from sklearn.base import clone
+
+    X, y = subset("breast_cancer", 120, seed=13)
+    model = SVCPath(C_min=0.5, C_max=5.0, gamma=0.05)
+    assert clone(model).get_params() == model.get_params()
+    model.fit(X, y)
+    again = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(again.decision_function(X, 2.0), model.decision_function(X, 2.0))
+    assert model.score(X, y) == np.mean(model.predict(X) == y)  # at C_ = C_max
+    assert model.C_ == 5.0

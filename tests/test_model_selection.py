@@ -162,7 +162,11 @@ def test_svcpathcv_on_a_dask_cluster_equals_the_local_run():
     X, y = waterflow(160, seed=8)
     cv = StratifiedKFold(3, shuffle=True, random_state=3)
     local = SVCPathCV(C_min=0.1, C_max=100.0, gammas=[1.0, 10.0], cv=cv).fit(X, y)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+    import dask
+
+    # Forked workers start in a fraction of a second (spawned ones import everything anew).
+    with dask.config.set({"distributed.worker.multiprocessing-method": "fork"}), \
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client, joblib.parallel_backend("dask"):
         remote = SVCPathCV(C_min=0.1, C_max=100.0, gammas=[1.0, 10.0], cv=cv).fit(X, y)
         assert len(client.scheduler_info()["workers"]) == 2
