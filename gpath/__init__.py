@@ -1,5 +1,6 @@
 """gpath: exact SVM solutions and solution paths by path following, on the array API."""
 
+from . import model_selection
 from ._path import PathError, PathStats
 from .cache import CacheFullError
 from .cpath import CPath, SVCPath
@@ -29,5 +30,6 @@ __all__ = [
     "SingularMarginError",
     "__version__",
     "load",
+    "model_selection",
     "save",
 ]

@@ -478,7 +478,17 @@ class SVCPathCV(ClassifierMixin, BaseEstimator):
         return self.best_estimator_
 
     def decision_function(self, X):
-        """``best_estimator_.decision_function(X)``.
+        """Decision values of ``best_estimator_``.
+
+        Parameters
+        ----------
+        X : array of shape (n_samples, n_features)
+            In the namespace and on the device of the X given to :meth:`fit`.
+
+        Returns
+        -------
+        f : array of shape (n_samples,), float64
+            Positive for ``classes_[1]``.
 
         Raises
         ------
@@ -486,18 +496,24 @@ class SVCPathCV(ClassifierMixin, BaseEstimator):
             Before ``fit``.
         AttributeError
             After ``fit`` with ``refit=False``.
+        ValueError, TypeError
+            As :meth:`gpath.IncrementalSVC.decision_function`.
         """
         return self._best().decision_function(X)
 
     def predict(self, X):
-        """``best_estimator_.predict(X)``.
+        """Class labels from ``best_estimator_``.
+
+        Parameters
+        ----------
+        X : array of shape (n_samples, n_features)
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,) (host NumPy)
 
         Raises
         ------
-        sklearn.exceptions.NotFittedError
-            Before ``fit``.
-        AttributeError
-            After ``fit`` with ``refit=False``.
+        As :meth:`decision_function`.
         """
         return self._best().predict(X)
-

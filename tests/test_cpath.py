@@ -23,10 +23,11 @@ def subset(name, n, seed=0):
     return X[rows], y[rows]
 
 
-def kkt_from_scratch(X, y_pm, alpha, b, C, gamma, ridge=1e-6):
+def kkt_from_scratch(X, y_pm, alpha, b, C, gamma, ridge=1e-6, kernel="rbf", degree=3, coef0=0.0):
     """The largest KKT violation of (α, b) at C, from a fresh float64 kernel, relative to the
     scale of y f (``1 + max_i Σ_j |Q_ij| α_j``), and of yᵀα = 0 and the box relative to C."""
-    Q = np.outer(y_pm, y_pm) * (kernel_matrix(X, X, "rbf", gamma) + ridge * np.eye(len(y_pm)))
+    K = kernel_matrix(X, X, kernel, gamma, degree, coef0)
+    Q = np.outer(y_pm, y_pm) * (K + ridge * np.eye(len(y_pm)))
     g = Q @ alpha + y_pm * b - 1.0
     scale = 1.0 + float(np.max(np.abs(Q) @ alpha))
     stat = max(np.max(np.where(alpha < C * (1 - 1e-12), -g, -np.inf)), np.max(np.where(alpha > 0, g, -np.inf)))
@@ -39,13 +40,14 @@ def check_against_reference(model, X, y, Cs, rtol=1e-7, X_device=None):
     their size) where the reference's bias is unique (a free margin point), and the path's
     solution is KKT-exact from scratch."""
     y_pm = np.where(y == model.classes_[1], 1.0, -1.0)
-    gamma = model.kernel_.gamma
+    k = model.kernel_
+    params = dict(kernel=k.kind, degree=k.degree, coef0=k.coef0)
     for C in Cs:
-        ref = exact_svc(X, y_pm, C, gamma=gamma, ridge=model.ridge)
+        ref = exact_svc(X, y_pm, C, gamma=k.gamma, ridge=model.ridge, **params)
         assert ref.kkt <= 1e-9, f"reference not exact at C={C:g} (KKT {ref.kkt:.1e})"
         alpha, b = interpolate(model.path_, C)
         np.testing.assert_allclose(alpha, ref.alpha, rtol=0, atol=1e-7 * C, err_msg=f"alpha at C={C:g}")
-        assert kkt_from_scratch(X, y_pm, alpha, b, C, gamma, model.ridge) <= 1e-9, f"KKT at C={C:g}"
+        assert kkt_from_scratch(X, y_pm, alpha, b, C, k.gamma, model.ridge, **params) <= 1e-9, f"KKT at C={C:g}"
         free = np.any((ref.alpha > 1e-9 * C) & (ref.alpha < C * (1 - 1e-9)))
         if free:
             f = to_host(model.decision_function(X if X_device is None else X_device, C))
@@ -65,6 +67,13 @@ def test_path_equals_reference_at_20_random_C(backend, name, n, gamma):
     Cs = np.exp(np.random.default_rng(1).uniform(np.log(1e-2), np.log(1e3), 20))
     check_against_reference(model, X, y, Cs, X_device=backend.asarray(X))
     backend.check(model.decision_function(backend.asarray(X[:5]), 3.0), (5,))
+
+
+@pytest.mark.parametrize("kernel,params", [("linear", {}), ("poly", dict(degree=2, coef0=1.0, gamma=0.02))])
+def test_other_kernels(kernel, params):
+    X, y = subset("breast_cancer", 150, seed=14)
+    model = SVCPath(C_min=1e-3, C_max=1e2, kernel=kernel, **params).fit(X, y)
+    check_against_reference(model, X, y, np.exp(np.random.default_rng(6).uniform(np.log(1e-3), np.log(1e2), 8)))
 
 
 def test_every_breakpoint_is_kkt_exact():
