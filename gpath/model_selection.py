@@ -416,7 +416,14 @@ class SVCPathCV(ClassifierMixin, BaseEstimator):
         gammas = self.gammas
         if isinstance(gammas, (str, bytes)) or not hasattr(gammas, "__len__") or len(gammas) == 0:
             raise ValueError(f"gammas must be a non-empty sequence of numbers > 0, 'scale' or 'auto'; got {gammas!r}")
-        return [_resolved_gamma(self.kernel, g, self.degree, self.coef0, X) for g in gammas]
+        Kernel.from_params(self.kernel, 1.0, self.degree, self.coef0, X)  # kernel, degree, coef0 first
+        resolved = []
+        for i, g in enumerate(gammas):
+            try:
+                resolved.append(_resolved_gamma(self.kernel, g, self.degree, self.coef0, X))
+            except ValueError as exc:
+                raise ValueError(f"gammas[{i}]: {exc}") from None
+        return resolved
 
     def fit(self, X, y, groups=None):
         """Compute the exact CV error over C for every gamma and pick the best (C, gamma).

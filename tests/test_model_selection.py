@@ -154,6 +154,19 @@ def test_svcpathcv_is_never_worse_than_grid_search(grid_problem, local_search):
     np.testing.assert_array_equal(search.predict(X[:20]), best.predict(X[:20]))
 
 
+def test_svcpathcv_on_every_backend_equals_numpy(backend):
+    X, y = waterflow(150, seed=9)
+    cv = StratifiedKFold(3, shuffle=True, random_state=4)
+    ref = SVCPathCV(C_min=0.1, C_max=100.0, gammas=[1.0, 10.0], cv=cv).fit(X, y)
+    mine = SVCPathCV(C_min=0.1, C_max=100.0, gammas=[1.0, 10.0], cv=cv).fit(backend.asarray(X), backend.asarray(y))
+    assert (mine.best_gamma_, mine.best_score_) == (ref.best_gamma_, ref.best_score_)
+    assert mine.best_C_ == pytest.approx(ref.best_C_, rel=1e-9)
+    for a, b in zip(mine.cv_error_paths_, ref.cv_error_paths_):
+        np.testing.assert_allclose(a.Cs, b.Cs, rtol=1e-9)
+        np.testing.assert_array_equal(a.error, b.error)
+    backend.check(mine.decision_function(backend.asarray(X[:4])), (4,))
+
+
 def test_svcpathcv_on_a_dask_cluster_equals_the_local_run():
     """joblib's Dask backend on a LocalCluster of 2 worker processes (as CI runs it)."""
     distributed = pytest.importorskip("distributed")
@@ -179,7 +192,8 @@ def test_svcpathcv_on_a_dask_cluster_equals_the_local_run():
 
 def test_svcpathcv_refuses_bad_parameters():
     X, y = waterflow(60, seed=7)
-    for kw, needle in [(dict(gammas=[]), "gammas"), (dict(gammas="scale"), "gammas"), (dict(gammas=[-1.0]), "gamma"),
+    for kw, needle in [(dict(gammas=[]), "gammas"), (dict(gammas="scale"), "gammas"), (dict(gammas=[1.0, -1.0]), r"gammas\[1\]: gamma must be"),
+                       (dict(kernel="sigmoid"), "kernel must be"),
                        (dict(refit="no"), "refit"), (dict(C_min=0.0), "C_min")]:
         with pytest.raises(ValueError, match=needle):
             SVCPathCV(**kw).fit(X, y)
