@@ -10,7 +10,8 @@
     python benchmarks/run.py --quick          # a smoke run of every table
 
 The accuracy experiments (`outlier_path.py` without `--timing-only`), MID against SID
-(`sliding_window.py`) and the 10,000-update soak (`soak.py`) are separate scripts.
+(`sliding_window.py`), the 10,000-update soak (`soak.py`) and model selection against
+scikit-learn's grid of LIBSVM fits (`model_selection.py`) are separate scripts.
 """
 
 from __future__ import annotations

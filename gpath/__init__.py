@@ -1,7 +1,9 @@
 """gpath: exact SVM solutions and solution paths by path following, on the array API."""
 
+from . import model_selection
 from ._path import PathError, PathStats
 from .cache import CacheFullError
+from .cpath import CPath, SVCPath
 from .incremental import IncrementalSVC
 from .linalg import SingularMarginError
 from .persistence import load, save
@@ -13,6 +15,7 @@ __version__ = "0.1.0"
 __all__ = [
     "CCCPRobustSVC",
     "CCCPRobustSVR",
+    "CPath",
     "CacheFullError",
     "IncrementalSVC",
     "NotSeparableError",
@@ -21,10 +24,12 @@ __all__ = [
     "PathStats",
     "RobustSVC",
     "RobustSVR",
+    "SVCPath",
     "SimpleSVC",
     "SimpleStats",
     "SingularMarginError",
     "__version__",
     "load",
+    "model_selection",
     "save",
 ]

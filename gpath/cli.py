@@ -1,4 +1,4 @@
-"""Command-line interface: ``gpath demo``, ``gpath path`` and ``gpath --version``.
+"""Command-line interface: ``gpath demo``, ``gpath path``, ``gpath select`` and ``gpath --version``.
 
 ``gpath demo``: the online time-series experiment of Karasuyama & Takeuchi (2009),
 section 4.2, on river's WaterFlow series: a sliding window updated by MID-SVM and by
@@ -7,9 +7,12 @@ SID-SVM, against a LIBSVM retrain of the same window, with every model checked.
 ``gpath path``: an outlier path (Suzumura et al. 2015) on a real data set with the paper's
 noise protocol, model selection on the validation set, and a plot of the path.
 
+``gpath select``: the exact 10-fold cross-validation error over C for several gammas (the
+paper's section 4.2, Figure 7, continuous in C instead of 7 values) and the chosen (C, gamma).
+
 Every option is checked before anything runs (bad values are argparse errors, exit code 2);
-:func:`run_demo` and :func:`run_path` check their arguments the same way and raise
-:class:`UsageError` (a ValueError).
+:func:`run_demo`, :func:`run_path` and :func:`run_select` check their arguments the same way
+and raise :class:`UsageError` (a ValueError).
 """
 
 from __future__ import annotations
@@ -436,6 +439,124 @@ def _plot_path(model, path_file, name, data) -> None:
     plt.close(fig)
 
 
+SELECT_DATA = ("waterflow", "breast_cancer", "digits", "bananas")
+
+
+def _select_data(name: str):
+    """(X, y) of a data set ``gpath select`` offers (labels 0/1)."""
+    from .datasets import load_bananas, load_digits_binary, load_waterflow_direction
+
+    if name == "waterflow":
+        return load_waterflow_direction()
+    if name == "digits":
+        return load_digits_binary()
+    if name == "bananas":
+        return load_bananas()
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    return (X - X.mean(0)) / X.std(0), y
+
+
+def run_select(data="waterflow", C_min=0.1, C_max=1e4, gammas=(0.1, 1.0, 10.0, 100.0), folds=10, seed=0,
+               n_jobs=None, plot=None, out=None):
+    """The exact k-fold CV error over C for several gammas, and the chosen (C, gamma).
+
+    Parameters
+    ----------
+    data : {"waterflow", "breast_cancer", "digits", "bananas"}, default "waterflow"
+        WaterFlow as in ``gpath demo`` (7 hourly lags scaled to [0, 1] -> will the flow rise?);
+        breast cancer standardized; digits >= 5 (pixels in [0, 1]); Bananas (5,300 points).
+    C_min, C_max : float, default 0.1 and 1e4
+        The range of C (finite, > 0, C_min <= C_max).
+    gammas : sequence of float, default (0.1, 1, 10, 100)
+        RBF widths, each a finite number > 0.
+    folds : int, default 10
+        Stratified folds (>= 2), shuffled with ``seed``.
+    seed : int, default 0
+        In [0, 2**32 - 1].
+    n_jobs : int or None
+        joblib's n_jobs for the (gamma, fold) paths.
+    plot : str or None
+        Figure of the CV error curves (format by its suffix), in an existing folder.
+    out : file or None
+
+    Returns
+    -------
+    search : gpath.model_selection.SVCPathCV
+        Fitted (with ``refit=False``: the command reports the choice).
+
+    Raises
+    ------
+    UsageError (a ValueError)
+        A bad argument, found before anything runs: the message names the option.
+    """
+    from sklearn.model_selection import StratifiedKFold
+
+    from .model_selection import SVCPathCV
+
+    out = sys.stdout if out is None else out
+    if data not in SELECT_DATA:
+        raise UsageError(f"--data must be one of {list(SELECT_DATA)}; got {data!r}")
+    C_min = _checked("--C-min", positive_float, C_min)
+    C_max = _checked("--C-max", positive_float, C_max)
+    if C_min > C_max:
+        raise UsageError(f"--C-min must be <= --C-max; got {C_min:g} and {C_max:g}")
+    gammas = [_checked("--gammas", positive_float, g) for g in gammas]
+    if not gammas:
+        raise UsageError("--gammas needs at least one value")
+    folds = _checked("--folds", int_at_least(2), folds)
+    seed = _checked("--seed", seed_value, seed)
+    if n_jobs is not None:
+        n_jobs = _checked("--n-jobs", int_at_least(1), n_jobs)
+    if plot:
+        plot = _checked("--plot", plot_file, plot)
+    X, y = _select_data(data)
+    cv = StratifiedKFold(folds, shuffle=True, random_state=seed)
+    start = time.perf_counter()
+    search = SVCPathCV(C_min=C_min, C_max=C_max, gammas=gammas, cv=cv, n_jobs=n_jobs, refit=False).fit(X, y)
+    seconds = time.perf_counter() - start
+    print(f"{data}: {X.shape[0]} points, {X.shape[1]} features; exact {folds}-fold CV error of the RBF C-SVC "
+          f"for C in [{C_min:g}, {C_max:g}]", file=out)
+    print(f"{'gamma':>8} {'best C':>10} {'CV error':>9} {'at C_min':>9} {'at C_max':>9} {'knots':>6} "
+          f"{'bp/fold':>8} {'s':>6}", file=out)
+    for curve in search.cv_error_paths_:
+        print(f"{curve.gamma:>8g} {curve.best_C:>10.4g} {curve.best_error:>9.4f} {curve.error[0]:>9.4f} "
+              f"{curve.error[-1]:>9.4f} {curve.Cs.size:>6} {curve.n_breakpoints.mean():>8.0f} {curve.time:>6.2f}",
+              file=out)
+    print(f"chosen: C = {search.best_C_:.6g}, gamma = {search.best_gamma_:g} (CV error {1 - search.best_score_:.4f}, "
+          f"exact on the interval [{_best_interval(search)}]); {seconds:.1f} s", file=out)
+    if plot:
+        _plot_select(search, plot, data, folds)
+        print(f"plot written to {plot}", file=out)
+    return search
+
+
+def _best_interval(search) -> str:
+    curve = search.cv_error_paths_[search.best_index_]
+    i = int(np.argmin(curve.error))
+    return f"{curve.Cs[i]:.6g}, {curve.Cs[i + 1]:.6g}"
+
+
+def _plot_select(search, path, data, folds) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for curve in search.cv_error_paths_:
+        ax.stairs(curve.error, curve.Cs, baseline=None, label=f"γ = {curve.gamma:g}", lw=1.2)
+    ax.plot([search.best_C_], [1 - search.best_score_], "k*", ms=12,
+            label=f"chosen: C = {search.best_C_:.3g}, γ = {search.best_gamma_:g}")
+    ax.set(xscale="log", xlabel="C", ylabel=f"{folds}-fold CV error",
+           title=f"Exact cross-validation error over C on {data} (step function, every knot exact)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 DESCRIPTION = """\
 Exact SVM solution paths on NumPy or CuPy: the experiments of gpath's papers, run on real
 data with every model checked against an exact reference.
@@ -444,6 +565,8 @@ data with every model checked against an exact reference.
                series (Karasuyama & Takeuchi 2009, section 4.2)
   gpath path   an outlier path of robust SVC/SVR with model selection and a plot
                (Suzumura et al. 2015)
+  gpath select the exact 10-fold CV error over C for several gammas and the chosen
+               (C, gamma) (Hastie et al. 2004; Karasuyama & Takeuchi 2009, Figure 7)
 
 Run 'gpath <command> --help' for its options."""
 
@@ -516,17 +639,43 @@ def build_parser() -> argparse.ArgumentParser:
                          help="also write a figure of the path and the validation curve to FILE (format by "
                               "suffix: .png, .pdf, .svg, ...; the folder must exist) (default: no plot)")
     outlier.set_defaults(parser=outlier)
+    select = sub.add_parser(
+        "select", formatter_class=_HelpFormatter,
+        help="exact k-fold CV error over C for several gammas, and the chosen (C, gamma)",
+        description="The exact cross-validation error of the RBF C-SVC as a function of C (one C path per "
+                    "fold, Hastie et al. 2004; every held-out sign change solved in closed form) for several "
+                    "gammas: Figure 7 of Karasuyama & Takeuchi (2009), continuous in C, and the (C, gamma) of "
+                    "least CV error.",
+    )
+    select.add_argument("--data", choices=SELECT_DATA, default="waterflow",
+                        help="data set (waterflow: will the hourly flow rise? as in 'gpath demo')")
+    select.add_argument("--C-min", type=positive_float, default=0.1, help="start of the C range (> 0)")
+    select.add_argument("--C-max", type=positive_float, default=1e4, help="end of the C range (>= --C-min)")
+    select.add_argument("--gammas", type=positive_float, nargs="+", default=[0.1, 1.0, 10.0, 100.0], metavar="G",
+                        help="RBF gammas to compare (each > 0)")
+    select.add_argument("--folds", type=int_at_least(2), default=10, help="stratified folds (>= 2)")
+    select.add_argument("--seed", type=seed_value, default=0,
+                        help="seed of the fold shuffle (an integer in [0, 2**32 - 1])")
+    select.add_argument("--n-jobs", type=int_at_least(1), metavar="N",
+                        help="run the (gamma, fold) paths on N processes (joblib) (default: one)")
+    select.add_argument("--plot", type=plot_file, metavar="FILE",
+                        help="also write the CV error curves to FILE (format by suffix: .png, .pdf, .svg, ...; "
+                             "the folder must exist) (default: no plot)")
+    select.set_defaults(parser=select)
     return parser
 
 
 def main(argv=None) -> int:
-    """Entry point of the ``gpath`` command (``gpath demo``, ``gpath path``, ``gpath
-    --version``); returns 0. Bad options, and a missing package of the ``demo`` extra (the
-    message names ``pip install 'gpath[demo]'``), end in an argparse error (exit code 2)
+    """Entry point of the ``gpath`` command (``gpath demo``, ``gpath path``, ``gpath select``,
+    ``gpath --version``); returns 0. Bad options, and a missing package of the ``demo`` extra
+    (the message names ``pip install 'gpath[demo]'``), end in an argparse error (exit code 2)
     before anything runs."""
     args = build_parser().parse_args(argv)
     try:
-        if args.command == "path":
+        if args.command == "select":
+            run_select(data=args.data, C_min=args.C_min, C_max=args.C_max, gammas=args.gammas, folds=args.folds,
+                       seed=args.seed, n_jobs=args.n_jobs, plot=args.plot)
+        elif args.command == "path":
             run_path(data=args.data, path=args.path, C=args.C, kernel=args.kernel, seed=args.seed, plot=args.plot)
         else:
             run_demo(C=args.C, gamma=args.gamma, window=args.window, step=args.step, device=args.device,

@@ -116,7 +116,7 @@ def test_help_describes_every_option_with_its_default(monkeypatch):
     assert "The ``gpath`` command" not in parser.format_help()
     assert "gpath demo" in parser.description and "gpath path" in parser.description
     subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    assert {c.dest for c in subparsers._choices_actions} == {"demo", "path"}
+    assert {c.dest for c in subparsers._choices_actions} == {"demo", "path", "select"}
     assert all(c.help for c in subparsers._choices_actions)
     for name, sub in subparsers.choices.items():
         assert sub.description

@@ -88,7 +88,8 @@ def test_dependencies_and_extras():
     names = {k: {re.split(r"[<>=\[ ]", d)[0] for d in v} for k, v in extras.items()}
     assert names["demo"] == {"river", "dabl", "matplotlib", "tqdm"}
     assert names["river"] == {"river"} and "cupy-cuda12x" in names["cuda"]
-    assert "gpath[demo,river]" in extras["test"]
+    assert names["dask"] == {"dask", "distributed"}
+    assert "gpath[demo,river,dask]" in extras["test"]
 
 
 def _readme_setup_commands():

@@ -1,0 +1,220 @@
+"""The C-path loop compiled for NumPy arrays (:mod:`gpath._cpath`).
+
+:meth:`gpath._cpath._CPathRun.run` is the readable loop, run for every other namespace; this is
+the same loop, step for step and with the same tie rule, compiled with Numba, so that a
+breakpoint costs its arithmetic and no interpreter time. It keeps the books of the Python side
+in place (the factor's arrays, the active set's slots, the cache's bookkeeping, the state's
+margins, levels, α and sets, the run's driver u, δ and set I, and the path record) and uses the
+compiled pieces of the MID loop to enter and leave the margin set
+(:func:`gpath._mid_numba._enter`, :func:`gpath._mid_numba._leave`). It returns to Python at
+the end, or before what it does not handle — an entry that needs a new cache slot or factor
+row, a tiny pivot, a factor to refactor, the periodic round-off check, a full record — and
+Python does that step with the readable code and carries on (or raises, for a broken
+invariant). Tests hold the
+two loops to the same events.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ._engine import _step
+from ._mid_numba import BOUND_LOWER, BOUND_UPPER, CROSSING, _enter, _leave, _place
+from ._ratio import first_bound_hit
+from .linalg import _MAX_RESIDUAL, factor_solve
+
+__all__ = ["follow"]
+
+# What the loop returns.
+DONE, APPLY, REFACTOR, CYCLING, EMPTY, REFINE, GROW = range(7)
+_O, _M, _I = 0, 1, 2
+_KINDS = {"rbf": 0, "linear": 1, "poly": 2}
+
+
+@njit(cache=True)
+def _add_column(u, scale, data, slot, rows):
+    """u += scale · Q[:, owner of slot] (the column in training order)."""
+    identity = rows.shape[0] == 0
+    for i in range(u.shape[0]):
+        u[i] += scale * data[slot, i if identity else rows[i]]
+
+
+@njit(cache=True)
+def _record(rec, C, b, m, alpha, in_I, w):
+    """Append the path point (C, α with α = C w on I, b, |M|)."""
+    rec_C, rec_b, rec_m, rec_alpha, rints = rec
+    r = rints[0]
+    rec_C[r], rec_b[r], rec_m[r] = C, b, m
+    for i in range(alpha.shape[0]):
+        rec_alpha[r, i] = C * w[i] if in_I[i] else alpha[i]
+    rints[0] = r + 1
+
+
+@njit(cache=True)
+def run(state, factor, slots, cache, kernel, mid_path, cpath, work, events, rec):
+    """Follow C until C_max (DONE) or until Python is needed (the other statuses; for APPLY the
+    event is in ``cints`` 4–6 and its step in ``cfloats`` 5).
+
+    ``cpath`` = (u, w, in_I, cints, cfloats) with cints = [breakpoints, zero-length steps in a
+    row, events logged, most breakpoints, event kind, point, upward, check every] and
+    cfloats = [C, C_max, b, δ, round-off level of δ, last step]; ``rec`` = (Cs, b, |M|, α,
+    [points recorded]) with room for at least one more point."""
+    yf, lo, hi, y, alpha, upper, where = state
+    R, Q, fy, g, basis, qs, fwork, xs, buf, fints, ffloats = factor
+    data, top, rows, owner, used, slot_of, free, counts, protected, written, limits = cache
+    u, w, in_I, cints, cfloats = cpath
+    psi, prod, rhs, x, col = work
+    n = yf.shape[0]
+    while True:
+        if rec[4][0] == rec[0].shape[0]:
+            return GROW
+        if cints[0] > cints[3] or cints[1] > 2 * n + 10:
+            return CYCLING
+        C, C_max, b = cfloats[0], cfloats[1], cfloats[2]
+        delta = cfloats[3] if abs(cfloats[3]) > cfloats[4] else 0.0
+        m = fints[0]
+        if m == 0 and delta != 0.0:
+            return EMPTY
+        members = basis[:m]
+        t_b, k_b, up_b = math.inf, -1, True
+        if m:
+            rhs[0] = delta
+            for i in range(m):
+                rhs[1 + i] = u[members[i]]
+            if factor_solve(R, Q, fy, g, basis, qs, fwork, xs, buf, fints, ffloats, rhs[: m + 1], x[: m + 1],
+                            True) > _MAX_RESIDUAL:
+                return REFACTOR
+            for i in range(m + 1):
+                x[i] = -x[i]
+            # gpath._cpath._CPathRun._bound_hit: α_j ∈ [0, ∞) and the slack C w_j − α_j ∈ [0, ∞).
+            values, rates = np.empty(2 * m), np.empty(2 * m)
+            ids = np.empty(2 * m, dtype=np.int64)
+            for i in range(m):
+                p = members[i]
+                values[i], values[m + i] = alpha[p], C * w[p] - alpha[p]
+                rates[i], rates[m + i] = x[1 + i], w[p] - x[1 + i]
+                ids[i], ids[m + i] = p, p
+            t_b, j, _ = first_bound_hit(values, rates, np.zeros(2 * m), np.full(2 * m, np.inf), ids, 1.0)
+            if j >= 0:
+                k_b, up_b = members[j % m], j >= m
+        else:
+            x[0] = 0.0
+        limit = C_max - C
+        t_c, k_c, up_c = _step(yf, lo, hi, data, top, rows, slots[:m], x[1 : m + 1], x[0], y, 1.0, u,
+                               min(t_b, limit), prod, psi)
+        # gpath._ratio.first_event, not taken at the limit.
+        if t_c < t_b or (t_c == t_b and k_c < k_b):
+            t, kind, k, up = t_c, CROSSING, k_c, up_c
+        else:
+            t, kind, k, up = t_b, (BOUND_UPPER if up_b else BOUND_LOWER), k_b, up_b
+        if t > limit or t == limit or k < 0:
+            t, k = limit, -1
+        C_new = C_max if k < 0 else C + t
+        for i in range(m):
+            p = members[i]
+            alpha[p] = min(max(alpha[p] + t * x[1 + i], 0.0), C_new * w[p])
+        cfloats[2] = b + t * x[0]
+        cfloats[0] = C_new
+        cfloats[5] = t
+        if k < 0:
+            return DONE
+        cints[0] += 1
+        cints[1] = cints[1] + 1 if t == 0.0 else 0
+        cints[4], cints[5], cints[6] = kind, k, up
+        if events.shape[1] > cints[2]:
+            events[0, cints[2]], events[1, cints[2]] = kind, k
+            cints[2] += 1
+        if kind == CROSSING:
+            # gpath._cpath._CPathRun._margin_insert
+            if _enter(k, state, factor, slots, cache, kernel, mid_path, col):
+                return APPLY
+            if in_I[k]:
+                alpha[k] = C_new * w[k]
+                in_I[k] = False
+                _add_column(u, -w[k], data, slot_of[k], rows)
+                cfloats[3] -= y[k] * w[k]
+            _place(k, _M, where, lo, hi, upper)
+            yf[k] = 1.0
+        else:
+            j = 0
+            while basis[j] != k:
+                j += 1
+            if up:  # M -> I: its column joins u
+                _add_column(u, w[k], data, slot_of[k], rows)
+                cfloats[3] += y[k] * w[k]
+                in_I[k] = True
+                alpha[k] = C_new * w[k]
+            else:
+                alpha[k] = 0.0
+            _leave(k, j, factor, slots, cache)
+            _place(k, _I if up else _O, where, lo, hi, upper)
+        if t > 0.0:
+            _record(rec, C_new, cfloats[2], fints[0], alpha, in_I, w)
+        if cints[0] % cints[7] == 0:
+            return REFINE
+
+
+def follow(path_run) -> None:
+    """Run a :class:`gpath._cpath._CPathRun` on NumPy arrays with the compiled loop. Raises what
+    the readable loop raises."""
+    from ._cpath import _CHECK_EVERY
+
+    s = path_run.s
+    n = s.n
+    k = s.kernel
+    kernel = (s.X, _KINDS[k.kind], float(k.gamma), float(k.degree), float(k.coef0), float(k.offset), s.ridge)
+    # _enter reads the columns of points being added from a MID path: there are none here.
+    mid_path = (np.zeros(1), np.zeros((n, 1)), np.full(n, -1, dtype=np.int64), np.zeros(1, dtype=np.int64),
+                np.zeros(1), np.zeros(10, dtype=np.int64), np.zeros(4))
+    recording = path_run.events is not None
+    max_breakpoints = 50 * (n + 10)
+    events = np.zeros((2, max_breakpoints + 2 if recording else 0), dtype=np.int64)
+    names = {BOUND_LOWER: "bound", BOUND_UPPER: "bound", CROSSING: "crossing"}
+    while True:
+        rec = path_run.record_with_room()
+        cache, factor, active = s.cache, s.factor, s.active
+        capacity = factor.arrays[0].shape[0]
+        if active._slots.shape[0] < capacity:
+            active._slots = np.concatenate([active._slots, np.zeros(capacity - active._slots.shape[0], np.int64)])
+        txn = cache._txn
+        written = txn.written if txn is not None and txn.open and cache.data is txn.buffer else _NO_SLOTS
+        limits = np.array([-1 if cache.max_columns is None else cache.max_columns], dtype=np.int64)
+        cache_arrays = (cache.data, cache.top, _EMPTY_ROWS if cache.rows_host is None else cache.rows_host,
+                        cache.owner, cache.used, cache.slot_of, cache.free, cache.counts, cache._protected(),
+                        written, limits)
+        cints = np.array([path_run.n_breakpoints, path_run.zero_steps, 0, max_breakpoints, 0, 0, 0, _CHECK_EVERY],
+                         dtype=np.int64)
+        cfloats = np.array([s.C, path_run.C_max, s.b, path_run.delta, path_run.delta_tiny, 0.0])
+        state = (s.yf, s.lo, s.hi, s.y, s.alpha, s.upper, s.where)
+        work = (np.empty(n), np.empty(cache.data.shape[1]), np.empty(capacity + 1), np.empty(capacity + 1),
+                np.empty(n))
+        status = run(state, factor.arrays, active._slots, cache_arrays, kernel, mid_path,
+                     (path_run.u, path_run.w, path_run.in_I, cints, cfloats), work, events, rec)
+        path_run.n_breakpoints, path_run.zero_steps = int(cints[0]), int(cints[1])
+        s.C, s.b, path_run.delta = float(cfloats[0]), float(cfloats[2]), float(cfloats[3])
+        cache.n_columns_computed += int(mid_path[5][3])
+        mid_path[5][3] = 0
+        if recording:
+            path_run.events.extend((names[int(kind)], int(point)) for kind, point in events[:, : cints[2]].T)
+        if status == DONE:
+            return
+        if status == GROW:
+            continue  # record_with_room grows it
+        if status == REFACTOR:
+            factor.refactor()
+        elif status == CYCLING:
+            raise path_run.cycling()
+        elif status == EMPTY:
+            raise path_run.empty_margin_error()
+        elif status == REFINE:
+            path_run._refine()
+        else:  # APPLY: the event the loop could not apply, then what follows it there
+            kind = "crossing" if cints[4] == CROSSING else "bound"
+            path_run._apply((kind, int(cints[5]), bool(cints[6])))
+            path_run.after_event(float(cfloats[5]))
+
+_EMPTY_ROWS = np.zeros(0, dtype=np.int64)
+_NO_SLOTS = np.zeros(0, dtype=bool)

@@ -1,0 +1,317 @@
+"""SVCPath: the exact C regularization path of a kernel C-SVC (Hastie et al. 2004).
+
+The estimator validates its input and publishes the path; the path itself is
+:func:`gpath._cpath.c_path`, started from SimpleSVM's exact solution at C_min.
+"""
+
+from __future__ import annotations
+
+import time
+from numbers import Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
+
+from ._array_api import get_namespace_and_device, to_host
+from ._cpath import CPath, CVErrorPath, c_path, decision_values, error_steps, interpolate, mean_error_steps
+from ._simplesvm import simple_svm
+from ._validation import (
+    check_feature_names,
+    check_labels,
+    check_positive,
+    check_X,
+    feature_names,
+    signed_labels,
+)
+from .kernels import Kernel
+
+__all__ = ["CPath", "CVErrorPath", "SVCPath"]
+
+
+def start_state(X, y, kernel, C_min, ridge):
+    """The exact solution at C_min by SimpleSVM, as the C path starts from it.
+
+    Parameters
+    ----------
+    X : device array of shape (n_samples, n_features), float64
+    y : device array of shape (n_samples,), float64, ±1 (both signs)
+    kernel : Kernel
+    C_min, ridge : float
+
+    Returns
+    -------
+    SVCState
+        With an unambiguous margin set (``release_bounded_margin``), compacted cache and
+        margins refined from α.
+    """
+    state, _ = simple_svm(X, y, kernel, C_min, ridge, random_state=np.random.RandomState(0))
+    state.release_bounded_margin()
+    state.active.compact()
+    state.refine()
+    return state
+
+
+def check_C_range(C_min, C_max) -> tuple[float, float]:
+    """``(C_min, C_max)`` as floats: both finite and > 0, C_min ≤ C_max; ValueError otherwise."""
+    C_min, C_max = check_positive(C_min, "C_min"), check_positive(C_max, "C_max")
+    if C_min > C_max:
+        raise ValueError(f"C_min must be <= C_max; got C_min={C_min!r} and C_max={C_max!r}")
+    return C_min, C_max
+
+
+class SVCPath(ClassifierMixin, BaseEstimator):
+    """The exact C regularization path of a binary kernel C-SVC.
+
+    Solves ``min ½ αᵀQα − 1ᵀα`` s.t. ``0 ≤ α ≤ C``, ``yᵀα = 0`` (``Q_ij = y_i y_j K(x_i, x_j)
+    + ridge·[i = j]``) for every C in [C_min, C_max] at once. With the kernel fixed, α(C) and
+    b(C) are piecewise linear in C: :meth:`fit` starts from the exact solution at C_min
+    (SimpleSVM, :class:`gpath.SimpleSVC`) and follows C to C_max, passing one breakpoint per
+    change of the index sets O, M, I (a margin coefficient reaching 0 or C, a point of O or I
+    reaching y f = 1, an empty margin set). Between breakpoints linear interpolation is exact,
+    so :meth:`decision_function` and :meth:`predict` are exact at any C in the range, and
+    :meth:`select` finds the exact validation error as a function of C.
+
+    Arrays stay in the namespace and on the device of the ``X`` given to :meth:`fit`; the path
+    record (``path_``) and the small linear systems are on the host, in float64.
+
+    Parameters
+    ----------
+    C_min : float, default 0.01
+        Start of the path, finite and > 0.
+    C_max : float, default 1000.0
+        End of the path, finite, ≥ C_min (C_min = C_max gives a path of one point).
+    kernel : {"rbf", "linear", "poly"}, default "rbf"
+    gamma : float or {"scale", "auto"}, default "scale"
+        As in scikit-learn's SVC (``"scale"`` resolved on the X given to :meth:`fit`).
+    degree : int, default 3
+    coef0 : float, default 0.0
+    ridge : float, default 1e-6
+        Added to the kernel diagonal, as in :class:`gpath.IncrementalSVC`: duplicate margin
+        points keep the margin matrix 𝐌 nonsingular. The path is the exact one for the kernel
+        ``K + ridge·I`` on the training points; predictions use ``K``.
+
+    Attributes
+    ----------
+    path_ : CPath
+        ``Cs`` (n_points,), ``alpha`` (n_points, n_samples), ``intercept`` (n_points,),
+        ``margin_size``, ``n_breakpoints``, ``n_refinements`` and ``time`` (seconds, start
+        included).
+    C_ : float
+        The C that :meth:`predict` and :meth:`decision_function` use by default: C_max after
+        :meth:`fit`, the selected C after :meth:`select`.
+    validation_error_ : CVErrorPath
+        After :meth:`select`: the exact validation error over C (one "fold").
+    classes_ : ndarray of shape (2,)
+    kernel_ : Kernel
+        The kernel with ``gamma`` resolved.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,), object
+        Column names of the pandas DataFrame given to ``fit`` (only then).
+
+    References
+    ----------
+    T. Hastie, S. Rosset, R. Tibshirani and J. Zhu, "The entire regularization path for the
+    support vector machine", JMLR 5 (2004) 1391–1415 (the path in λ = 1/C, sections 3–4).
+    M. Karasuyama and I. Takeuchi, "Multiple incremental decremental learning of support
+    vector machines", NIPS 2009, eqs. 10–11 and section 3.3 (the direction and the empty
+    margin, in the notation used here). S. V. N. Vishwanathan, A. J. Smola and M. N. Murty,
+    "SimpleSVM", ICML 2003 (the start at C_min).
+
+    Examples
+    --------
+    >>> from gpath import SVCPath
+    >>> from gpath.datasets import load_waterflow_direction
+    >>> X, y = load_waterflow_direction()
+    >>> model = SVCPath(C_min=0.1, C_max=100.0, gamma=10.0).fit(X[:300], y[:300])
+    >>> model.select(X[300:600], y[300:600]).C_  # doctest: +SKIP
+    """
+
+    def __init__(self, C_min=0.01, C_max=1000.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, ridge=1e-6):
+        self.C_min = C_min
+        self.C_max = C_max
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.ridge = ridge
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def _check_params(self) -> dict:
+        C_min, C_max = check_C_range(self.C_min, self.C_max)
+        return {"C_min": C_min, "C_max": C_max, "ridge": check_positive(self.ridge, "ridge", allow_zero=True)}
+
+    # ------------------------------------------------------------------ fitting
+    def fit(self, X, y):
+        """Compute the C path on (X, y).
+
+        Parameters
+        ----------
+        X : array of shape (n_samples, n_features)
+            Any array-API array (NumPy, CuPy, ...) or array-like; converted to float64.
+        y : array-like of shape (n_samples,)
+            Exactly two distinct labels.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            A bad parameter (naming it: C_min, C_max, ridge, kernel, gamma, degree, coef0),
+            C_min > C_max, X not 2-D or with NaN or inf, y of another length or without
+            exactly two classes. Checked before anything is computed; a failed fit leaves
+            the estimator as it was.
+        TypeError
+            X sparse or not numeric.
+        PathError, SingularMarginError
+            A numerical failure (degenerate cycling; duplicate margin points with
+            ``ridge=0``); the estimator is then unchanged.
+        """
+        start = time.perf_counter()
+        name = type(self).__name__
+        params = self._check_params()
+        names = feature_names(X)
+        X, xp, device = check_X(X, owner=name)
+        labels, classes = check_labels(y, X.shape[0], owner=name)
+        kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X)
+        state = start_state(X, signed_labels(labels, classes, xp, device), kernel, params["C_min"], params["ridge"])
+        return self._follow(state, params["C_max"], classes, names, start)
+
+    def _follow(self, state, C_max, classes, names, start):
+        """Follow the exact solution ``state`` at C_min to C_max and publish the path (all
+        attributes at once, so that a failure changes nothing)."""
+        path = c_path(state, C_max, start_time=start)
+        fitted = {"path_": path, "C_": float(path.Cs[-1]), "classes_": classes, "kernel_": state.kernel,
+                  "n_features_in_": int(state.X.shape[1]), "_X": state.X, "_y_host": state.y_host.copy()}
+        for key in ("feature_names_in_", "validation_error_"):
+            self.__dict__.pop(key, None)
+        if names is not None:
+            fitted["feature_names_in_"] = names
+        self.__dict__.update(fitted)
+        return self
+
+    # ------------------------------------------------------------------ evaluation
+    def _check_C(self, C) -> float:
+        Cs = self.path_.Cs
+        if not (isinstance(C, Real) and not isinstance(C, bool) and Cs[0] <= C <= Cs[-1]):
+            raise ValueError(f"C must be a real number in [C_min, C_max] = [{Cs[0]:g}, {Cs[-1]:g}] of the "
+                             f"fitted path; got {C!r}")
+        return float(C)
+
+    def _check_input(self, X, name="X"):
+        check_feature_names(self, X, name)
+        xp, device = get_namespace_and_device(self._X)
+        return check_X(X, name, self.n_features_in_, xp, device, owner=type(self).__name__)[0]
+
+    def decision_function(self, X, C=None):
+        """Decision values ``f(x) = Σ_j α_j(C) y_j K(x, x_j) + b(C)`` on the path.
+
+        Parameters
+        ----------
+        X : array of shape (n_samples, n_features)
+            In the namespace and on the device of the training X.
+        C : float or None
+            Where on the path, in [C_min, C_max]; α(C), b(C) are interpolated linearly
+            between the breakpoints around C, which is exact. None: ``C_``.
+
+        Returns
+        -------
+        f : array of shape (n_samples,), float64
+            Positive for ``classes_[1]``; in the namespace and on the device of X.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+        ValueError
+            C outside [C_min, C_max] or not a real number; X with another number of features
+            than in ``fit``, with NaN or inf, or (fitted on a DataFrame) other column names.
+        TypeError
+            X not numeric, or in another namespace or on another device than the model.
+        """
+        check_is_fitted(self, "path_")
+        C = self.C_ if C is None else self._check_C(C)
+        X = self._check_input(X)
+        alpha, b = interpolate(self.path_, C)
+        xp, device = get_namespace_and_device(self._X)
+        return decision_values(self.kernel_, self._X, self._y_host, alpha[None, :], [b], X, xp, device)[:, 0]
+
+    def predict(self, X, C=None):
+        """Class labels at C: ``classes_[1]`` where ``decision_function(X, C) > 0``.
+
+        Parameters
+        ----------
+        X : array of shape (n_samples, n_features)
+        C : float or None
+            As in :meth:`decision_function`.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,) (host NumPy)
+
+        Raises
+        ------
+        As :meth:`decision_function`.
+        """
+        f = self.decision_function(X, C)
+        return self.classes_[(to_host(f) > 0).astype(int)]
+
+    def _validation_steps(self, X_val, y_val):
+        """``(knots, errors, n_val)``: the misclassified points of (X_val, y_val) as a step
+        function of C (:func:`gpath._cpath.error_steps`), and the number of points.
+
+        Raises
+        ------
+        As :meth:`select`.
+        """
+        check_is_fitted(self, "path_")
+        X_val = self._check_input(X_val, "X_val")
+        labels, _ = check_labels(y_val, X_val.shape[0], "y_val", self.classes_, x_name="X_val")
+        xp, device = get_namespace_and_device(self._X)
+        p = self.path_
+        F = to_host(decision_values(self.kernel_, self._X, self._y_host, p.alpha, p.intercept, X_val, xp, device))
+        knots, errors = error_steps(p.Cs, F, labels == self.classes_[1])
+        return knots, errors, int(X_val.shape[0])
+
+    def select(self, X_val, y_val):
+        """Pick the C of least validation error; sets ``C_`` and ``validation_error_``.
+
+        The validation error is exact at every C: each validation decision value is linear
+        in C between breakpoints, so the C where it changes sign is solved in closed form, and
+        the error is a step function of C with a knot at each such C. ``C_`` is the
+        geometric middle of the best interval (the one of smallest C among ties).
+
+        Parameters
+        ----------
+        X_val : array of shape (n_val, n_features)
+        y_val : array-like of shape (n_val,)
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+        ValueError
+            X_val with another number of features or column names than in ``fit``, or with
+            NaN or inf; y_val not of shape (n_val,) or with a label not in ``classes_``. The
+            model is then unchanged.
+        TypeError
+            X_val not numeric, or in another namespace or on another device than the model.
+        """
+        start = time.perf_counter()
+        steps = self._validation_steps(X_val, y_val)
+        p = self.path_
+        curve = mean_error_steps([steps], self.kernel_.gamma, [p.n_breakpoints], time.perf_counter() - start)
+        self.validation_error_ = curve
+        self.C_ = curve.best_C
+        return self
+

@@ -1,0 +1,260 @@
+"""SVCPath: the C regularization path against the exact reference at random C, KKT at every
+breakpoint, and the edges (unbalanced classes, duplicates, C_min = C_max, C up to 1e6)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import dataset
+from sklearn.exceptions import NotFittedError
+
+from gpath import SimpleSVC, SVCPath
+from gpath._array_api import to_host
+from gpath._cpath import c_path, error_steps, interpolate
+from gpath._engine import Engine
+from gpath.cpath import start_state
+from gpath.kernels import Kernel
+from gpath.reference import exact_svc, kernel_matrix
+
+
+def subset(name, n, seed=0):
+    X, y = dataset(name)
+    rows = np.random.default_rng(seed).permutation(len(y))[:n]
+    return X[rows], y[rows]
+
+
+def kkt_from_scratch(X, y_pm, alpha, b, C, gamma, ridge=1e-6, kernel="rbf", degree=3, coef0=0.0):
+    """The largest KKT violation of (α, b) at C, from a fresh float64 kernel, relative to the
+    scale of y f (``1 + max_i Σ_j |Q_ij| α_j``), and of yᵀα = 0 and the box relative to C."""
+    K = kernel_matrix(X, X, kernel, gamma, degree, coef0)
+    Q = np.outer(y_pm, y_pm) * (K + ridge * np.eye(len(y_pm)))
+    g = Q @ alpha + y_pm * b - 1.0
+    scale = 1.0 + float(np.max(np.abs(Q) @ alpha))
+    stat = max(np.max(np.where(alpha < C * (1 - 1e-12), -g, -np.inf)), np.max(np.where(alpha > 0, g, -np.inf)))
+    feas = max(abs(y_pm @ alpha), np.max(-alpha), np.max(alpha - C)) / C
+    return max(stat / scale, feas, 0.0)
+
+
+def check_against_reference(model, X, y, Cs, rtol=1e-7, X_device=None):
+    """At each C: α equals the reference's (to 1e-7 C), the decision values too (relative to
+    their size) where the reference's bias is unique (a free margin point), and the path's
+    solution is KKT-exact from scratch."""
+    y_pm = np.where(y == model.classes_[1], 1.0, -1.0)
+    k = model.kernel_
+    params = dict(kernel=k.kind, degree=k.degree, coef0=k.coef0)
+    for C in Cs:
+        ref = exact_svc(X, y_pm, C, gamma=k.gamma, ridge=model.ridge, **params)
+        assert ref.kkt <= 1e-9, f"reference not exact at C={C:g} (KKT {ref.kkt:.1e})"
+        alpha, b = interpolate(model.path_, C)
+        np.testing.assert_allclose(alpha, ref.alpha, rtol=0, atol=1e-7 * C, err_msg=f"alpha at C={C:g}")
+        assert kkt_from_scratch(X, y_pm, alpha, b, C, k.gamma, model.ridge, **params) <= 1e-9, f"KKT at C={C:g}"
+        free = np.any((ref.alpha > 1e-9 * C) & (ref.alpha < C * (1 - 1e-9)))
+        if free:
+            f = to_host(model.decision_function(X if X_device is None else X_device, C))
+            f_ref = ref.decision_function(X)
+            err = np.abs(f - f_ref).max() / np.abs(f_ref).max()
+            assert err <= rtol, f"decision values at C={C:g} differ by {err:.1e} (relative)"
+
+
+@pytest.mark.parametrize("name,n,gamma", [("waterflow", 160, 10.0), ("bananas", 160, 1.0), ("breast_cancer", 120, 0.05)])
+def test_path_equals_reference_at_20_random_C(backend, name, n, gamma):
+    X, y = subset(name, n)
+    model = SVCPath(C_min=1e-2, C_max=1e3, gamma=gamma).fit(backend.asarray(X), backend.asarray(y))
+    p = model.path_
+    assert p.Cs[0] == 1e-2 and p.Cs[-1] == 1e3 and np.all(np.diff(p.Cs) >= 0)
+    assert p.alpha.shape == (p.Cs.size, n) and p.intercept.shape == (p.Cs.size,)
+    assert p.n_breakpoints >= p.Cs.size - 2 > 0
+    Cs = np.exp(np.random.default_rng(1).uniform(np.log(1e-2), np.log(1e3), 20))
+    check_against_reference(model, X, y, Cs, X_device=backend.asarray(X))
+    backend.check(model.decision_function(backend.asarray(X[:5]), 3.0), (5,))
+
+
+@pytest.mark.parametrize("kernel,params", [("linear", {}), ("poly", dict(degree=2, coef0=1.0, gamma=0.02))])
+def test_other_kernels(kernel, params):
+    X, y = subset("breast_cancer", 150, seed=14)
+    model = SVCPath(C_min=1e-3, C_max=1e2, kernel=kernel, **params).fit(X, y)
+    check_against_reference(model, X, y, np.exp(np.random.default_rng(6).uniform(np.log(1e-3), np.log(1e2), 8)))
+
+
+def test_every_breakpoint_is_kkt_exact():
+    X, y = subset("waterflow", 200, seed=3)
+    model = SVCPath(C_min=1e-3, C_max=1e4, gamma=10.0).fit(X, y)
+    p = model.path_
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    worst = max(kkt_from_scratch(X, y_pm, a, b, C, 10.0) for a, b, C in zip(p.alpha, p.intercept, p.Cs))
+    assert worst <= 1e-9, worst
+    # Between breakpoints the solution is linear in C: the middle of every segment is exact too.
+    mids = 0.5 * (p.Cs[1:] + p.Cs[:-1])
+    worst = max(kkt_from_scratch(X, y_pm, *interpolate(p, C), C, 10.0) for C in mids[::5])
+    assert worst <= 1e-9, worst
+
+
+def test_events_are_the_paths_and_match_the_numpy_path(backend):
+    """Every event kind of the C path occurs on noisy data (margin coefficients reaching 0 and
+    the moving box, points of O and I reaching the margin), and array_api_strict follows the
+    very same events as NumPy."""
+    X, y = subset("waterflow", 150, seed=2)
+    kernel = Kernel("rbf", 10.0)
+    logs = {}
+    for name, xb, yb in (("numpy", X, np.where(y == 1, 1.0, -1.0)),
+                         (backend.name, backend.asarray(X), backend.asarray(np.where(y == 1, 1.0, -1.0)))):
+        state = start_state(xb, yb, kernel, 0.01, 1e-6)
+        events = []
+        c_path(state, 100.0, events=events)
+        logs[name] = events
+    assert logs["numpy"] == logs[backend.name]
+    kinds = {kind for kind, _ in logs["numpy"]}
+    assert {"bound", "crossing"} <= kinds
+
+
+@pytest.mark.parametrize(("name", "n", "gamma", "C_min", "C_max"), [
+    ("waterflow", 400, 10.0, 1e-3, 1e4), ("bananas", 400, 1.0, 1e-2, 1e3), ("breast_cancer", 300, 0.05, 1e-2, 1e3),
+])
+def test_compiled_loop_passes_the_same_breakpoints_as_the_readable_one(name, n, gamma, C_min, C_max):
+    """NumPy runs the compiled loop (gpath._cpath_numba), every other namespace the readable
+    one: on NumPy arrays through the generic engine they must pass the same events and record
+    the same path to round-off (its periodic repairs, record growth and returns to Python for
+    new cache slots and factor rows included)."""
+    X, y = subset(name, n, seed=11)
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    kernel = Kernel("rbf", gamma)
+    compiled, readable = start_state(X, y_pm, kernel, C_min, 1e-6), start_state(X, y_pm, kernel, C_min, 1e-6)
+    readable.engine = Engine(readable.xp, readable.device)
+    assert compiled.engine.name == "numba" and readable.engine.name == "generic"
+    logs = [], []
+    paths = [c_path(s, C_max, events=log) for s, log in zip((compiled, readable), logs)]
+    assert logs[0] == logs[1] and len(logs[0]) > 64
+    np.testing.assert_allclose(paths[0].Cs, paths[1].Cs, rtol=1e-9)
+    # To round-off: at C = 1e4 the margin matrix's condition leaves α good to ~1e-8 relative
+    # (the compiled sums are ordered otherwise than the generic ones).
+    np.testing.assert_allclose(paths[0].alpha, paths[1].alpha, rtol=0, atol=1e-8 * C_max)
+    np.testing.assert_array_equal(paths[0].margin_size, paths[1].margin_size)
+
+
+def test_empty_margin_segment_keeps_an_optimal_bias():
+    """Balanced classes at tiny C: every point in I and M empty (section 3.3 with δ = 0, the
+    only empty margin a C path meets, since yᵀα = C y_Iᵀ1 must vanish); the bias is only
+    bounded there, the path keeps one optimal value until a point reaches the margin."""
+    X, y = subset("breast_cancer", 400, seed=12)
+    rows = np.concatenate([np.flatnonzero(y == 0)[:60], np.flatnonzero(y == 1)[:60]])
+    X, y = X[rows], y[rows]
+    model = SVCPath(C_min=1e-4, C_max=10.0, gamma=0.05).fit(X, y)
+    p = model.path_
+    assert p.margin_size[0] == 0 and np.all(p.alpha[0] == 1e-4)
+    check_against_reference(model, X, y, [1e-4, 2e-4, 1e-3, 0.05, 1.0, 7.0])
+
+
+def test_unbalanced_classes_and_duplicates():
+    X, y = subset("bananas", 400, seed=5)
+    keep = np.flatnonzero(y == 0)[:150].tolist() + np.flatnonzero(y == 1)[:25].tolist()  # 6 : 1
+    X, y = X[keep], y[keep]
+    X = np.concatenate([X, X[:20], X[-10:]])  # duplicate rows of both classes
+    y = np.concatenate([y, y[:20], y[-10:]])
+    model = SVCPath(C_min=1e-3, C_max=1e3, gamma=1.0).fit(X, y)
+    Cs = np.exp(np.random.default_rng(4).uniform(np.log(1e-3), np.log(1e3), 12))
+    check_against_reference(model, X, y, Cs)
+
+
+def test_c_min_equals_c_max():
+    X, y = subset("breast_cancer", 100)
+    model = SVCPath(C_min=2.0, C_max=2.0, gamma=0.05).fit(X, y)
+    assert model.path_.Cs.tolist() == [2.0] and model.path_.n_breakpoints == 0
+    check_against_reference(model, X, y, [2.0])
+    model.select(X[:50], y[:50])
+    assert model.C_ == 2.0
+    assert model.validation_error_.Cs.tolist() == [2.0, 2.0]
+    assert model.validation_error_.error.shape == (1,)
+
+
+def test_wide_range_up_to_1e6_stays_exact():
+    """Large C: terms of y f up to C max K; the repairs keep the path exact relative to that
+    scale. LIBSVM does not finish at tol 1e-12 beyond C ≈ 1e4 on these data: there the
+    independent checks are the KKT conditions from scratch and SimpleSVM's exact fit."""
+    X, y = subset("waterflow", 120, seed=7)
+    model = SVCPath(C_min=1e-3, C_max=1e6, gamma=30.0).fit(X, y)
+    check_against_reference(model, X, y, [1e-3, 0.37, 55.0, 4e3])
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    p = model.path_
+    worst = max(kkt_from_scratch(X, y_pm, a, b, C, 30.0) for a, b, C in zip(p.alpha, p.intercept, p.Cs))
+    assert worst <= 1e-9, worst
+    for C in (2.5e5, 1e6):
+        # Here 𝐌 has a condition number near 1e8: α itself is determined only to about 1e-7 C
+        # (both solvers agree with a float64 re-solve of the path's index sets to 1-3e-7 C),
+        # the decision values to round-off.
+        simple = SimpleSVC(C=C, gamma=30.0).fit(X, y)
+        alpha, _ = interpolate(p, C)
+        np.testing.assert_allclose(alpha, simple.alpha_, rtol=0, atol=1e-6 * C)
+        f, f_simple = model.decision_function(X, C), simple.decision_function(X)
+        assert np.abs(f - f_simple).max() <= 1e-7 * np.abs(f_simple).max()
+
+
+def test_error_steps_are_exact_on_a_hand_made_path():
+    Cs = np.array([1.0, 2.0, 2.0, 4.0])
+    # point 0: +1 throughout; point 1: crosses 0 at C = 1.5 going down; point 2: jumps at C = 2
+    # (a repeated C), then crosses back up at C = 3.
+    F = np.array([[1.0, 1.0, 1.0, 1.0], [1.0, -1.0, -1.0, -1.0], [1.0, 1.0, -1.0, 1.0]])
+    positive = np.array([True, True, True])
+    knots, errors = error_steps(Cs, F, positive)
+    assert knots.tolist() == [1.0, 1.5, 2.0, 3.0, 4.0]
+    assert errors.tolist() == [0, 1, 2, 1]
+    knots, errors = error_steps(Cs, F, np.array([False, False, True]))
+    assert errors.tolist() == [2, 1, 2, 1]
+
+
+def test_select_finds_the_exact_validation_minimum():
+    X, y = subset("waterflow", 400, seed=8)
+    Xt, yt, Xv, yv = X[:250], y[:250], X[250:], y[250:]
+    model = SVCPath(C_min=1e-2, C_max=1e3, gamma=10.0).fit(Xt, yt).select(Xv, yv)
+    curve = model.validation_error_
+    assert curve.Cs[0] <= model.C_ <= curve.Cs[-1]
+    assert curve.best_error == curve.error.min()
+    assert np.mean(model.predict(Xv) != yv) == pytest.approx(curve.best_error, abs=1e-15)
+    # The curve at random C is the error of the exact model there.
+    y_pm = np.where(yt == 1, 1.0, -1.0)
+    for C in np.exp(np.random.default_rng(9).uniform(np.log(1e-2), np.log(1e3), 10)):
+        ref = exact_svc(Xt, y_pm, C, gamma=10.0)
+        f_ref = ref.decision_function(Xv)
+        i = int(np.searchsorted(curve.Cs, C, side="right")) - 1
+        sure = np.abs(f_ref) > 1e-6 * np.abs(f_ref).max()
+        wrong = (f_ref > 0) != (yv == 1)
+        on_curve = round(curve.error[i] * len(yv))
+        assert abs(on_curve - np.count_nonzero(wrong)) <= np.count_nonzero(~sure)
+
+
+def test_bad_parameters_and_inputs_are_refused_and_change_nothing():
+    X, y = subset("breast_cancer", 60)
+    for kw, needle in [(dict(C_min=0.0), "C_min"), (dict(C_max=np.inf), "C_max"),
+                       (dict(C_min=10.0, C_max=1.0), "C_min must be <= C_max"), (dict(ridge=-1.0), "ridge"),
+                       (dict(gamma="wide"), "gamma"), (dict(kernel="sigmoid"), "kernel")]:
+        with pytest.raises(ValueError, match=needle):
+            SVCPath(**kw).fit(X, y)
+    model = SVCPath(C_min=0.1, C_max=10.0, gamma=0.05)
+    with pytest.raises(NotFittedError):
+        model.predict(X)
+    model.fit(X, y)
+    before = (model.path_, model.C_)
+    for C in (0.01, 11.0, "1", None if False else np.nan):
+        with pytest.raises(ValueError, match=r"C must be a real number in \[C_min, C_max\]"):
+            model.decision_function(X, C)
+    with pytest.raises(ValueError, match="y_val"):
+        model.select(X, np.full(len(y), 7))
+    with pytest.raises(ValueError, match="features"):
+        model.select(X[:, :3], y)
+    with pytest.raises(ValueError, match="two classes|1 class"):
+        model.fit(X, np.zeros(len(y)))
+    assert (model.path_, model.C_) == before
+
+
+def test_clone_pickle_and_score_like_a_scikit_learn_classifier():
+    import pickle
+
+    from sklearn.base import clone
+
+    X, y = subset("breast_cancer", 120, seed=13)
+    model = SVCPath(C_min=0.5, C_max=5.0, gamma=0.05)
+    assert clone(model).get_params() == model.get_params()
+    model.fit(X, y)
+    again = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(again.decision_function(X, 2.0), model.decision_function(X, 2.0))
+    assert model.score(X, y) == np.mean(model.predict(X) == y)  # at C_ = C_max
+    assert model.C_ == 5.0
