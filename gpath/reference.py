@@ -46,16 +46,18 @@ class Reference:
         return K @ (self.y * self.alpha) + self.b
 
 
-def kkt_violation(Q, y, alpha, b, C):
-    """Largest violation of the C-SVC KKT conditions (units of y f), and of yᵀα = 0, box / C."""
+def kkt_violation(Q, y, alpha, b, C, upper=None):
+    """Largest violation of the C-SVC KKT conditions (units of y f), and of yᵀα = 0, box / C
+    (``upper``: each point's box C_i, None for C)."""
+    upper = C if upper is None else upper
     yf = Q @ alpha + y * b
     g = yf - 1.0
-    stat = max(np.max(np.where(alpha < C, -g, -np.inf)), np.max(np.where(alpha > 0, g, -np.inf)))
-    feas = max(abs(y @ alpha), np.max(-alpha), np.max(alpha - C)) / C
+    stat = max(np.max(np.where(alpha < upper, -g, -np.inf)), np.max(np.where(alpha > 0, g, -np.inf)))
+    feas = max(abs(y @ alpha), np.max(-alpha), np.max(alpha - upper)) / C
     return float(max(stat, feas, 0.0))
 
 
-def exact_svc(X, y, C, kernel="rbf", gamma=1.0, degree=3, coef0=0.0, ridge=1e-6):
+def exact_svc(X, y, C, kernel="rbf", gamma=1.0, degree=3, coef0=0.0, ridge=1e-6, sample_weight=None):
     """Exact C-SVC on host data (X, y), y = ±1: LIBSVM's index sets, margin equations in float64.
 
     Parameters
@@ -65,6 +67,9 @@ def exact_svc(X, y, C, kernel="rbf", gamma=1.0, degree=3, coef0=0.0, ridge=1e-6)
     C, kernel, gamma, degree, coef0 : as in :class:`gpath.IncrementalSVC` (gamma numeric)
     ridge : float
         Added to the kernel diagonal, as in gpath.
+    sample_weight : ndarray of shape (n_samples,) or None
+        Each point's box is ``C_i = C · sample_weight_i`` (LIBSVM's per-point C, which takes
+        class weights folded in); weights of 0 make a point inert (α_i = 0). None: C for all.
 
     Returns
     -------
@@ -74,28 +79,37 @@ def exact_svc(X, y, C, kernel="rbf", gamma=1.0, degree=3, coef0=0.0, ridge=1e-6)
     y = np.asarray(y, dtype=np.float64)
     params = dict(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0)
     K = kernel_matrix(X, X, **params) + ridge * np.eye(len(y))
-    svc = SVC(kernel="precomputed", C=C, tol=1e-12, max_iter=-1, cache_size=500).fit(K, y)
+    upper = np.full(len(y), float(C)) if sample_weight is None else C * np.asarray(sample_weight, dtype=np.float64)
+    # LIBSVM (scikit-learn's copy) drops the points of weight 0; give it the others only, so
+    # that its support indices are rows of this problem.
+    rows = np.flatnonzero(upper > 0)
+    svc = SVC(kernel="precomputed", C=C, tol=1e-12, max_iter=-1, cache_size=500)
+    if sample_weight is None:
+        svc.fit(K, y)
+    else:
+        svc.fit(K[np.ix_(rows, rows)], y[rows], sample_weight=upper[rows] / C)
     a = np.zeros(len(y))
-    a[svc.support_] = np.abs(svc.dual_coef_[0])
-    at_c = a >= C * (1 - 1e-12)
+    a[rows[svc.support_]] = np.abs(svc.dual_coef_[0])
+    at_c = (a >= upper * (1 - 1e-12)) & (upper > 0)
     free = (a > 0) & ~at_c
     Q = (y[:, None] * y[None, :]) * K
-    alpha = np.where(at_c, C, 0.0)
+    alpha = np.where(at_c, upper, 0.0)
     m = np.flatnonzero(free)
     if m.size:
-        # [[0, y_Mᵀ], [y_M, Q_MM]] [b; α_M] = [−C yᵀ_I 1; 1 − C Q_MI 1]
+        # [[0, y_Mᵀ], [y_M, Q_MM]] [b; α_M] = [−y_Iᵀ C_I; 1 − Q_MI C_I]
         big = np.zeros((m.size + 1, m.size + 1))
         big[0, 1:] = y[m]
         big[1:, 0] = y[m]
         big[1:, 1:] = Q[np.ix_(m, m)]
-        rhs = np.concatenate([[-C * y[at_c].sum()], 1.0 - C * Q[np.ix_(m, np.flatnonzero(at_c))].sum(axis=1)])
+        u = upper[at_c]
+        rhs = np.concatenate([[-(y[at_c] @ u)], 1.0 - Q[np.ix_(m, np.flatnonzero(at_c))] @ u])
         sol = np.linalg.solve(big, rhs)
         b, alpha[m] = sol[0], sol[1:]
     else:
         # No free SV: take the middle of the bias interval, as gpath does.
         yf0 = Q @ alpha
         t = y * (1.0 - yf0)  # the bias that puts each point on the margin
-        low = (alpha < C) & (y > 0) | (alpha > 0) & (y < 0)
-        high = (alpha < C) & (y < 0) | (alpha > 0) & (y > 0)
+        low = (alpha < upper) & (y > 0) | (alpha > 0) & (y < 0)
+        high = (alpha < upper) & (y < 0) | (alpha > 0) & (y > 0)
         b = 0.5 * (np.max(t[low]) + np.min(t[high]))
-    return Reference(alpha, float(b), kkt_violation(Q, y, alpha, b, C), X, y, params)
+    return Reference(alpha, float(b), kkt_violation(Q, y, alpha, b, C, upper), X, y, params)

@@ -57,3 +57,36 @@ def assert_exact(model, X, y, rtol=1e-7, kkt=1e-9, X_device=None):
 def snapshot(model) -> bytes:
     """Every fitted attribute and the whole path state, as bytes."""
     return pickle.dumps(model.__dict__)
+
+
+@functools.cache
+def simplesvm_lone_variable_bug() -> bool:
+    """Whether gpath's SimpleSVM core still forces a lone working variable to a bound when the
+    boxes differ between points (a core issue: with one box C for every point the lone
+    variable is at 0 or C anyway; with per-point boxes it may be strictly inside its box, and
+    forcing it out breaks yᵀα = 0). Two points with boxes 1 and 2 show it: the exact solution
+    is α = (1, 1)."""
+    from gpath._path import PathError
+    from gpath._simplesvm import simple_svm
+    from gpath.kernels import Kernel
+
+    X, y = np.array([[0.0], [1.0]]), np.array([1.0, -1.0])
+    try:
+        state, _ = simple_svm(X, y, Kernel("rbf", 1.0), 1.0, 0.0, random_state=np.random.RandomState(0),
+                              weights=np.array([1.0, 2.0]))
+    except PathError:
+        return True
+    return bool(state.kkt_violation() > 1e-9)
+
+
+def needs_weighted_simplesvm(test):
+    """Mark a test that trains with per-point boxes by SimpleSVM: an expected failure (the
+    estimators refuse the inexact solution with a PathError) while the core issue of
+    :func:`simplesvm_lone_variable_bug` is there; a plain test once it is fixed."""
+    import pytest
+
+    from gpath._path import PathError
+
+    return pytest.mark.xfail(simplesvm_lone_variable_bug(), raises=PathError, strict=False,
+                             reason="gpath._simplesvm forces a lone working variable to a bound with "
+                                    "per-point boxes (core fix needed)")(test)
