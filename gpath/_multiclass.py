@@ -199,7 +199,7 @@ def _device(x):
 
 
 # ---------------------------------------------------------------------- class weights
-def class_weights(class_weight, classes: np.ndarray, labels: np.ndarray, known=None) -> np.ndarray:
+def class_weights(class_weight, classes: np.ndarray, labels: np.ndarray, allow_unseen=False) -> np.ndarray:
     """``class_weight_`` as scikit-learn's ``SVC`` computes it (``compute_class_weight``).
 
     Parameters
@@ -209,9 +209,9 @@ def class_weights(class_weight, classes: np.ndarray, labels: np.ndarray, known=N
         "balanced": ``n_samples / (n_classes · count(class))``.
     classes : ndarray of shape (n_classes,)
     labels : ndarray of shape (n_samples,)
-    known : ndarray or None
-        Labels a dict may name besides ``classes`` (the classes declared to
-        ``partial_fit`` that have not appeared yet).
+    allow_unseen : bool
+        Whether a dict may name labels that are not classes (yet): an incremental model's
+        classes may appear in later updates.
 
     Returns
     -------
@@ -221,7 +221,7 @@ def class_weights(class_weight, classes: np.ndarray, labels: np.ndarray, known=N
     ------
     ValueError
         class_weight neither None, "balanced" nor a dict; a dict naming labels that are
-        neither classes nor ``known``; a weight that is not a finite number > 0.
+        not classes (unless ``allow_unseen``); a weight that is not a finite number > 0.
     """
     from sklearn.utils.class_weight import compute_class_weight
 
@@ -229,11 +229,10 @@ def class_weights(class_weight, classes: np.ndarray, labels: np.ndarray, known=N
         raise ValueError(f"class_weight must be None, 'balanced' or a dict label -> weight; got {class_weight!r}")
     if isinstance(class_weight, dict):
         _check_weight_values(class_weight)
-        allowed = classes if known is None else np.union1d(classes, known)
-        unknown = [key for key in class_weight if not np.any(allowed == key)]
-        if unknown:
+        unknown = [key for key in class_weight if not np.any(classes == key)]
+        if unknown and not allow_unseen:
             raise ValueError(f"class_weight names labels that are not classes: {unknown[:5]}; "
-                             f"the classes are {allowed.tolist()}")
+                             f"the classes are {classes.tolist()}")
         class_weight = {key: value for key, value in class_weight.items() if np.any(classes == key)}
     weights = compute_class_weight(class_weight, classes=classes, y=labels)
     return np.asarray(weights, dtype=np.float64)

@@ -99,8 +99,8 @@ class IncrementalSVC(OneVsOneSVC):
         kept.
     class_weight : dict, "balanced" or None, default None
         Multiplies C per class, as in ``SVC``: a dict label -> weight (> 0; 1 for the labels
-        it does not name), or "balanced": ``n_samples / (n_classes · count(class))`` of the
-        data given to :meth:`fit`. **The class weights are fixed at fit**: updates keep them
+        it does not name; it may name classes that appear later), or "balanced":
+        ``n_samples / (n_classes · count(class))`` of the data given to :meth:`fit`. **The class weights are fixed at fit**: updates keep them
         (recomputing "balanced" weights would change the box of every point); a class that
         first appears in an update gets its dict weight, or its "balanced" weight from the
         counts after that update.
@@ -254,7 +254,7 @@ class IncrementalSVC(OneVsOneSVC):
         xp, device = get_namespace_and_device(X)
         kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X)
         class_index = np.searchsorted(classes, labels)
-        cw = class_weights(self.class_weight, classes, labels, known=declared)
+        cw = class_weights(self.class_weight, classes, labels, allow_unseen=True)
         weights = cw[class_index] * (1.0 if weights is None else weights)  # boxes over C
         check_every_class_weighted(weights, class_index, classes)
         k = classes.shape[0]
