@@ -338,6 +338,8 @@ class IncrementalSVC(OneVsOneSVC):
             if before is not None and not np.array_equal(before, declared):
                 raise ValueError(f"classes={declared.tolist()} differ from the classes {before.tolist()} "
                                  f"given to the first call of partial_fit")
+        else:
+            declared = getattr(self, "_declared_classes", None)
         if hasattr(self, "states_"):
             if declared is not None:
                 missing = np.setdiff1d(self.classes_, declared)
@@ -350,8 +352,9 @@ class IncrementalSVC(OneVsOneSVC):
             with warnings.catch_warnings():  # said above about X; update would say it about X_add
                 warnings.filterwarnings("ignore", message="X_add (has|does not have valid) feature names",
                                         category=UserWarning)
-                return self._update(X, y, None, sample_weight, declared, x_name="X", y_name="y",
-                                    w_name="sample_weight")
+                self._update(X, y, None, sample_weight, declared, x_name="X", y_name="y", w_name="sample_weight")
+            self._declared_classes = declared  # a model fitted by fit: the first classes given
+            return self
         params = self._check_params()
         buffer = getattr(self, "_buffer", None)
         names = feature_names(X)
