@@ -79,6 +79,19 @@ def ovo_layout(class_index: np.ndarray, k: int, pair_alpha: list[np.ndarray], pa
         float64 host, signed likewise; ``alpha_`` (n_samples,) for k = 2, else
         (k(k−1)/2, n_samples) float64 (0 outside a pair's rows).
     """
+    if k == 2:  # the binary layout directly (it is on the path of every update)
+        alpha = pair_alpha[0]
+        positive = class_index == 1
+        support = np.concatenate([np.flatnonzero((alpha > 0) & ~positive), np.flatnonzero((alpha > 0) & positive)])
+        n_neg = int(np.count_nonzero(~positive[support]))
+        a = alpha[support]
+        return {
+            "support_": support.astype(np.int32),
+            "n_support_": np.array([n_neg, support.shape[0] - n_neg], dtype=np.int32),
+            "dual_coef": np.where(positive[support], a, -a)[None, :],
+            "intercept": np.array([float(pair_b[0])]),
+            "alpha_": alpha.copy(),
+        }
     n = class_index.shape[0]
     sign = pair_sign(k)
     n_pairs = k * (k - 1) // 2

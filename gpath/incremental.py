@@ -458,20 +458,19 @@ class IncrementalSVC(OneVsOneSVC):
         if X_add is not None:
             check_feature_names(self, X_add, x_name)
             X_add, _, _ = check_X(X_add, x_name, s0.X.shape[1], xp, device, owner=name)
-            labels = _update_labels(y_add, X_add.shape[0], y_name, x_name, old_classes, declared)
+            labels, known = _update_labels(y_add, X_add.shape[0], y_name, x_name, old_classes, declared)
         else:
             if sample_weight_add is not None:
                 raise ValueError(f"{w_name} needs {x_name}: it weights the added points")
             X_add = xp.zeros((0, s0.X.shape[1]), dtype=xp.float64, device=device)
-            labels = old_classes[:0]
+            labels, known = old_classes[:0], True
         m = X_add.shape[0]
         weights_add = check_sample_weight(sample_weight_add, m, w_name, allow_all_zero=True)
         rows = check_ids([] if remove is None else remove, self.sample_ids_)
         # The classes after the update: those that keep a point, and the labels added.
         kept_index = np.delete(self._class_index, rows)
         present = np.bincount(kept_index, minlength=k_old) > 0
-        classes = np.union1d(old_classes[present], labels) if (m and not np.all(np.isin(labels, old_classes))) \
-            or not np.all(present) else old_classes
+        classes = old_classes if known and np.all(present) else np.union1d(old_classes[present], labels)
         if classes.shape[0] < 2:
             what = f"only class {classes.tolist()}" if classes.size else "no points"
             raise ValueError(f"the update would leave {what} in the model; an SVC needs at least two classes "
@@ -1018,25 +1017,30 @@ def _follow(state, X_add, y_add, rows, limit, method, upper_add):
     return state, n_bp
 
 
-def _update_labels(y, m, name, x_name, classes, declared) -> np.ndarray:
-    """The labels of added rows: each one of ``classes`` (the fast, usual case), or a new class
-    label (of the declared classes, if any), checked as scikit-learn checks class labels.
+def _update_labels(y, m, name, x_name, classes, declared) -> tuple[np.ndarray, bool]:
+    """The labels of added rows, and whether they are all among ``classes``: each one of
+    ``classes`` (the usual case, checked in a few microseconds), or a new class label (of the
+    declared classes, if any), checked as scikit-learn checks class labels.
 
     Raises
     ------
     ValueError
     """
-    if declared is not None:
-        return _declared_labels(y, m, name, x_name, declared)
     labels = host_values(y)
-    if labels.ndim == 1 and labels.shape[0] == m and labels.dtype.kind in "biufUSO" and np.all(np.isin(labels, classes)):
-        return check_labels(y, m, name, classes, x_name=x_name)[0]
+    if labels.ndim == 1 and labels.shape[0] == m and labels.dtype.kind in "biufU":
+        seen = np.unique(labels)  # sorted, NaN last: never one of the classes
+        at = np.minimum(np.searchsorted(classes, seen), classes.shape[0] - 1)
+        if labels.dtype.kind == classes.dtype.kind and np.array_equal(classes[at], seen):
+            return labels, True
+    if declared is not None:
+        labels = _declared_labels(y, m, name, x_name, declared)
+        return labels, bool(np.all(np.isin(labels, classes)))
     labels, _ = check_labels(y, m, name, x_name=x_name, multiclass=True, min_classes=1)
     kinds = {labels.dtype.kind in "biuf", np.asarray(classes).dtype.kind in "biuf"}
     if len(kinds) > 1:
         raise ValueError(f"{name} holds labels of another kind (dtype {labels.dtype}) than the classes "
                          f"{np.asarray(classes).tolist()[:5]}")
-    return labels
+    return labels, bool(np.all(np.isin(labels, classes)))
 
 
 def _declared_labels(y, m, name, x_name, declared) -> np.ndarray:
