@@ -277,16 +277,31 @@ class IncrementalSVC(OneVsOneSVC):
 
     def _fit_pair(self, X, y_host, weights, kernel, params, k):
         """The exact state of one pair (boxes ``C * weights``), ready to update, and SimpleSVM's
-        iterations."""
+        iterations.
+
+        Rows of weight 0 are inert: SimpleSVM runs on the others (so that its closest-pair
+        start is a pair of points that can move), the inert rows join at α = 0 (a path without
+        breakpoints: their boxes are empty) and the rows are put back in training order."""
         xp, device = get_namespace_and_device(X)
+        limit = max_columns(self._pair_cache_size(params, k), X.shape[0])
+        inert = np.flatnonzero(weights == 0.0)
+        used = np.flatnonzero(weights > 0.0) if inert.size else None
+        X_s, y_s, w_s = (X, y_host, weights) if used is None else (
+            xp.take(X, to_device(used, xp, device), axis=0), y_host[used], weights[used])
         # A fixed start for the closest-pair search: fit is deterministic.
-        state, simple = simple_svm(X, to_device(y_host, xp, device), kernel, params["C"], params["ridge"],
+        state, simple = simple_svm(X_s, to_device(y_s, xp, device), kernel, params["C"], params["ridge"],
                                    random_state=np.random.RandomState(0),
-                                   weights=None if np.all(weights == 1.0) else weights)
+                                   weights=None if np.all(w_s == 1.0) else w_s)
         state.release_bounded_margin()
         state.active.compact()
         state.cache = state.cache.with_spare_rows()  # room for the first updates
-        state.cache.max_columns = max_columns(self._pair_cache_size(params, k), X.shape[0])
+        if used is not None:
+            state, _ = state.follow(xp.take(X, to_device(inert, xp, device), axis=0),
+                                    to_device(y_host[inert], xp, device), np.zeros(0, dtype=np.int64),
+                                    max_columns=limit, upper_add=np.zeros(inert.size))
+            state.take_rows(np.argsort(np.concatenate([used, inert]), kind="stable"))
+            state.active.compact()
+        state.cache.max_columns = limit
         state.cache.check_limit()
         state.refine()
         self._check_state(state)

@@ -6,13 +6,14 @@ more than two classes); the active-set iteration itself is :func:`gpath._simples
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
-from ._array_api import to_device
+from ._array_api import get_namespace_and_device, to_device
 from ._base import OneVsOneSVC, check_every_class_weighted
 from ._multiclass import class_weights, pairs
 from ._path import PathError
@@ -230,27 +231,46 @@ class SimpleSVC(OneVsOneSVC):
         check_every_class_weighted(relative, class_index, classes)
         rng = check_random_state(self.random_state)
         k = classes.shape[0]
-        states, all_stats = [], []
+        problems, alphas, biases, all_stats = [], [], [], []
         for i, j in pairs(k):
             rows = _rows(class_index, i, j, k)
             X_p = X if k == 2 else xp.take(X, to_device(rows, xp, device), axis=0)
-            y_p = to_device(np.where(class_index[rows] == j, 1.0, -1.0), xp, device)
-            state, stats = self._solve(X_p, y_p, kernel, params, rng, relative[rows] if weighted else None)
-            states.append(state)
+            y_p = np.where(class_index[rows] == j, 1.0, -1.0)
+            alpha, b, stats, problem = self._solve_pair(X_p, y_p, kernel, params, rng,
+                                                         relative[rows] if weighted else None)
+            problems.append((X_p, y_p, relative[rows]))
+            alphas.append(alpha)
+            biases.append(b)
             all_stats.append(stats)
-        probability = {}
-        if params["probability"]:
-            pair_weights = [relative[_rows(class_index, i, j, k)] for i, j in pairs(k)]
-            probability = self._calibrate(states, pair_weights, kernel, params, rng, weighted)
+        probability = self._calibrate(problems, kernel, params, rng, weighted) if params["probability"] else {}
         attrs = self._fitted_attributes(
-            class_index, [s.alpha for s in states], [s.b for s in states], classes, kernel,
+            class_index, alphas, biases, classes, kernel,
             lambda rows: xp.take(X, to_device(rows, xp, device), axis=0), X.shape[1], relative, cw)
         attrs.update(n_iter_=sum(s.n_iter for s in all_stats),
                      n_kernel_evaluations_=sum(s.n_kernel_evaluations for s in all_stats),
-                     fit_stats_=all_stats[0] if k == 2 else all_stats, _problem=(states[0].C, states[0].ridge),
+                     fit_stats_=all_stats[0] if k == 2 else all_stats, _problem=problem,
                      feature_names_in_=names, probA_=probability.get("A"), probB_=probability.get("B"))
         self._set_fitted(attrs)
         return self
+
+    def _solve_pair(self, X, y_host, kernel, params, rng, weights):
+        """α (host, every row), b, SimpleSVM's record and ``(box bound, diagonal)`` of one
+        pairwise problem (``weights``: each row's box over C). Rows of weight 0 are inert
+        (α = 0): SimpleSVM runs on the others, so that its start is a pair of points that can
+        move."""
+        xp, device = get_namespace_and_device(X)
+        n = X.shape[0]
+        used = None if weights is None or np.all(weights > 0) else np.flatnonzero(weights > 0)
+        if used is not None:
+            X, y_host, weights = xp.take(X, to_device(used, xp, device), axis=0), y_host[used], weights[used]
+        state, stats = self._solve(X, to_device(y_host, xp, device), kernel, params, rng,
+                                   None if weights is None or np.all(weights == 1.0) else weights)
+        alpha = state.alpha
+        if used is not None:
+            alpha = np.zeros(n)
+            alpha[used] = state.alpha
+            stats = dataclasses.replace(stats, init_pair=tuple(int(used[p]) for p in stats.init_pair))
+        return alpha, state.b, stats, (state.C, state.ridge)
 
     def _solve(self, X, y, kernel, params, rng, weights):
         """The exact solution of one pairwise problem (``weights``: each point's box over C)."""
@@ -274,15 +294,16 @@ class SimpleSVC(OneVsOneSVC):
                 )
         return state, stats
 
-    def _calibrate(self, states, pair_weights, kernel, params, rng, weighted) -> dict:
-        """Platt's sigmoid of every pair on 5-fold cross-validated decision values."""
+    def _calibrate(self, problems, kernel, params, rng, weighted) -> dict:
+        """Platt's sigmoid of every pair ``(X, y ±1, box weights)`` on 5-fold cross-validated
+        decision values."""
         A, B = [], []
 
         def solve(X_sub, y_sub, weights_sub):
             return self._solve(X_sub, y_sub, kernel, params, rng, weights_sub if weighted else None)[0]
 
-        for state, weights in zip(states, pair_weights):
-            dec, first = cv_decision_values(state.X, state.y_host, weights, solve, kernel, rng)
+        for X_p, y_p, weights in problems:
+            dec, first = cv_decision_values(X_p, y_p, weights, solve, kernel, rng)
             a, b = sigmoid_train(dec, first)
             A.append(a)
             B.append(b)

@@ -119,6 +119,25 @@ def test_weight_zero_points_are_kept_inert_and_removable():
     assert model.check_kkt() <= 1e-12
 
 
+@pytest.mark.parametrize("cls", [SimpleSVC, IncrementalSVC], ids=lambda c: c.__name__)
+def test_points_of_weight_zero_never_start_simplesvm(cls):
+    # Give weight 0 to the closest pair SimpleSVM starts from without weights: the weighted
+    # fit starts elsewhere, and equals the exact solution without those points.
+    X, y = dataset("breast_cancer")
+    X, y = X[:250], y[:250]
+    start = SimpleSVC(C=1.0, gamma=0.05).fit(X, y).fit_stats_.init_pair
+    w = np.ones(len(y))
+    w[list(start)] = 0.0
+    w[::7] = 0.0
+    model = cls(C=1.0, gamma=0.05).fit(X, y, sample_weight=w)
+    if cls is SimpleSVC:
+        assert np.all(w[list(model.fit_stats_.init_pair)] > 0)
+    assert_pairs_exact(model, X, y, weights=w)
+    keep = w > 0
+    alone = cls(C=1.0, gamma=0.05).fit(X[keep], y[keep])
+    np.testing.assert_allclose(model.decision_function(X), alone.decision_function(X), rtol=0, atol=1e-10)
+
+
 def test_a_class_weight_is_fixed_at_fit_and_new_classes_get_theirs():
     X, y = real("wine")
     rows = np.flatnonzero(y < 2)[:90]
