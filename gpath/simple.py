@@ -324,6 +324,20 @@ class SimpleSVC(OneVsOneSVC):
     def _kkt_problem(self) -> tuple[float, float]:
         return self._problem
 
+    def _from_binary_layout_of_gpath_0_1(self) -> None:
+        """The attributes of a binary model file of gpath 0.1 in today's layout."""
+        from .persistence import fitted_attribute
+
+        alpha = fitted_attribute(self, "alpha_", (None,))
+        dual = fitted_attribute(self, "dual_coef_", (1, None))[0]
+        self._weights = np.ones(alpha.shape[0])
+        order = np.argsort(dual > 0, kind="stable")  # classes_[0] (y α < 0) first
+        xp, device = get_namespace_and_device(self.support_vectors_)
+        index = to_device(order, xp, device)
+        self.support_ = np.asarray(self.support_)[order].astype(np.int32)
+        self.support_vectors_ = xp.take(self.support_vectors_, index, axis=0)
+        self.dual_coef_ = xp.take(self.dual_coef_, index, axis=1)
+
     def _check_loaded(self) -> None:
         from .persistence import ModelFileError
 
@@ -332,10 +346,10 @@ class SimpleSVC(OneVsOneSVC):
                 and all(isinstance(v, (int, float)) and not np.isnan(v) and v >= 0 for v in problem)
                 and problem[0] > 0):
             raise ModelFileError(f"the solved problem (box bound, diagonal) is not two numbers >= 0; got {problem!r}")
-        # Files of gpath 0.1 (binary, no weights): every box is the bound, every class weight 1.
+        # Files of gpath 0.1 (binary, no weights): every box is the bound, every class weight 1,
+        # and the support vectors in training order (now grouped by class, as SVC's).
         if not hasattr(self, "_weights"):
-            alpha = np.asarray(getattr(self, "alpha_", np.zeros(0)))
-            self._weights = np.ones(alpha.shape[-1])
+            self._from_binary_layout_of_gpath_0_1()
         if not hasattr(self, "class_weight_"):
             self.class_weight_ = np.ones(np.asarray(getattr(self, "classes_", np.zeros(0))).shape[0])
         super()._check_loaded()
