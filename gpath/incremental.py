@@ -511,8 +511,7 @@ class IncrementalSVC(OneVsOneSVC):
         w_add = cw[add_index] * (1.0 if weights_add is None else weights_add)  # boxes over C
         upper_add = params["C"] * w_add
         weights = np.concatenate([np.delete(self._weights, rows), w_add])
-        if weights_add is not None or not same:
-            check_every_class_weighted(weights, class_index, classes)
+        check_every_class_weighted(weights, class_index, classes)
         new_ids = self._next_id + np.arange(m, dtype=np.int64)
         ids = np.concatenate([np.delete(self.sample_ids_, rows), new_ids])
         with ExitStack() as stack:
@@ -530,7 +529,6 @@ class IncrementalSVC(OneVsOneSVC):
                     pair_rows = _pair_rows(self._class_index, oi, oj, k_old)
                     local_remove = np.searchsorted(pair_rows, rows[np.isin(self._class_index[rows], (oi, oj))])
                 if k == 2:
-                    mine = slice(None)
                     X_p, y_p, u_p = X_add, add_index, upper_add
                 else:
                     mine = np.flatnonzero((add_index == i) | (add_index == j))

@@ -323,8 +323,9 @@ def load(file, like=None):
     Returns
     -------
     model : gpath estimator
-        Equal to the saved one (an IncrementalSVC with the same α, b, sets, ids and
-        parameters, ready to update; the others with the same fitted attributes).
+        Equal to the saved one (an IncrementalSVC with the same α, b, sets, ids, boxes and
+        parameters for every pair of classes, ready to update; the others with the same fitted
+        attributes).
 
     Raises
     ------
@@ -333,8 +334,8 @@ def load(file, like=None):
         (empty, truncated, a ``.npy`` array, random bytes), an entry holding pickled
         objects (never read: the format has no pickle), ``meta`` missing or not JSON, an
         unknown format or version, or a state that does not hold together: arrays not
-        finite or of the wrong shapes, index sets inconsistent, α outside [0, C], or (an
-        IncrementalSVC) the KKT conditions recomputed from scratch from X, y, α and b
+        finite or of the wrong shapes, index sets inconsistent, α outside its box [0, C_i], or
+        (an IncrementalSVC) the KKT conditions of a pair recomputed from scratch from X, y, α and b
         violated by more than ``tol · (1 + max_i Σ_j |Q_ij| α_j)`` (``tol``: the model's),
         or the saved margins y f further than that from the recomputed ones.
     FileNotFoundError, PermissionError, IsADirectoryError

@@ -32,18 +32,20 @@ def test_single_class_calls_are_kept_until_a_fit_is_possible():
     assert_exact(model, X[np.r_[rows, 100:110]], y[np.r_[rows, 100:110]])
 
 
-def test_declared_classes_join_as_they_arrive():
+def test_declared_classes_join_as_they_arrive(backend):
     X, y = real("wine")
     model = IncrementalSVC(C=5.0, gamma=0.1)
     order = np.r_[np.flatnonzero(y == 1)[:20], np.flatnonzero(y == 0)[:20], np.flatnonzero(y == 2)[:20]]
     for lo in range(0, 60, 10):
-        model.partial_fit(X[order[lo : lo + 10]], y[order[lo : lo + 10]], classes=[0, 1, 2])
+        rows = order[lo : lo + 10]
+        model.partial_fit(backend.asarray(X[rows]), backend.asarray(y[rows]), classes=backend.asarray([0, 1, 2]))
         if lo == 10:
             assert not hasattr(model, "classes_")  # 20 points, all of class 1
         if lo == 20:
             np.testing.assert_array_equal(model.classes_, [0, 1])  # classes_: the classes seen so far
     np.testing.assert_array_equal(model.classes_, [0, 1, 2])
-    assert_pairs_exact(model, X[order], y[order])
+    backend.check(model.dual_coef_, (2, len(model.support_)))
+    assert_pairs_exact(model, X[order], y[order], X_device=backend.asarray(X[order]))
 
 
 def test_labels_outside_the_declared_classes_are_refused():

@@ -138,6 +138,16 @@ def test_points_of_weight_zero_never_start_simplesvm(cls):
     np.testing.assert_allclose(model.decision_function(X), alone.decision_function(X), rtol=0, atol=1e-10)
 
 
+def test_removing_the_last_weighted_point_of_a_class_is_refused():
+    X, y = dataset("breast_cancer")
+    w = np.where((y[:200] == 1) & (np.arange(200) >= 100), 0.0, 1.0)  # class 1 weighted only in the first 100
+    model = IncrementalSVC(C=1.0, gamma=0.05).fit(X[:200], y[:200], sample_weight=w)
+    before = snapshot(model)
+    with pytest.raises(ValueError, match=r"every point of class \[1\] has weight 0"):
+        model.update(remove=np.flatnonzero((y[:200] == 1) & (w > 0)))
+    assert snapshot(model) == before
+
+
 def test_a_class_weight_is_fixed_at_fit_and_new_classes_get_theirs():
     X, y = real("wine")
     rows = np.flatnonzero(y < 2)[:90]
