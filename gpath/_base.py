@@ -1,62 +1,97 @@
-"""What gpath's exact binary SVCs share: the scikit-learn fitted attributes, prediction, and
-the KKT check recomputed from scratch.
+"""What gpath's exact kernel SVCs share: scikit-learn's one-vs-one attributes, prediction,
+probabilities, and the KKT check recomputed from scratch.
 
-A subclass fits a dual solution α (host, float64) with bias b on training rows X (device) and
-publishes it with :meth:`BinarySVC._fitted_attributes`; it says which problem α solves through
-:meth:`BinarySVC._kkt_problem` (box bound and the constant on the Q diagonal) and where its
-training data are through :meth:`BinarySVC._training_data`.
+A model of k classes is k(k−1)/2 exact binary C-SVCs, one per pair of classes
+(:mod:`gpath._multiclass`); two classes are the single pair (0, 1). A subclass solves each
+pair (α on the pair's rows, host float64, bias b; label +1 for the later class of the pair),
+publishes the solutions with :meth:`OneVsOneSVC._fitted_attributes`, says which problem they
+solve through :meth:`OneVsOneSVC._kkt_problem` and where its training data are through
+:meth:`OneVsOneSVC._training_data`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from . import persistence
 from ._array_api import get_namespace_and_device, to_device, to_host
-from ._validation import check_feature_names, check_labels, check_X
+from ._multiclass import (
+    ovo_layout,
+    ovr_decision,
+    pair_coefficients,
+    pair_decisions,
+    pair_sign,
+    pairs,
+    vote,
+)
+from ._platt import couple, sigmoid_predict
+from ._validation import check_choice, check_feature_names, check_labels, check_X
 from .persistence import SaveMixin
 
-__all__ = ["BinarySVC"]
+__all__ = ["OneVsOneSVC", "check_every_class_weighted"]
+
+DECISION_SHAPES = ("ovr", "ovo")
 
 
-class BinarySVC(SaveMixin, ClassifierMixin, BaseEstimator):
-    """Base class of gpath's binary kernel SVCs (not public).
+class OneVsOneSVC(SaveMixin, ClassifierMixin, BaseEstimator):
+    """Base class of gpath's kernel SVCs (not public).
 
-    Fitted attributes (scikit-learn's ``SVC`` names, set by :meth:`_fitted_attributes`):
-    ``classes_``, ``kernel_``, ``n_features_in_``, ``alpha_``, ``support_``,
-    ``support_vectors_``, ``dual_coef_``, ``intercept_``, ``n_support_``, and
-    ``feature_names_in_`` where ``fit`` got a pandas DataFrame with string column names.
+    Fitted attributes (scikit-learn's ``SVC`` names and shapes, set by
+    :meth:`_fitted_attributes`): ``classes_``, ``kernel_``, ``n_features_in_``, ``alpha_``,
+    ``support_``, ``support_vectors_``, ``dual_coef_``, ``intercept_``, ``n_support_``,
+    ``class_weight_``, ``probA_`` and ``probB_`` (``probability=True``), and
+    ``feature_names_in_`` where ``fit`` got a pandas DataFrame with string column names;
+    the private ``_weights`` holds each training point's box over C, ``C_i / C``.
     """
 
     def _set_fitted(self, attrs: dict) -> None:
-        """Set the fitted attributes all at once; ``feature_names_in_=None`` removes that
-        attribute (a refit on data without column names), as scikit-learn does."""
+        """Set the fitted attributes all at once; a value None for ``feature_names_in_``,
+        ``probA_`` or ``probB_`` removes that attribute (a refit without column names or
+        without probabilities), as scikit-learn does."""
         for key, value in attrs.items():
-            if key == "feature_names_in_" and value is None:
+            if key in ("feature_names_in_", "probA_", "probB_") and value is None:
                 self.__dict__.pop(key, None)
             else:
                 setattr(self, key, value)
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
+    def _more_checked_params(self) -> dict:
+        """``decision_function_shape`` and ``probability``, checked (every fit)."""
+        from ._validation import check_bool
+
+        return {
+            "decision_function_shape": check_choice(self.decision_function_shape, "decision_function_shape",
+                                                    DECISION_SHAPES),
+            "probability": check_bool(self.probability, "probability"),
+        }
 
     # ------------------------------------------------------------------ publishing
     @staticmethod
-    def _fitted_attributes(X, y_host, alpha, b, classes, kernel) -> dict:
-        """The scikit-learn attributes of the solution α, b on the training rows X.
+    def _fitted_attributes(class_index, pair_alpha, pair_b, classes, kernel, take_rows, n_features,
+                           weights, class_weight) -> dict:
+        """The scikit-learn attributes of the pairwise solutions.
 
         Parameters
         ----------
-        X : device array of shape (n_samples, n_features), float64
-        y_host : ndarray of shape (n_samples,), float64, entries ±1 (+1 is ``classes[1]``)
-        alpha : ndarray of shape (n_samples,), float64
-        b : float
-        classes : ndarray of shape (2,)
+        class_index : ndarray of shape (n_samples,), int
+            Class of each training row (index into ``classes``), in training order.
+        pair_alpha : list of ndarray
+            α of each pair (pair order of :func:`gpath._multiclass.pairs`) on its rows (the
+            rows of its two classes, in training order), host float64.
+        pair_b : list of float
+            The bias of each pair (label +1 for the later class of the pair).
+        classes : ndarray of shape (n_classes,)
         kernel : Kernel
+        take_rows : callable
+            ``take_rows(rows)`` -> device array of the training rows ``rows`` (host ints).
+        n_features : int
+        weights : ndarray of shape (n_samples,), float64
+            Each training point's box over C, ``sample_weight_i · class_weight[y_i]``
+            (its box is ``C * weights_i``, computed so everywhere).
+        class_weight : ndarray of shape (n_classes,), float64
 
         Returns
         -------
@@ -64,26 +99,46 @@ class BinarySVC(SaveMixin, ClassifierMixin, BaseEstimator):
             Attribute name -> value; set them all at once (nothing is set here, so that a
             failure leaves the estimator as it was).
         """
-        xp, device = get_namespace_and_device(X)
-        support = np.flatnonzero(alpha > 0)
-        sv_dev = to_device(support, xp, device)
-        dual = to_device(y_host[support] * alpha[support], xp, device)
-        pos = y_host[support] > 0
+        k = classes.shape[0]
+        layout = ovo_layout(class_index, k, pair_alpha, pair_b)
+        sv_rows = take_rows(layout["support_"])
+        xp, device = get_namespace_and_device(sv_rows)
         return {
             "classes_": classes,
             "kernel_": kernel,
-            "n_features_in_": int(X.shape[1]),
-            "alpha_": alpha.copy(),
-            "support_": support,
-            "support_vectors_": xp.take(X, sv_dev, axis=0),
-            "dual_coef_": xp.reshape(dual, (1, -1)),
-            "intercept_": xp.asarray([float(b)], dtype=xp.float64, device=device),
-            "n_support_": np.array([np.count_nonzero(~pos), np.count_nonzero(pos)], dtype=np.int32),
+            "n_features_in_": int(n_features),
+            "alpha_": layout["alpha_"],
+            "support_": layout["support_"],
+            "support_vectors_": sv_rows,
+            "dual_coef_": to_device(layout["dual_coef"], xp, device),
+            "intercept_": to_device(layout["intercept"], xp, device),
+            "n_support_": layout["n_support_"],
+            "class_weight_": np.asarray(class_weight, dtype=np.float64),
+            "_weights": weights,
         }
 
     # ------------------------------------------------------------------ prediction
+    def _checked_input(self, X):
+        check_is_fitted(self, "dual_coef_")
+        check_feature_names(self, X)
+        xp, device = get_namespace_and_device(self.support_vectors_)
+        X, _, _ = check_X(X, "X", self.n_features_in_, xp, device, owner=type(self).__name__)
+        return X, xp
+
+    def _ovo_decision(self, X, xp):
+        """The published pairwise decision values of validated rows X: (n, k(k−1)/2)."""
+        K = self.kernel_(X, self.support_vectors_)
+        return pair_decisions(K, self.dual_coef_, self.n_support_, self.intercept_, len(self.classes_), xp)
+
     def decision_function(self, X):
-        """Signed distance to the separating surface: ``f(x) = Σ_j y_j α_j K(x, x_j) + b``.
+        """Decision values of X, as scikit-learn's ``SVC``.
+
+        Two classes: the signed distance to the separating surface,
+        ``f(x) = Σ_j y_j α_j K(x, x_j) + b``, positive for ``classes_[1]``. More classes: the
+        k(k−1)/2 pairwise values (``decision_function_shape="ovo"``; column p for the p-th
+        pair (i, j), i < j, in the order (0, 1), (0, 2), …, (1, 2), …, positive for class i),
+        or (``"ovr"``) per class its votes plus its summed pairwise confidence mapped into
+        (−1/3, 1/3), scikit-learn's ``_ovr_decision_function``.
 
         Parameters
         ----------
@@ -92,8 +147,9 @@ class BinarySVC(SaveMixin, ClassifierMixin, BaseEstimator):
 
         Returns
         -------
-        f : array of shape (n_samples,), float64
-            Positive for ``classes_[1]``.
+        f : array of shape (n_samples,) for two classes, (n_samples, n_classes) for "ovr",
+            (n_samples, n_classes·(n_classes−1)/2) for "ovo"; float64, in the model's
+            namespace.
 
         Raises
         ------
@@ -102,7 +158,7 @@ class BinarySVC(SaveMixin, ClassifierMixin, BaseEstimator):
         ValueError
             X not 2-D, with another number of features than in ``fit``, with NaN or inf, or
             (fitted on a pandas DataFrame) with other column names or another column order
-            than in ``fit``.
+            than in ``fit``; ``decision_function_shape`` neither "ovr" nor "ovo".
         TypeError
             X not numeric, or in another namespace or on another device than the model.
 
@@ -111,15 +167,23 @@ class BinarySVC(SaveMixin, ClassifierMixin, BaseEstimator):
         UserWarning
             X has column names and the model was fitted without, or the reverse (as
             scikit-learn).
+
+        References
+        ----------
+        Hsu & Lin (2002), section II.C (one-against-one).
         """
-        check_is_fitted(self, "dual_coef_")
-        check_feature_names(self, X)
-        xp, device = get_namespace_and_device(self.support_vectors_)
-        X, _, _ = check_X(X, "X", self.n_features_in_, xp, device, owner=type(self).__name__)
-        return self.kernel_(X, self.support_vectors_) @ self.dual_coef_[0, :] + self.intercept_[0]
+        X, xp = self._checked_input(X)
+        k = len(self.classes_)
+        if k == 2:
+            return self.kernel_(X, self.support_vectors_) @ self.dual_coef_[0, :] + self.intercept_[0]
+        shape = check_choice(self.decision_function_shape, "decision_function_shape", DECISION_SHAPES)
+        dec = self._ovo_decision(X, xp)
+        return dec if shape == "ovo" else ovr_decision(dec, k, xp)
 
     def predict(self, X):
-        """Class labels of X: ``classes_[1]`` where ``decision_function(X) > 0``.
+        """Class labels of X: for two classes ``classes_[1]`` where ``decision_function(X) >
+        0``; for more, the class with the most pairwise votes (pair (i, j) votes for i where
+        its "ovo" value is > 0, else for j; ties go to the lowest index), as LIBSVM.
 
         Parameters
         ----------
@@ -132,9 +196,117 @@ class BinarySVC(SaveMixin, ClassifierMixin, BaseEstimator):
         Raises
         ------
         As :meth:`decision_function`.
+
+        References
+        ----------
+        Hsu & Lin (2002), section II.C ("Max Wins" voting).
         """
-        f = self.decision_function(X)
-        return self.classes_[(to_host(f) > 0).astype(int)]
+        X, xp = self._checked_input(X)
+        k = len(self.classes_)
+        dec = to_host(self._ovo_decision(X, xp))
+        if k == 2:
+            return self.classes_[(dec[:, 0] > 0).astype(int)]
+        return self.classes_[vote(dec, k)]
+
+    def _check_proba(self):
+        if not self.probability:
+            raise AttributeError("predict_proba is not available when probability=False")
+        return True
+
+    @available_if(_check_proba)
+    def predict_proba(self, X):
+        """Class probabilities of X by Platt scaling, as LIBSVM (``probability=True``).
+
+        Each pair (i, j)'s decision value d (positive for i) becomes
+        ``r_ij = 1 / (1 + exp(probA_ d + probB_))``, clipped to [1e-7, 1 − 1e-7]; two classes
+        give (r_01, 1 − r_01), more are coupled by the second method of Wu, Lin & Weng (2004),
+        solved exactly (:mod:`gpath._platt`). The sigmoids were fitted on cross-validated
+        decision values at ``fit`` or :meth:`calibrate`.
+
+        Parameters
+        ----------
+        X : array of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : array of shape (n_samples, n_classes), float64
+            Columns in the order of ``classes_``; rows sum to 1; in the model's namespace.
+
+        Raises
+        ------
+        AttributeError
+            ``probability=False``.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``, or with ``probability`` set to True after a fit without it (call
+            ``calibrate``).
+        ValueError, TypeError
+            As :meth:`decision_function`.
+
+        References
+        ----------
+        Platt (1999); Lin, Lin & Weng (2007); Wu, Lin & Weng (2004), section 4.
+        """
+        X, xp = self._checked_input(X)
+        if not hasattr(self, "probA_"):
+            raise NotFittedError(f"This {type(self).__name__} has no probability model: it was fitted with "
+                                 "probability=False; call calibrate() (or fit) with probability=True")
+        k = len(self.classes_)
+        _, device = get_namespace_and_device(X)
+        dec = self._ovo_decision(X, xp)
+        if k == 2:
+            dec = -dec  # LIBSVM's binary value is positive for classes_[0]
+        A, B = to_device(self.probA_, xp, device), to_device(self.probB_, xp, device)
+        return couple(sigmoid_predict(dec, A, B, xp), k, xp)
+
+    @available_if(_check_proba)
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : array of shape (n_samples, n_features)
+
+        Returns
+        -------
+        log_proba : array of shape (n_samples, n_classes), float64
+
+        Raises
+        ------
+        As :meth:`predict_proba`.
+        """
+        p = self.predict_proba(X)
+        xp, _ = get_namespace_and_device(p)
+        return xp.log(p)
+
+    @property
+    def coef_(self):
+        """Weights of the linear kernel's pairwise separating hyperplanes, as ``SVC.coef_``.
+
+        Returns
+        -------
+        coef : array of shape (1, n_features) for two classes, else
+            (n_classes·(n_classes−1)/2, n_features): row p is ``Σ_s dual_coef · x_s`` over the
+            support vectors of pair p, so that its "ovo" decision value is
+            ``X @ coef_[p] + intercept_[p]``. In the model's namespace.
+
+        Raises
+        ------
+        AttributeError
+            The kernel is not linear, or the model is not fitted.
+        """
+        check_is_fitted(self, "dual_coef_")
+        if self.kernel_.kind != "linear" or self.kernel_.offset != 0.0:
+            raise AttributeError("coef_ is only available when using a linear kernel")
+        xp, _ = get_namespace_and_device(self.support_vectors_)
+        k = len(self.classes_)
+        if k == 2:
+            return xp.reshape(self.dual_coef_[0, :] @ self.support_vectors_, (1, -1))
+        rows = []
+        for p in range(k * (k - 1) // 2):
+            sv, coef = pair_coefficients(self.dual_coef_, self.n_support_, k, p, xp)
+            _, device = get_namespace_and_device(self.support_vectors_)
+            rows.append(coef @ xp.take(self.support_vectors_, to_device(sv, xp, device), axis=0))
+        return xp.stack(rows, axis=0)
 
     def score(self, X, y, sample_weight=None):
         """Mean accuracy of :meth:`predict` on (X, y).
@@ -155,17 +327,19 @@ class BinarySVC(SaveMixin, ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ KKT check
     def check_kkt(self, X=None, y=None) -> float:
         """Largest KKT violation of the model, recomputed from scratch, relative to the scale
-        of the problem.
+        of the problem (the largest over the pairwise problems of a multiclass model).
 
-        Recomputes every margin ``y_i f(x_i)`` from α with fresh kernel values (O(n·n_SV)
-        kernel evaluations), adds the constant ``d`` on the diagonal of the solved problem's
-        Q (``ridge``, plus 1/C for the quadratic soft margin), and returns the largest of:
+        Recomputes every margin ``y_i f(x_i)`` of each pair from the published dual
+        coefficients with fresh kernel values (O(n·n_SV) kernel evaluations), adds the
+        constant ``d`` on the diagonal of the solved problem's Q (``ridge``, plus 1/C for the
+        quadratic soft margin), and returns the largest of:
 
-        - the stationarity violations (``1 − y f`` where α < the box bound, ``y f − 1`` where
-          α > 0) divided by ``1 + max_i Σ_j |Q_ij| α_j``: a margin y_i f(x_i) sums terms of
-          that size, so its round-off grows with it (with C, and with the size of the
-          features for a linear or polynomial kernel);
-        - the feasibility violations of ``yᵀα = 0`` and of the box, divided by C (by
+        - the stationarity violations (``1 − y f`` where α_i < C_i, ``y f − 1`` where
+          α_i > 0; C_i is point i's box, C times its sample and class weights) divided by
+          ``1 + max_i Σ_j |Q_ij| α_j``: a margin y_i f(x_i) sums terms of that size, so its
+          round-off grows with it (with C, and with the size of the features for a linear or
+          polynomial kernel);
+        - the feasibility violations of ``yᵀα = 0`` and of the boxes, divided by C (by
           max(1, max α) without an upper bound).
 
         A model exact to float64 round-off gives about 1e-15 … 1e-12 whatever C; every fit
@@ -190,16 +364,21 @@ class BinarySVC(SaveMixin, ClassifierMixin, BaseEstimator):
             If the training data are needed and not given, or do not match the model.
         """
         check_is_fitted(self, "dual_coef_")
-        X, y_pm = self._training_data(X, y)
-        yf, scale = self._margins_from_scratch(X, y_pm)
-        return self._kkt_violation(yf, y_pm, scale)
+        k = len(self.classes_)
+        worst = 0.0
+        for p, (X_p, y_pm, rows) in enumerate(self._pair_training_data(X, y)):
+            alpha = self.alpha_[rows] if k == 2 else self.alpha_[p, rows]
+            yf, scale = self._margins_from_scratch(p, X_p, y_pm, alpha)
+            worst = max(worst, self._kkt_violation(yf, y_pm, alpha, self._boxes(rows), scale))
+        return worst
 
-    def _margins_from_scratch(self, X, y_pm, block=2048) -> tuple[np.ndarray, float]:
-        """The margins ``y_i f(x_i) + d α_i`` of the training rows X from fresh kernel values,
-        and the scale of the problem, ``max_i Σ_j |Q_ij| α_j`` (Q with d on its diagonal).
+    def _margins_from_scratch(self, p, X, y_pm, alpha, block=2048) -> tuple[np.ndarray, float]:
+        """The margins ``y_i f(x_i) + d α_i`` of pair p's training rows X from fresh kernel
+        values, and the scale of its problem, ``max_i Σ_j |Q_ij| α_j`` (Q with d on its
+        diagonal).
 
-        Kernel blocks of ``block`` rows against the support vectors (O(n·n_SV) kernel
-        evaluations, ``8·block·n_SV`` bytes at a time); one host copy per block.
+        Kernel blocks of ``block`` rows against the pair's support vectors (O(n·n_SV)
+        kernel evaluations, ``8·block·n_SV`` bytes at a time); one host copy per block.
 
         Returns
         -------
@@ -208,36 +387,73 @@ class BinarySVC(SaveMixin, ClassifierMixin, BaseEstimator):
         """
         xp, device = get_namespace_and_device(self.support_vectors_)
         _, diag = self._kkt_problem()
-        alpha = self.alpha_
-        alpha_sv = to_device(alpha[self.support_], xp, device)
+        k = len(self.classes_)
+        sv, coef = pair_coefficients(self.dual_coef_, self.n_support_, k, p, xp)
+        SV = xp.take(self.support_vectors_, to_device(sv, xp, device), axis=0)
+        sign = pair_sign(k)
         f, size = [], []
         n = X.shape[0]
         for lo in range(0, n, block):
-            K = self.kernel_(X[lo : min(lo + block, n), :], self.support_vectors_)
-            f.append(to_host(K @ self.dual_coef_[0, :] + self.intercept_[0]))
-            size.append(to_host(xp.abs(K) @ alpha_sv))
-        yf = y_pm * np.concatenate(f) + diag * alpha
+            K = self.kernel_(X[lo : min(lo + block, n), :], SV)
+            f.append(to_host(K @ coef + self.intercept_[p]))
+            size.append(to_host(xp.abs(K) @ xp.abs(coef)))
+        yf = y_pm * sign * np.concatenate(f) + diag * alpha
         scale = float(np.max(np.concatenate(size) + diag * alpha, initial=0.0))
         return yf, scale
 
-    def _kkt_violation(self, yf, y_pm, scale) -> float:
-        """The largest KKT violation of α given the margins ``yf`` (diagonal term included) and
-        the scale ``max_i Σ_j |Q_ij| α_j``: the one implementation behind :meth:`check_kkt` and
-        the check of a loaded model (the rule is :meth:`check_kkt`'s)."""
-        upper, _ = self._kkt_problem()
-        alpha = self.alpha_
+    def _kkt_violation(self, yf, y_pm, alpha, upper, scale) -> float:
+        """The largest KKT violation of α with boxes ``upper`` given the margins ``yf``
+        (diagonal term included) and the scale ``max_i Σ_j |Q_ij| α_j``: the one
+        implementation behind :meth:`check_kkt` and the check of a loaded model (the rule is
+        :meth:`check_kkt`'s)."""
+        C, _ = self._kkt_problem()
         g = yf - 1.0
         stat = max(np.max(np.where(alpha < upper, -g, -np.inf)), np.max(np.where(alpha > 0, g, -np.inf)))
-        box = upper if np.isfinite(upper) else max(1.0, float(np.max(alpha)))
-        over = float(np.max(alpha - upper)) if np.isfinite(upper) else 0.0
+        box = C if np.isfinite(C) else max(1.0, float(np.max(alpha)))
+        over = float(np.max(alpha - upper, initial=0.0))
         feas = max(abs(float(y_pm @ alpha)), float(np.max(-alpha)), over) / box
         return float(max(stat / (1.0 + scale), feas, 0.0))
 
+    def _pair_training_data(self, X, y):
+        """For each pair: its training rows X (device), their labels ±1 (host, +1 for the
+        later class) and their row indices; from X and y given by the user, checked."""
+        name = type(self).__name__
+        if X is None or y is None:
+            raise ValueError(f"{name}.check_kkt needs the training data: pass the X and y given to fit")
+        check_feature_names(self, X)
+        xp, device = get_namespace_and_device(self.support_vectors_)
+        X, _, _ = check_X(X, "X", self.n_features_in_, xp, device, owner=name)
+        n = self._weights.shape[0]
+        if X.shape[0] != n:
+            raise ValueError(f"X must be the {n} training rows given to fit; got {X.shape[0]} rows")
+        labels, _ = check_labels(y, n, "y", self.classes_, owner=name, multiclass=True)
+        class_index = np.searchsorted(self.classes_, labels)
+        k = len(self.classes_)
+        out = []
+        for i, j in pairs(k):
+            rows = np.flatnonzero((class_index == i) | (class_index == j))
+            X_p = X if k == 2 else xp.take(X, to_device(rows, xp, device), axis=0)
+            out.append((X_p, np.where(class_index[rows] == j, 1.0, -1.0), rows))
+        return out
+
+    def _kkt_problem(self) -> tuple[float, float]:
+        """``(C, d)``: the model's box bound C (inf for none) and the constant on Q's
+        diagonal."""
+        raise NotImplementedError
+
+    def _boxes(self, rows) -> np.ndarray:
+        """The boxes C_i = C · weights_i of the training rows ``rows`` (inf without a bound)."""
+        C, _ = self._kkt_problem()
+        w = self._weights[rows]
+        return np.full(w.shape, np.inf) if not np.isfinite(C) else C * w
+
+    # ------------------------------------------------------------------ loaded models
     def _check_loaded(self) -> None:
-        """A loaded model's attributes fit together: shapes, support = {i: α_i > 0},
-        dual_coef_ = ±α on the support, α in its box and ``Σ_i y_i α_i = 0`` to
-        1.5e-8 · (1 + Σ α) (the training data are not in the file, so the other KKT
-        conditions cannot be checked; :class:`IncrementalSVC` keeps them and checks them all).
+        """A loaded model's attributes fit together: shapes; support_ = the rows with α > 0
+        in some pair, grouped by class; dual_coef_ = ±α on the support in LIBSVM's layout;
+        α in its boxes and ``Σ_i y_i α_i = 0`` per pair to 1.5e-8 · (1 + Σ α) (the training
+        data are not in the file, so the other KKT conditions cannot be checked;
+        :class:`IncrementalSVC` keeps them and checks them all).
 
         Raises
         ------
@@ -247,42 +463,66 @@ class BinarySVC(SaveMixin, ClassifierMixin, BaseEstimator):
         if not isinstance(getattr(self, "n_features_in_", None), int) or self.n_features_in_ < 1:
             raise invalid(f"n_features_in_ must be an int >= 1; got {getattr(self, 'n_features_in_', None)!r}")
         persistence.check_kernel(getattr(self, "kernel_", None))
-        classes = attr(self, "classes_", (2,), "biufU")
-        if np.unique(classes).size != 2:
-            raise invalid(f"classes_ must be two distinct labels; got {classes.tolist()}")
-        alpha = attr(self, "alpha_", (None,))
+        classes = attr(self, "classes_", (None,), "biufU")
+        k = classes.shape[0]
+        if k < 2 or np.unique(classes).size != k or not np.array_equal(np.sort(classes), classes):
+            raise invalid(f"classes_ must be two or more distinct labels in increasing order; got {classes.tolist()[:5]}")
+        n_pairs = k * (k - 1) // 2
+        alpha = attr(self, "alpha_", (None,) if k == 2 else (n_pairs, None))
+        alpha_pairs = alpha[None, :] if k == 2 else alpha
+        n = alpha_pairs.shape[1]
         support = attr(self, "support_", (None,), "iu")
         n_sv = support.shape[0]
         attr(self, "support_vectors_", (n_sv, self.n_features_in_))
-        dual = attr(self, "dual_coef_", (1, n_sv))[0]
-        attr(self, "intercept_", (1,))
-        upper, _ = self._kkt_problem()
-        if not np.array_equal(support, np.flatnonzero(alpha > 0)):
+        dual = attr(self, "dual_coef_", (k - 1, n_sv))
+        attr(self, "intercept_", (n_pairs,))
+        counts = attr(self, "n_support_", (k,), "iu")
+        weights = np.asarray(getattr(self, "_weights", None), dtype=np.float64)
+        if weights.shape != (n,) or not np.all(np.isfinite(weights)) or np.any(weights < 0):
+            raise invalid(f"the box weights _weights must be {n} finite numbers >= 0; got shape {weights.shape}")
+        upper = self._boxes(np.arange(n))
+        class_weight = attr(self, "class_weight_", (k,))
+        if np.any(class_weight <= 0):
+            raise invalid(f"class_weight_ must be > 0; got {class_weight.tolist()}")
+        if int(counts.sum()) != n_sv or np.any(counts < 0):
+            raise invalid(f"n_support_ {counts.tolist()} does not count the {n_sv} support vectors per class")
+        if np.any(alpha_pairs < 0) or np.any(alpha_pairs > upper[None, :]):
+            raise invalid(f"alpha_ must lie in [0, C_i]; got values in [{alpha_pairs.min():g}, {alpha_pairs.max():g}] "
+                          f"(largest box {upper.max(initial=0):g})")
+        if not np.array_equal(np.sort(support), np.flatnonzero(np.any(alpha_pairs > 0, axis=0))):
             raise invalid("support_ must be the rows where alpha_ > 0")
-        if np.any(alpha > upper):
-            raise invalid(f"alpha_ must lie in [0, {upper:g}]; got max {alpha.max():g}")
-        if not np.array_equal(np.abs(dual), alpha[support]):
-            raise invalid("dual_coef_ must be +-alpha_ on the support vectors")
-        if abs(float(dual.sum())) > 1.5e-8 * (1.0 + float(alpha.sum())):
-            raise invalid(f"sum_i y_i alpha_i must be 0; got {float(dual.sum()):.3g}")
-        counts = attr(self, "n_support_", (2,), "iu")
-        if counts.tolist() != [int(np.count_nonzero(dual < 0)), int(np.count_nonzero(dual > 0))]:
-            raise invalid(f"n_support_ {counts.tolist()} does not count the support vectors per class")
+        start = np.concatenate([[0], np.cumsum(counts)])
+        sv_class = np.repeat(np.arange(k), counts)
+        if any(np.any(np.diff(support[start[c] : start[c + 1]]) <= 0) for c in range(k)):
+            raise invalid("support_ must list each class's support vectors in training order")
+        sign = pair_sign(k)
+        for p, (i, j) in enumerate(pairs(k)):
+            a = alpha_pairs[p, support]
+            if np.any(a[(sv_class != i) & (sv_class != j)] != 0):
+                raise invalid(f"alpha_ of pair ({i}, {j}) must be 0 outside the classes {i} and {j}")
+            coef = np.where(sv_class == i, dual[j - 1], dual[i])
+            expected = np.where(sv_class == i, -sign * a, sign * a)
+            mine = (sv_class == i) | (sv_class == j)
+            if not np.array_equal(coef[mine], expected[mine]):
+                raise invalid(f"dual_coef_ must be +-alpha_ of pair ({i}, {j}) on its support vectors")
+            if abs(float(coef[mine].sum())) > 1.5e-8 * (1.0 + float(a.sum())):
+                raise invalid(f"sum_i y_i alpha_i of pair ({i}, {j}) must be 0; got {float(coef[mine].sum()):.3g}")
+        if hasattr(self, "probA_") or hasattr(self, "probB_"):
+            attr(self, "probA_", (n_pairs,))
+            attr(self, "probB_", (n_pairs,))
 
-    def _kkt_problem(self) -> tuple[float, float]:
-        """``(upper, d)``: the box bound on α (inf for none) and the constant on Q's diagonal."""
-        raise NotImplementedError
 
-    def _training_data(self, X, y):
-        """The training rows (device) and their labels as host ±1, validated against the model."""
-        name = type(self).__name__
-        if X is None or y is None:
-            raise ValueError(f"{name}.check_kkt needs the training data: pass the X and y given to fit")
-        check_feature_names(self, X)
-        xp, device = get_namespace_and_device(self.support_vectors_)
-        X, _, _ = check_X(X, "X", self.n_features_in_, xp, device, owner=name)
-        n = self.alpha_.shape[0]
-        if X.shape[0] != n:
-            raise ValueError(f"X must be the {n} training rows given to fit; got {X.shape[0]} rows")
-        labels, _ = check_labels(y, n, "y", self.classes_, owner=name)
-        return X, np.where(labels == self.classes_[1], 1.0, -1.0)
+def check_every_class_weighted(weights, class_index, classes) -> None:
+    """Every class needs a point with a positive box: without one, yᵀα = 0 forces α = 0 in
+    each of its pairs, which then have no solution with two classes.
+
+    Raises
+    ------
+    ValueError
+    """
+    present = np.bincount(class_index[weights > 0], minlength=classes.shape[0]) > 0
+    if not np.all(present):
+        raise ValueError(
+            f"every point of class {classes[~present].tolist()[:5]} has weight 0; each class needs a point of "
+            f"positive weight (weight-0 points are kept but inert)"
+        )

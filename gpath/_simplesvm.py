@@ -444,9 +444,13 @@ class _SimpleRun:
                 s.lo[k], s.hi[k] = -np.inf, np.inf
             first = False
         if s.active.size == 1:
-            # A lone working variable is pinned by yᵀα = 0 to a multiple of U: a bound.
+            # A lone working variable is pinned by yᵀα = 0; with one box for every point that
+            # is a multiple of it, a bound, and it leaves; with per-point boxes it may be pinned
+            # strictly inside its own box, and stays.
             k = int(s.active.members[0])
-            self._leave(k, s.alpha[k] > 0.5 * s.upper[k], count=False)
+            a, u = s.alpha[k], s.upper[k]
+            if a <= 1e-12 * u or a >= u * (1.0 - 1e-12):
+                self._leave(k, a > 0.5 * u, count=False)
 
     def _leave(self, k: int, upper: bool, count: bool = True) -> None:
         s = self.s

@@ -19,6 +19,7 @@ __all__ = [
     "check_labels",
     "check_nonpositive",
     "check_positive",
+    "check_sample_weight",
     "check_targets",
     "feature_names",
     "host_values",
@@ -156,8 +157,8 @@ def _is_sparse(X) -> bool:
     return scipy.sparse.issparse(X)
 
 
-def check_labels(y, n_samples, name="y", classes=None, owner=None, x_name="X"):
-    """Validate class labels; return them as a host NumPy array and the two classes.
+def check_labels(y, n_samples, name="y", classes=None, owner=None, x_name="X", multiclass=False, min_classes=2):
+    """Validate class labels; return them as a host NumPy array and the classes.
 
     Parameters
     ----------
@@ -165,25 +166,31 @@ def check_labels(y, n_samples, name="y", classes=None, owner=None, x_name="X"):
         A column vector (n_samples, 1) is accepted with a ``DataConversionWarning``.
     n_samples : int
         Rows of the matching X.
-    classes : ndarray of shape (2,) or None
+    classes : ndarray of shape (n_classes,) or None
         Classes seen in ``fit``; every label must be one of them. None: ``y`` must hold
-        exactly two distinct labels, which become the classes (sorted).
+        exactly two distinct labels (two or more with ``multiclass``), which become the
+        classes (sorted).
     owner : str or None
         Estimator name for the message when ``y`` is None.
     x_name : str
         Name of the matching X argument, for the shape message.
+    multiclass : bool
+        Whether more than two classes are allowed.
+    min_classes : int
+        With ``multiclass``: the fewest classes ``y`` may hold (1 for labels added to a
+        fitted model).
 
     Returns
     -------
     labels : ndarray of shape (n_samples,)
-    classes : ndarray of shape (2,)
+    classes : ndarray of shape (n_classes,)
 
     Raises
     ------
     ValueError
         If y is None, has a wrong shape, holds NaN or continuous values ("Unknown label
-        type"), holds a number of classes other than two ("Only binary classification is
-        supported" for more), or a label not in ``classes``.
+        type"), holds a single class, more than two without ``multiclass`` ("Only binary
+        classification is supported"), or a label not in ``classes``.
     """
     from sklearn.exceptions import DataConversionWarning
     from sklearn.utils.multiclass import type_of_target
@@ -216,10 +223,16 @@ def check_labels(y, n_samples, name="y", classes=None, owner=None, x_name="X"):
     target_type = type_of_target(labels, input_name=name)
     if target_type not in ("binary", "multiclass"):
         raise ValueError(
-            f"Unknown label type: {target_type}. {name} must hold two discrete class labels; "
+            f"Unknown label type: {target_type}. {name} must hold discrete class labels; "
             f"got {target_type} values"
         )
     classes = np.unique(labels)
+    if multiclass and classes.shape[0] < min_classes:
+        raise ValueError(
+            f"{name} must hold at least two classes for an SVC; got 1 class: {classes.tolist()}"
+        )
+    if multiclass:
+        return labels, classes
     if classes.shape[0] > 2:
         raise ValueError(
             f"Only binary classification is supported. The type of the target is {target_type}: "
@@ -232,6 +245,51 @@ def check_labels(y, n_samples, name="y", classes=None, owner=None, x_name="X"):
             f"{classes.tolist()}"
         )
     return labels, classes
+
+
+def check_sample_weight(sample_weight, n_samples, name="sample_weight", allow_all_zero=False):
+    """Validate per-sample weights with scikit-learn's ``_check_sample_weight``.
+
+    Parameters
+    ----------
+    sample_weight : array-like of shape (n_samples,), number or None
+        Any array-API array or array-like of real numbers; a number weights every sample
+        alike.
+    n_samples : int
+        Rows of the matching X.
+    name : str
+        Argument name used in messages.
+    allow_all_zero : bool
+        Whether weights that are all 0 are accepted (an update may add inert points only).
+
+    Returns
+    -------
+    weights : ndarray of shape (n_samples,), float64, or None
+        None when ``sample_weight`` is None.
+
+    Raises
+    ------
+    ValueError
+        Weights of another shape, NaN, inf or negative weights, or (unless
+        ``allow_all_zero``) weights that are all 0 (scikit-learn's messages, naming
+        ``name``).
+    """
+    from sklearn.utils.validation import _check_sample_weight
+
+    if sample_weight is None:
+        return None
+    values = sample_weight if isinstance(sample_weight, Real) else host_values(sample_weight)
+    if isinstance(values, np.ndarray) and values.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must hold real numbers; got dtype {values.dtype}")
+    try:
+        weights = _check_sample_weight(values, np.empty((n_samples, 0)), dtype=np.float64,
+                                       ensure_non_negative=True, allow_all_zero_weights=allow_all_zero)
+    except ValueError as exc:
+        message = str(exc)
+        if name != "sample_weight":
+            message = message.replace("sample_weight", name).replace("Sample weights", f"{name}")
+        raise ValueError(message) from None
+    return np.asarray(weights, dtype=np.float64)
 
 
 def check_targets(y, n_samples, name="y", x_name="X"):

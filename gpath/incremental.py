@@ -5,14 +5,18 @@ from __future__ import annotations
 import copy
 import time
 import warnings
+from contextlib import ExitStack
 
 import numpy as np
+from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from . import persistence
 from ._array_api import get_namespace_and_device, to_device, to_host
-from ._base import BinarySVC
+from ._base import OneVsOneSVC, check_every_class_weighted
+from ._multiclass import class_weights, new_class_weight, pair_index, pairs
 from ._path import PathError, PathStats, SVCState, restored
+from ._platt import cv_decision_values, sigmoid_train
 from ._simplesvm import polish, simple_svm
 from ._validation import (
     check_choice,
@@ -20,26 +24,40 @@ from ._validation import (
     check_ids,
     check_labels,
     check_positive,
+    check_sample_weight,
     check_X,
     feature_names,
     host_values,
-    signed_labels,
 )
 from .cache import max_columns
 from .kernels import Kernel
 
 __all__ = ["IncrementalSVC"]
 
+# Format of the model files this version writes (version 1 files are still read).
+_VERSION = 2
 
-class IncrementalSVC(BinarySVC):
-    """Exact binary C-SVC, updated by multiple incremental decremental learning.
 
-    Solves ``min ½ αᵀQα − 1ᵀα`` s.t. ``0 ≤ α ≤ C``, ``yᵀα = 0`` with
-    ``Q_ij = y_i y_j K(x_i, x_j) + ridge·[i = j]`` exactly (to float64 round-off), and keeps it
-    exact while points are added and removed. ``update`` adds m points and removes ℓ points
-    along one multi-parametric path (Karasuyama & Takeuchi 2009, section 3.2); with
-    ``method="single"`` it applies the single-point update of Cauwenberghs & Poggio (2001)
-    once per point instead (the baseline; section 3.1).
+class IncrementalSVC(OneVsOneSVC):
+    """Exact C-SVC, updated by multiple incremental decremental learning; one-vs-one for more
+    than two classes, as scikit-learn's ``SVC``.
+
+    Solves ``min ½ αᵀQα − 1ᵀα`` s.t. ``0 ≤ α_i ≤ C_i``, ``yᵀα = 0`` with
+    ``Q_ij = y_i y_j K(x_i, x_j) + ridge·[i = j]`` and ``C_i = C · sample_weight_i ·
+    class_weight[y_i]`` exactly (to float64 round-off), and keeps it exact while points are
+    added and removed. ``update`` adds m points and removes ℓ points along one
+    multi-parametric path (Karasuyama & Takeuchi 2009, section 3.2), each point moving to its
+    own box C_i; with ``method="single"`` it applies the single-point update of Cauwenberghs
+    & Poggio (2001) once per point instead (the baseline; section 3.1).
+
+    k > 2 classes give k(k−1)/2 such models, one per pair of classes (i, j), i < j, on the
+    points of those two classes (one-against-one, Hsu & Lin 2002), each updated by its own
+    path: an update routes the added rows to the pairs of their class and the removals to the
+    pairs that hold them. **Classes come and go with their points**: ``classes_`` are always
+    the labels of the points the model holds. An update that adds a label the model does not
+    hold creates its pairs with every present class, trained exactly (SimpleSVM) on the
+    current points of the two classes; an update that removes the last point of a class
+    drops its pairs. An update that would leave fewer than two classes is refused.
 
     Arrays stay in the namespace and on the device of the ``X`` given to :meth:`fit`
     (NumPy, CuPy, or any array-API library); the small linear systems are solved on the host
@@ -69,35 +87,74 @@ class IncrementalSVC(BinarySVC):
         ``tol`` (units of y f); otherwise the call fails and the model is kept.
     cache_size : float, default 1024
         Most device memory, in MB, for the cached kernel columns of the margin set (as
-        scikit-learn's SVC). An update of n points by m added and ℓ removed needs on the
-        device about ``8·(n·d + c·r + n·(m + ℓ) + 6·n)`` bytes, with float64 values: X, the
-        c ≤ 2|M| cached columns of r ≤ 1.25·(n + m) + m buffer rows (:mod:`gpath.cache`),
-        the columns of the added and removed points, and a few n-vectors; on the host about
-        ``40·|M|²`` bytes (Q_MM with its spare capacity, its Cholesky factor, temporaries;
-        :mod:`gpath.linalg`). When the margin set needs more columns than ``cache_size``
-        allows, the call raises ``gpath.CacheFullError`` and the model is kept.
+        scikit-learn's SVC; shared equally by the pairs of a multiclass model). An update of
+        n points by m added and ℓ removed needs on the device about
+        ``8·(n·d + c·r + n·(m + ℓ) + 6·n)`` bytes per pair (n, m, ℓ: the pair's points),
+        with float64 values: X, the c ≤ 2|M| cached columns of r ≤ 1.25·(n + m) + m buffer
+        rows (:mod:`gpath.cache`), the columns of the added and removed points, and a few
+        n-vectors; on the host about ``40·|M|²`` bytes (Q_MM with its spare capacity, its
+        Cholesky factor, temporaries; :mod:`gpath.linalg`). A multiclass model keeps each
+        point in the k − 1 pairs of its class. When the margin set needs more columns than
+        ``cache_size`` allows, the call raises ``gpath.CacheFullError`` and the model is
+        kept.
+    class_weight : dict, "balanced" or None, default None
+        Multiplies C per class, as in ``SVC``: a dict label -> weight (> 0; 1 for the labels
+        it does not name; it may name classes that appear later), or "balanced":
+        ``n_samples / (n_classes · count(class))`` of the data given to :meth:`fit`. **The class weights are fixed at fit**: updates keep them
+        (recomputing "balanced" weights would change the box of every point); a class that
+        first appears in an update gets its dict weight, or its "balanced" weight from the
+        counts after that update.
+    decision_function_shape : {"ovr", "ovo"}, default "ovr"
+        The shape of :meth:`decision_function` for more than two classes, as in ``SVC``.
+    probability : bool, default False
+        Fit Platt's sigmoids on 5-fold cross-validated decision values at :meth:`fit`, as
+        LIBSVM (5 more exact fits per pair), for :meth:`predict_proba`. **An update keeps
+        the sigmoids** (refitting them costs 5 fits per pair, far more than an update): call
+        :meth:`calibrate` to refit them on the current points. The pairs of a class that
+        appears in an update are calibrated by that update.
+    random_state : int, RandomState instance or None, default None
+        Shuffles the cross-validation folds of ``probability=True`` (as ``SVC``); nothing
+        else is random.
 
     Attributes
     ----------
-    classes_ : ndarray of shape (2,)
-        The two labels; ``classes_[1]`` is the positive class (decision > 0).
-    support_ : ndarray of shape (n_SV,), int
-        Rows (training order) of the support vectors (α > 0).
+    classes_ : ndarray of shape (n_classes,)
+        The labels of the points the model holds, sorted; for two classes ``classes_[1]`` is
+        the positive one (decision > 0).
+    support_ : ndarray of shape (n_SV,), int32
+        Rows (training order) of the support vectors (α > 0 in some pair), grouped by class
+        in the order of ``classes_``, in training order within a class (as ``SVC``).
     support_vectors_ : array of shape (n_SV, n_features)
-    dual_coef_ : array of shape (1, n_SV)
-        ``y_i α_i`` of the support vectors (y = ±1).
-    intercept_ : array of shape (1,)
-        The bias b.
-    n_support_ : ndarray of shape (2,), int32
+    dual_coef_ : array of shape (n_classes − 1, n_SV)
+        Two classes: ``y_i α_i`` of the support vectors (y = +1 for ``classes_[1]``). More:
+        LIBSVM's layout, positive for the first class of each pair (see
+        :class:`gpath.SimpleSVC`).
+    intercept_ : array of shape (n_classes·(n_classes − 1)/2,)
+        The bias of each pair.
+    n_support_ : ndarray of shape (n_classes,), int32
         Support vectors per class, in the order of ``classes_``.
     sample_ids_ : ndarray of shape (n_samples,), int64
         Stable id of each training point, in training order: ``fit`` gives 0..n−1, each
         ``update`` gives the next unused ids to the added rows.
-    alpha_ : ndarray of shape (n_samples,), float64
-        Dual coefficients of every training point, in training order.
+    alpha_ : ndarray of shape (n_samples,) for two classes, else
+        (n_classes·(n_classes − 1)/2, n_samples), float64
+        Dual coefficients of every training point, in training order (in each pair; 0 outside
+        its classes).
+    class_weight_ : ndarray of shape (n_classes,), float64
+        The class weights in use (1 without ``class_weight``).
+    probA_, probB_ : ndarray of shape (n_classes·(n_classes − 1)/2,), float64
+        Platt's sigmoid of each pair, ``P(first class | d) = 1 / (1 + exp(probA_ d + probB_))``
+        with d the pair's decision value positive for its first class (``probability=True``).
+    coef_ : array of shape (n_classes·(n_classes − 1)/2, n_features)
+        Linear kernel only: the weights of each pairwise hyperplane (``(1, n_features)`` for
+        two classes).
+    states_ : list of SVCState
+        The incremental state of each pair, in pair order; ``state_`` is the only one of a
+        two-class model.
     last_update_ : PathStats
-        Breakpoints, points added and removed, wall time (s) and final |M| of the last call
-        (after ``fit``: SimpleSVM's iterations in place of breakpoints).
+        Breakpoints (summed over the pairs), points added and removed, wall time (s) and final
+        |M| (summed over the pairs) of the last call (after ``fit``: SimpleSVM's iterations in
+        place of breakpoints).
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,), object
         Column names of the pandas DataFrame given to ``fit`` (only then): ``X_add`` and
@@ -108,11 +165,16 @@ class IncrementalSVC(BinarySVC):
     ----------
     M. Karasuyama and I. Takeuchi, "Multiple incremental decremental learning of support
     vector machines", NIPS 2009, sections 3.2–3.3. G. Cauwenberghs and T. Poggio,
-    "Incremental and decremental support vector machine learning", NIPS 2001.
+    "Incremental and decremental support vector machine learning", NIPS 2001. C.-W. Hsu and
+    C.-J. Lin, "A comparison of methods for multiclass support vector machines", IEEE Trans.
+    Neural Networks 13(2), 2002. J. C. Platt (1999); H.-T. Lin, C.-J. Lin and R. C. Weng,
+    "A note on Platt's probabilistic outputs for support vector machines", Machine Learning
+    68, 2007 (:mod:`gpath._platt`).
     """
 
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
-                 method="multiple", ridge=1e-6, tol=1e-9, cache_size=1024):
+                 method="multiple", ridge=1e-6, tol=1e-9, cache_size=1024, class_weight=None,
+                 decision_function_shape="ovr", probability=False, random_state=None):
         self.cache_size = cache_size
         self.C = C
         self.kernel = kernel
@@ -122,21 +184,46 @@ class IncrementalSVC(BinarySVC):
         self.method = method
         self.ridge = ridge
         self.tol = tol
+        self.class_weight = class_weight
+        self.decision_function_shape = decision_function_shape
+        self.probability = probability
+        self.random_state = random_state
+
+    @property
+    def state_(self) -> SVCState:
+        """The incremental state of a two-class model (``states_[0]``).
+
+        Raises
+        ------
+        AttributeError
+            Before ``fit``, or for more than two classes (see ``states_``).
+        """
+        states = self.__dict__.get("states_")
+        if states is None:
+            raise AttributeError("state_ is set by fit")
+        if len(states) != 1:
+            raise AttributeError(f"state_ is the state of a two-class model; this one has {len(self.classes_)} "
+                                 "classes: see states_ (one state per pair of classes)")
+        return states[0]
 
     # ------------------------------------------------------------------ fitting
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Train on (X, y) from scratch, by SimpleSVM.
 
-        The exact solution comes from the active-set method of :class:`gpath.SimpleSVC`
-        (hinge loss, the same C and ridge; its working set, factor and cached columns are the
-        margin set, factor and cache that :meth:`update` moves on).
+        The exact solution of each pair comes from the active-set method of
+        :class:`gpath.SimpleSVC` (hinge loss, the same C and ridge; its working set, factor
+        and cached columns are the margin set, factor and cache that :meth:`update` moves on).
 
         Parameters
         ----------
         X : array of shape (n_samples, n_features)
             Any array-API array (NumPy, CuPy, ...) or array-like; converted to float64.
         y : array-like of shape (n_samples,)
-            Exactly two distinct labels.
+            Two or more distinct labels (numbers or strings).
+        sample_weight : array-like of shape (n_samples,) or None
+            Weights ≥ 0: point i's box is ``C · sample_weight_i · class_weight_[y_i]``, as in
+            ``SVC``. A point of weight 0 is kept (it has an id and can be removed) but inert
+            (α_i = 0).
 
         Returns
         -------
@@ -145,46 +232,105 @@ class IncrementalSVC(BinarySVC):
         Raises
         ------
         ValueError
-            Bad parameters, non-finite or mis-shaped X, or y without exactly two classes.
+            Bad parameters, non-finite or mis-shaped X, y with fewer than two classes,
+            ``sample_weight`` of another length, negative, NaN or all 0, or a class whose
+            points all have weight 0.
         TypeError
             Non-numeric X, or a DataFrame whose column names mix strings and other types.
-        PathError, SingularMarginError
+        PathError, SingularMarginError, CacheFullError
             A numerical failure; the estimator is unchanged.
         """
-        start = time.perf_counter()
         name = type(self).__name__
         params = self._check_params()
         names = feature_names(X)
-        X, xp, device = check_X(X, owner=name)
-        labels, classes = check_labels(y, X.shape[0], owner=name)
+        X, _, _ = check_X(X, owner=name)
+        labels, classes = check_labels(y, X.shape[0], owner=name, multiclass=True)
+        weights = check_sample_weight(sample_weight, X.shape[0])
+        self._fit(X, labels, classes, weights, names, params, declared=None)
+        return self
+
+    def _fit(self, X, labels, classes, weights, names, params, declared):
+        start = time.perf_counter()
+        xp, device = get_namespace_and_device(X)
         kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X)
-        ys = signed_labels(labels, classes, xp, device)
+        class_index = np.searchsorted(classes, labels)
+        cw = class_weights(self.class_weight, classes, labels, allow_unseen=True)
+        weights = cw[class_index] * (1.0 if weights is None else weights)  # boxes over C
+        check_every_class_weighted(weights, class_index, classes)
+        k = classes.shape[0]
+        states, n_iter = [], 0
+        for i, j in pairs(k):
+            rows = _pair_rows(class_index, i, j, k)
+            X_p = X if k == 2 else xp.take(X, to_device(rows, xp, device), axis=0)
+            y_p = np.where(class_index[rows] == j, 1.0, -1.0)
+            state, iterations = self._fit_pair(X_p, y_p, weights[rows], kernel, params, k)
+            states.append(state)
+            n_iter += iterations
+        probability = self._calibrated(states, class_index, weights, kernel, params, k) if params["probability"] else {}
+        n = X.shape[0]
+        stats = PathStats(n_iter, n, 0, time.perf_counter() - start, sum(s.active.size for s in states))
+        attrs = self._attributes(states, class_index, classes, kernel, np.arange(n, dtype=np.int64), n, stats,
+                                 weights, cw)
+        self._commit({**attrs, "feature_names_in_": names, "_kernel_params": self._kernel_params_now(),
+                      "_fitted_class_weight": copy.deepcopy(self.class_weight), "_declared_classes": declared,
+                      "_buffer": None, "probA_": probability.get("A"), "probB_": probability.get("B")})
+
+    def _fit_pair(self, X, y_host, weights, kernel, params, k):
+        """The exact state of one pair (boxes ``C * weights``), ready to update, and SimpleSVM's
+        iterations.
+
+        Rows of weight 0 are inert: SimpleSVM runs on the others (so that its closest-pair
+        start is a pair of points that can move), the inert rows join at α = 0 (a path without
+        breakpoints: their boxes are empty) and the rows are put back in training order."""
+        xp, device = get_namespace_and_device(X)
+        limit = max_columns(self._pair_cache_size(params, k), X.shape[0])
+        inert = np.flatnonzero(weights == 0.0)
+        used = np.flatnonzero(weights > 0.0) if inert.size else None
+        X_s, y_s, w_s = (X, y_host, weights) if used is None else (
+            xp.take(X, to_device(used, xp, device), axis=0), y_host[used], weights[used])
         # A fixed start for the closest-pair search: fit is deterministic.
-        state, simple = simple_svm(X, ys, kernel, params["C"], params["ridge"],
-                                   random_state=np.random.RandomState(0))
+        state, simple = simple_svm(X_s, to_device(y_s, xp, device), kernel, params["C"], params["ridge"],
+                                   random_state=np.random.RandomState(0),
+                                   weights=None if np.all(w_s == 1.0) else w_s)
         state.release_bounded_margin()
         state.active.compact()
         state.cache = state.cache.with_spare_rows()  # room for the first updates
-        state.cache.max_columns = max_columns(params["cache_size"], X.shape[0])
+        if used is not None:
+            state, _ = state.follow(xp.take(X, to_device(inert, xp, device), axis=0),
+                                    to_device(y_host[inert], xp, device), np.zeros(0, dtype=np.int64),
+                                    max_columns=limit, upper_add=np.zeros(inert.size))
+            state.take_rows(np.argsort(np.concatenate([used, inert]), kind="stable"))
+            state.active.compact()
+        state.cache.max_columns = limit
         state.cache.check_limit()
         state.refine()
         self._check_state(state)
-        stats = PathStats(simple.n_iter, X.shape[0], 0, time.perf_counter() - start, state.active.size)
-        attrs = self._attributes(state, classes, kernel, np.arange(X.shape[0], dtype=np.int64), X.shape[0], stats)
-        self._commit({**attrs, "feature_names_in_": names, "_kernel_params": self._kernel_params_now()})
-        return self
+        return state, simple.n_iter
 
-    def partial_fit(self, X, y, classes=None):
-        """Add the rows (X, y) to the model (``fit`` if it is not fitted yet).
+    @staticmethod
+    def _pair_cache_size(params, k) -> float:
+        return params["cache_size"] / (k * (k - 1) // 2)
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """Add the rows (X, y) to the model, as scikit-learn's ``SGDClassifier.partial_fit``.
+
+        The first call that sees two classes fits (:meth:`fit` on every row given so far);
+        later calls add their rows (:meth:`update`).
 
         Parameters
         ----------
-        X, y
-            As ``X_add``, ``y_add`` of :meth:`update` (as in :meth:`fit` on the first call).
-        classes : array-like of shape (2,) or None
-            scikit-learn's argument: the two labels of the whole stream. The first call must
-            still see both (an SVC needs both classes to exist); later calls must name the
-            same ones.
+        X : array of shape (m, n_features)
+        y : array-like of shape (m,)
+        classes : array-like of shape (n_classes,) or None
+            scikit-learn's argument: the labels the stream may hold. With it, calls before
+            the first fit that hold a single class are kept (the model stays unfitted:
+            ``predict`` raises ``NotFittedError``) until the rows seen hold two classes; every
+            label must be one of ``classes``, and later calls must give the same ``classes``
+            (or none). ``classes_`` holds only the classes seen so far (an SVC has no model of
+            a class without points); the others join when their first rows arrive.
+            Without it, the first call must hold two classes (as :meth:`fit`).
+        sample_weight : array-like of shape (m,) or None
+            As in :meth:`fit` (first fit) or ``sample_weight_add`` of :meth:`update`.
 
         Returns
         -------
@@ -193,42 +339,93 @@ class IncrementalSVC(BinarySVC):
         Raises
         ------
         ValueError
-            ``classes`` not two labels, or not those of the model; otherwise as :meth:`fit`
-            (first call) or :meth:`update`.
+            ``classes`` with fewer than two labels or other labels than before, a label not
+            in ``classes``, rows of another number of features or column names than the
+            rows kept before; otherwise as :meth:`fit` (first fit) or :meth:`update`.
         """
+        name = type(self).__name__
+        declared = None
         if classes is not None:
-            classes = np.unique(to_host(classes))
-            if classes.shape[0] != 2:
-                raise ValueError(f"classes must hold exactly two labels; got {classes.tolist()}")
-        if not hasattr(self, "state_"):
-            if classes is not None and y is not None:  # checked before fit changes anything
-                seen = np.unique(host_values(y))
-                if not np.array_equal(seen, classes):
-                    raise ValueError(f"y holds the classes {seen[:5].tolist()}, not classes={classes.tolist()}")
-            return self.fit(X, y)
-        if classes is not None and not np.array_equal(classes, self.classes_):
-            raise ValueError(f"classes={classes.tolist()} differ from the model's {self.classes_.tolist()}")
-        s = self.state_
-        check_feature_names(self, X)
-        check_X(X, "X", s.X.shape[1], s.xp, s.device, owner=type(self).__name__)
-        with warnings.catch_warnings():  # said above about X; update would say it about X_add
-            warnings.filterwarnings("ignore", message="X_add (has|does not have valid) feature names",
-                                    category=UserWarning)
-            return self.update(X_add=X, y_add=y)
+            declared = np.unique(host_values(classes))
+            if declared.ndim != 1 or declared.shape[0] < 2:
+                raise ValueError(f"classes must hold at least two labels; got {np.asarray(host_values(classes)).tolist()}")
+            before = getattr(self, "_declared_classes", None)
+            if before is not None and not np.array_equal(before, declared):
+                raise ValueError(f"classes={declared.tolist()} differ from the classes {before.tolist()} "
+                                 f"given to the first call of partial_fit")
+        else:
+            declared = getattr(self, "_declared_classes", None)
+        if hasattr(self, "states_"):
+            if declared is not None:
+                missing = np.setdiff1d(self.classes_, declared)
+                if missing.size:
+                    raise ValueError(f"classes={declared.tolist()} differ from the model's {self.classes_.tolist()}: "
+                                     f"they lack {missing.tolist()}")
+            s = self.states_[0]
+            check_feature_names(self, X)
+            check_X(X, "X", s.X.shape[1], s.xp, s.device, owner=name)
+            with warnings.catch_warnings():  # said above about X; update would say it about X_add
+                warnings.filterwarnings("ignore", message="X_add (has|does not have valid) feature names",
+                                        category=UserWarning)
+                self._update(X, y, None, sample_weight, declared, x_name="X", y_name="y", w_name="sample_weight")
+            self._declared_classes = declared  # a model fitted by fit: the first classes given
+            return self
+        params = self._check_params()
+        buffer = getattr(self, "_buffer", None)
+        names = feature_names(X)
+        if buffer is None:
+            X, _, _ = check_X(X, owner=name)
+        else:
+            kept_names = buffer["names"]
+            if (names is not None or kept_names is not None) and (
+                    names is None or kept_names is None or not np.array_equal(names, kept_names)):
+                raise ValueError(f"X must have the column names of the rows kept by earlier calls "
+                                 f"({None if kept_names is None else kept_names.tolist()}); got "
+                                 f"{None if names is None else names.tolist()}")
+            xp, device = get_namespace_and_device(buffer["X"])
+            X, _, _ = check_X(X, "X", buffer["X"].shape[1], xp, device, owner=name)
+        labels = _declared_labels(y, X.shape[0], "y", "X", declared) if declared is not None else host_values(y)
+        weights = check_sample_weight(sample_weight, X.shape[0], allow_all_zero=True)
+        if declared is None and buffer is None:
+            if weights is not None and not np.any(weights > 0):
+                check_sample_weight(weights, X.shape[0])  # scikit-learn's message for all-zero weights
+            labels, classes_seen = check_labels(y, X.shape[0], owner=name, multiclass=True)
+            self._fit(X, labels, classes_seen, weights, names, params, declared=None)
+            return self
+        if buffer is not None:
+            xp, _ = get_namespace_and_device(X)
+            X = xp.concat([buffer["X"], X], axis=0)
+            labels = np.concatenate([buffer["labels"], labels])
+            weights = _concat_weights(buffer["weights"], buffer["labels"].shape[0], weights, X.shape[0])
+        seen = np.unique(labels)
+        if seen.shape[0] < 2:
+            self._buffer = {"X": X, "labels": labels, "weights": weights,
+                            "names": names if buffer is None else buffer["names"]}
+            self._declared_classes = declared
+            return self
+        if weights is not None and not np.any(weights > 0):
+            check_sample_weight(weights, X.shape[0])
+        self._fit(X, labels, seen, weights, names if buffer is None else buffer["names"], params, declared=declared)
+        return self
 
-    def update(self, X_add=None, y_add=None, remove=None):
-        """Add the rows (X_add, y_add) and remove the points ``remove`` in one path.
+    def update(self, X_add=None, y_add=None, remove=None, sample_weight_add=None):
+        """Add the rows (X_add, y_add) and remove the points ``remove`` in one path (one per
+        pair of classes).
 
         Parameters
         ----------
         X_add : array of shape (m, n_features) or None
             New points, in the namespace and on the device of the training data.
         y_add : array-like of shape (m,) or None
-            Their labels, each one of ``classes_``.
+            Their labels. A label the model does not hold adds a class (its pairs are
+            trained on the current points); see the class description.
         remove : int, array-like of int of shape (ℓ,), or None
             Sample ids (see ``sample_ids_``) of the points to remove: one id (a Python or
             NumPy integer, e.g. ``model.sample_ids_[0]``) or several (list, tuple, range,
-            array of any namespace).
+            array of any namespace). Removing the last points of a class drops the class.
+        sample_weight_add : array-like of shape (m,) or None
+            Weights ≥ 0 of the added points (their boxes are ``C · w · class_weight_[y]``;
+            weight 0: kept but inert); None: 1.
 
         Returns
         -------
@@ -238,79 +435,245 @@ class IncrementalSVC(BinarySVC):
         ------
         ValueError
             Mis-shaped or non-finite X_add, X_add with other column names or another column
-            order than in ``fit`` (a DataFrame), a label not in ``classes_``, X_add without
-            y_add, repeated ids, an update that would leave a single class, or C, ridge or a
-            kernel parameter (kernel, gamma, degree, coef0) changed by ``set_params`` since
-            ``fit`` (call fit again).
+            order than in ``fit`` (a DataFrame), labels that are not class labels or (after
+            ``partial_fit(classes=...)``) not among the declared classes, X_add without
+            y_add, ``sample_weight_add`` without X_add, of another length, negative or NaN,
+            repeated ids, an update that would leave a single class or a class whose points
+            all have weight 0, or C, ridge, class_weight or a kernel parameter (kernel,
+            gamma, degree, coef0) changed by ``set_params`` since ``fit`` (call fit again).
         KeyError
             An id in ``remove`` that is not in the model.
         TypeError
             X_add in another namespace or on another device than the model, or ``remove``
             not integers.
-        PathError, SingularMarginError
+        PathError, SingularMarginError, CacheFullError
             A numerical failure part-way; the model is unchanged.
 
         Notes
         -----
         A failed call, for any reason (a ``KeyboardInterrupt`` included), leaves the model
-        exactly as it was: the path works on a copy that replaces the model at the end.
+        exactly as it was: each pair's path works on a copy, and the copies replace the model
+        at the end.
         """
-        check_is_fitted(self, "state_")
+        check_is_fitted(self, "states_")
+        return self._update(X_add, y_add, remove, sample_weight_add, getattr(self, "_declared_classes", None))
+
+    def _update(self, X_add, y_add, remove, sample_weight_add, declared, x_name="X_add", y_name="y_add",
+                w_name="sample_weight_add"):
         params = self._check_params()
         self._check_kernel_unchanged()
-        state = self.state_
-        xp, device = state.xp, state.device
+        states = self.states_
+        s0 = states[0]
+        xp, device = s0.xp, s0.device
+        name = type(self).__name__
+        old_classes = self.classes_
+        k_old = old_classes.shape[0]
         if (X_add is None) != (y_add is None):
-            raise ValueError("X_add and y_add must be given together; got only one of them")
+            raise ValueError(f"{x_name} and {y_name} must be given together")
         if X_add is not None:
-            check_feature_names(self, X_add, "X_add")
-            X_add, _, _ = check_X(X_add, "X_add", state.X.shape[1], xp, device, owner=type(self).__name__)
-            labels, _ = check_labels(y_add, X_add.shape[0], "y_add", self.classes_, x_name="X_add")
-            y_add = signed_labels(labels, self.classes_, xp, device)
+            check_feature_names(self, X_add, x_name)
+            X_add, _, _ = check_X(X_add, x_name, s0.X.shape[1], xp, device, owner=name)
+            labels, known = _update_labels(y_add, X_add.shape[0], y_name, x_name, old_classes, declared)
         else:
-            X_add = xp.zeros((0, state.X.shape[1]), dtype=xp.float64, device=device)
-            y_add = xp.zeros(0, dtype=xp.float64, device=device)
+            if sample_weight_add is not None:
+                raise ValueError(f"{w_name} needs {x_name}: it weights the added points")
+            X_add = xp.zeros((0, s0.X.shape[1]), dtype=xp.float64, device=device)
+            labels, known = old_classes[:0], True
+        m = X_add.shape[0]
+        weights_add = check_sample_weight(sample_weight_add, m, w_name, allow_all_zero=True)
         rows = check_ids([] if remove is None else remove, self.sample_ids_)
-        kept = np.delete(state.y_host, rows)
-        classes_left = set(np.unique(kept)) | set(np.unique(to_host(y_add)))
-        if classes_left != {-1.0, 1.0}:
-            left = [self.classes_[int(c > 0)] for c in sorted(classes_left)]
-            what = f"only class {np.asarray(left).tolist()}" if left else "no points"
-            raise ValueError(
-                f"the update would leave {what} in the model; "
-                f"an SVC needs both classes {self.classes_.tolist()}"
-            )
-        if params["C"] != state.C or params["ridge"] != state.ridge:
+        # The classes after the update: those that keep a point, and the labels added.
+        kept_index = np.delete(self._class_index, rows)
+        present = np.bincount(kept_index, minlength=k_old) > 0
+        classes = old_classes if known and np.all(present) else np.union1d(old_classes[present], labels)
+        if classes.shape[0] < 2:
+            what = f"only class {classes.tolist()}" if classes.size else "no points"
+            raise ValueError(f"the update would leave {what} in the model; an SVC needs at least two classes "
+                             f"(it holds {old_classes.tolist()})")
+        if params["C"] != s0.C or params["ridge"] != s0.ridge:
             raise ValueError(
                 "C and ridge cannot change between fit and update "
-                f"(fitted with C={state.C}, ridge={state.ridge}; now C={params['C']}, "
+                f"(fitted with C={s0.C}, ridge={s0.ridge}; now C={params['C']}, "
                 f"ridge={params['ridge']}); call fit again"
             )
+        fitted_cw = getattr(self, "_fitted_class_weight", None)
+        if fitted_cw != self.class_weight:
+            raise ValueError(f"class_weight cannot change between fit and update (fitted with {fitted_cw!r}; "
+                             f"now {self.class_weight!r}); call fit again")
         start = time.perf_counter()
-        m = X_add.shape[0]
+        same = classes is old_classes
+        k = classes.shape[0]
+        # Class of every row after the update, in the new numbering.
+        remap = np.searchsorted(classes, old_classes)  # only read for the classes still present
+        add_index = np.searchsorted(classes, labels) if m else np.zeros(0, dtype=np.int64)
+        class_index = np.concatenate([kept_index if same else remap[kept_index], add_index])
+        cw = self.class_weight_ if same else self._class_weights_after(classes, old_classes, class_index)
+        w_add = cw[add_index] * (1.0 if weights_add is None else weights_add)  # boxes over C
+        upper_add = params["C"] * w_add
+        weights = np.concatenate([np.delete(self._weights, rows), w_add])
+        check_every_class_weighted(weights, class_index, classes)
         new_ids = self._next_id + np.arange(m, dtype=np.int64)
-        # The new state writes into the old one's cache buffer: until the new state and every
-        # attribute are ready, a failure puts the old columns back.
-        with state.cache.transaction():
-            limit = max_columns(params["cache_size"], state.n + m)
-            state, n_bp = _follow(state, X_add, y_add, rows, limit, params["method"])
-            state.refine()
-            if state.kkt_violation() > params["tol"]:
-                # The path's float64 steps missed events (C·max K beyond what they resolve):
-                # SimpleSVM's iteration from the path's sets finishes it exactly.
-                polish(state)
-                state.release_bounded_margin()
-                state.refine()
-            self._check_state(state)
-            ids = np.concatenate([np.delete(self.sample_ids_, rows), new_ids])
-            stats = PathStats(n_bp, m, len(rows), time.perf_counter() - start, state.active.size)
-            attrs = self._attributes(state, self.classes_, self.kernel_, ids, self._next_id + m, stats)
-        spent = self.state_
+        ids = np.concatenate([np.delete(self.sample_ids_, rows), new_ids])
+        with ExitStack() as stack:
+            new_states, followed, n_bp = [], [], 0
+            for i, j in pairs(k):
+                oi, oj = (i, j) if same else (_old(old_classes, classes[i]), _old(old_classes, classes[j]))
+                if oi < 0 or oj < 0:
+                    new_states.append(None)  # a new pair: trained below, once the old ones moved
+                    continue
+                p_old = pair_index(k_old, oi, oj)
+                state = states[p_old]
+                if k_old == 2:
+                    local_remove = rows
+                else:
+                    pair_rows = _pair_rows(self._class_index, oi, oj, k_old)
+                    local_remove = np.searchsorted(pair_rows, rows[np.isin(self._class_index[rows], (oi, oj))])
+                if k == 2:
+                    X_p, y_p, u_p = X_add, add_index, upper_add
+                else:
+                    mine = np.flatnonzero((add_index == i) | (add_index == j))
+                    X_p = xp.take(X_add, to_device(mine, xp, device), axis=0) if mine.size < m else X_add
+                    y_p, u_p = add_index[mine], upper_add[mine]
+                if not local_remove.size and not y_p.size:
+                    new_states.append(state)  # nothing of this pair changes
+                    continue
+                stack.enter_context(state.cache.transaction())
+                y_dev = to_device(np.where(y_p == j, 1.0, -1.0), xp, device)
+                limit = max_columns(self._pair_cache_size(params, k), state.n + y_p.size)
+                new, bp = _follow(state, X_p, y_dev, local_remove, limit, params["method"], u_p)
+                new.refine()
+                if new.kkt_violation() > params["tol"]:
+                    # The path's float64 steps missed events (C·max K beyond what they resolve):
+                    # SimpleSVM's iteration from the path's sets finishes it exactly.
+                    polish(new)
+                    new.release_bounded_margin()
+                    new.refine()
+                self._check_state(new)
+                new_states.append(new)
+                followed.append((new, state))
+                n_bp += bp
+            if any(s is None for s in new_states):
+                new_states = self._new_pairs(new_states, classes, class_index, weights, states, old_classes,
+                                             kept_index, rows, X_add, add_index, params)
+            probability = self._probability_after(new_states, class_index, weights, classes, old_classes, params)
+            stats = PathStats(n_bp, m, len(rows), time.perf_counter() - start, sum(s.active.size for s in new_states))
+            attrs = self._attributes(new_states, class_index, classes, self.kernel_, ids, self._next_id + m, stats,
+                                     weights, cw)
+            if not same:
+                attrs.update(probability)
         self._commit(attrs)
-        # The state the update started from is spent (its cache buffer is the new state's): its
-        # factor's arrays take the next update's copy of the factor.
-        state.factor.spare = spent.factor
+        # The states the update started from are spent (their cache buffers are the new states'):
+        # their factors' arrays take the next update's copies of the factors.
+        for new, spent in followed:
+            new.factor.spare = spent.factor
         return self
+
+    def _class_weights_after(self, classes, old_classes, class_index) -> np.ndarray:
+        """The class weights of the updated model: the fitted ones, and for each new class its
+        dict weight or its "balanced" weight from the updated counts."""
+        cw = np.empty(classes.shape[0])
+        counts = np.bincount(class_index, minlength=classes.shape[0])
+        for c, label in enumerate(classes):
+            old = _old(old_classes, label)
+            cw[c] = self.class_weight_[old] if old >= 0 else new_class_weight(
+                self.class_weight, label, class_index.shape[0], classes.shape[0], int(counts[c]))
+        return cw
+
+    def _new_pairs(self, new_states, classes, class_index, weights, states, old_classes, kept_index, rows,
+                   X_add, add_index, params):
+        """Train the pairs of the classes that appear in this update on the current points of
+        their two classes (kept rows in training order, then the added ones)."""
+        xp, device = states[0].xp, states[0].device
+        k, k_old = classes.shape[0], old_classes.shape[0]
+        kept_rows = np.delete(np.arange(self._class_index.shape[0]), rows)  # old rows, in the new order
+        out = list(new_states)
+        for p, (i, j) in enumerate(pairs(k)):
+            if out[p] is not None:
+                continue
+            olds = [o for o in (_old(old_classes, classes[i]), _old(old_classes, classes[j])) if o >= 0]
+            kept = np.flatnonzero(np.isin(kept_index, olds))
+            added = np.flatnonzero((add_index == i) | (add_index == j))
+            parts = [xp.take(X_add, to_device(added, xp, device), axis=0)]
+            if kept.size:
+                parts.insert(0, _rows_of(states, self._class_index, k_old, kept_rows[kept]))
+            X_p = xp.concat(parts, axis=0) if len(parts) > 1 else parts[0]
+            now = np.concatenate([kept, kept_rows.size + added])  # rows of the updated model
+            y_p = np.where(class_index[now] == j, 1.0, -1.0)
+            out[p], _ = self._fit_pair(X_p, y_p, weights[now], self.kernel_, params, k)
+        return out
+
+    def _probability_after(self, new_states, class_index, weights, classes, old_classes, params) -> dict:
+        """probA_ and probB_ after an update that changed the classes: the old pairs keep
+        their sigmoids, new pairs are calibrated (only where the model has sigmoids)."""
+        if not hasattr(self, "probA_"):
+            return {}
+        k, k_old = classes.shape[0], old_classes.shape[0]
+        A, B = np.empty(len(new_states)), np.empty(len(new_states))
+        rng = check_random_state(self.random_state)
+        for p, (i, j) in enumerate(pairs(k)):
+            oi, oj = _old(old_classes, classes[i]), _old(old_classes, classes[j])
+            if oi >= 0 and oj >= 0:
+                q = pair_index(k_old, oi, oj)
+                A[p], B[p] = self.probA_[q], self.probB_[q]
+            else:
+                A[p], B[p] = self._sigmoid(new_states[p], weights[_pair_rows(class_index, i, j, k)], self.kernel_,
+                                           params, rng)
+        return {"probA_": A, "probB_": B}
+
+    def calibrate(self):
+        """Refit the Platt sigmoids (``probA_``, ``probB_``) on the current points.
+
+        Each pair's sigmoid is fitted on 5-fold cross-validated decision values of its
+        current points, each fold predicted by the exact SVC of the other folds, as at
+        :meth:`fit` with ``probability=True`` (LIBSVM's method). An update keeps the sigmoids
+        of the model it starts from; call this when they should follow the data.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+        ValueError
+            ``probability=False`` (set it with ``set_params(probability=True)`` first).
+        PathError
+            A numerical failure of a cross-validation fit; the model is unchanged.
+
+        References
+        ----------
+        Platt (1999), section 2.2; Lin, Lin & Weng (2007), Algorithm 1 (:mod:`gpath._platt`).
+        """
+        check_is_fitted(self, "states_")
+        params = self._check_params()
+        if not params["probability"]:
+            raise ValueError("calibrate fits the probability model of probability=True; got probability=False "
+                             "(call set_params(probability=True) first)")
+        probability = self._calibrated(self.states_, self._class_index, self._weights, self.kernel_, params,
+                                       len(self.classes_))
+        self._set_fitted({"probA_": probability["A"], "probB_": probability["B"]})
+        return self
+
+    def _calibrated(self, states, class_index, weights, kernel, params, k) -> dict:
+        rng = check_random_state(self.random_state)
+        A, B = zip(*(self._sigmoid(state, weights[_pair_rows(class_index, i, j, k)], kernel, params, rng)
+                     for state, (i, j) in zip(states, pairs(k))))
+        return {"A": np.array(A), "B": np.array(B)}
+
+    def _sigmoid(self, state, weights, kernel, params, rng) -> tuple[float, float]:
+        """Platt's sigmoid of one pair (``weights``: its rows' boxes over C), on its
+        cross-validated decision values."""
+
+        def solve(X_sub, y_sub, weights_sub):
+            sub, _ = simple_svm(X_sub, y_sub, kernel, params["C"], params["ridge"],
+                                random_state=np.random.RandomState(0),
+                                weights=None if np.all(weights_sub == 1.0) else weights_sub)
+            self._check_state(sub)
+            return sub
+
+        dec, first = cv_decision_values(state.X, state.y_host, weights, solve, kernel, rng)
+        return sigmoid_train(dec, first)
 
     # ------------------------------------------------------------------ internals
     def _check_params(self) -> dict:
@@ -320,6 +683,7 @@ class IncrementalSVC(BinarySVC):
             "tol": check_positive(self.tol, "tol"),
             "method": check_choice(self.method, "method", ("multiple", "single")),
             "cache_size": check_positive(self.cache_size, "cache_size"),
+            **self._more_checked_params(),
         }
 
     _KERNEL_PARAMS = ("kernel", "gamma", "degree", "coef0")
@@ -355,33 +719,54 @@ class IncrementalSVC(BinarySVC):
                 f"lower C, or standardize the features"
             )
 
-    def _attributes(self, state, classes, kernel, ids, next_id, stats) -> dict:
-        """Every fitted attribute of the new state, computed before the first one is set."""
-        attrs = self._fitted_attributes(state.X, state.y_host, state.alpha, state.b, classes, kernel)
-        return {**attrs, "state_": state, "sample_ids_": ids, "_next_id": int(next_id), "last_update_": stats}
+    def _attributes(self, states, class_index, classes, kernel, ids, next_id, stats, weights, cw) -> dict:
+        """Every fitted attribute of the new states, computed before the first one is set."""
+        k = classes.shape[0]
+        xp, device = states[0].xp, states[0].device
+        if k == 2:
+            X = states[0].X
+
+            def take_rows(rows):
+                return xp.take(X, to_device(rows, xp, device), axis=0)
+        else:
+            def take_rows(rows):
+                return _rows_of(states, class_index, k, rows)
+        attrs = self._fitted_attributes(class_index, [s.alpha for s in states], [s.b for s in states], classes,
+                                        kernel, take_rows, states[0].X.shape[1], weights, cw)
+        return {**attrs, "states_": states, "sample_ids_": ids, "_class_index": class_index,
+                "_next_id": int(next_id), "last_update_": stats}
 
     def _commit(self, attrs: dict) -> None:
         self._set_fitted(attrs)
 
     def __copy__(self):
-        """An independent model: ``state_`` is copied too (an update reuses the device cache
+        """An independent model: ``states_`` is copied too (an update reuses the device cache
         of the state it starts from, so two models must not share one)."""
         new = object.__new__(type(self))
         new.__dict__.update(self.__dict__)
-        if hasattr(self, "state_"):
-            new.state_ = copy.deepcopy(self.state_)
+        if "states_" in self.__dict__:
+            new.states_ = copy.deepcopy(self.states_)
         return new
 
     def _kkt_problem(self) -> tuple[float, float]:
-        return self.state_.C, self.state_.ridge
+        return self.states_[0].C, self.states_[0].ridge
+
+    def _pair_training_data(self, X, y):
+        """The pairs' own training rows and labels where X and y are None."""
+        if X is None and y is None:
+            k = len(self.classes_)
+            return [(s.X, s.y_host, _pair_rows(self._class_index, i, j, k))
+                    for s, (i, j) in zip(self.states_, pairs(k))]
+        return super()._pair_training_data(X, y)
 
     # ------------------------------------------------------------------ persistence
     def _to_saved(self):
-        """The whole incremental state (format ``gpath.IncrementalSVC``, see
+        """The whole incremental state (format ``gpath.IncrementalSVC`` version 2, see
         :mod:`gpath.persistence`), so that a loaded model goes on updating exactly."""
-        if not hasattr(self, "state_"):
+        if "states_" not in self.__dict__:
             raise TypeError(f"model must be a fitted gpath estimator; {type(self).__name__} is not fitted")
-        s = self.state_
+        states = self.states_
+        s0 = states[0]
         classes = np.asarray(self.classes_)
         if classes.dtype == object:
             classes = classes.astype(str)
@@ -390,17 +775,28 @@ class IncrementalSVC(BinarySVC):
         k = self.kernel_
         meta = {
             "format": persistence.FORMAT,
-            "version": persistence.VERSION,
+            "version": _VERSION,
             "params": self.get_params(),
             "kernel": {"kind": k.kind, "gamma": k.gamma, "degree": k.degree, "coef0": k.coef0, "offset": k.offset},
-            "C": s.C,
-            "ridge": s.ridge,
-            "b": s.b,
+            "C": s0.C,
+            "ridge": s0.ridge,
+            "b": [s.b for s in states],
             "next_id": self._next_id,
             "last_update": self.last_update_.__dict__,
+            "fitted_class_weight": _json_class_weight(getattr(self, "_fitted_class_weight", None)),
         }
-        arrays = dict(X=to_host(s.X), y=s.y_host, alpha=s.alpha, yf=to_host(s.yf), where=s.where,
-                      margin=s.margin.astype(np.int64), ids=self.sample_ids_, classes=classes)
+        arrays = dict(
+            X=to_host(_rows_of(states, self._class_index, len(classes), np.arange(self._class_index.shape[0]))),
+            y=self._class_index.astype(np.int64), weights=self._weights, ids=self.sample_ids_, classes=classes,
+            class_weight=self.class_weight_,
+            alpha=np.concatenate([s.alpha for s in states]),
+            yf=np.concatenate([to_host(s.yf) for s in states]),
+            where=np.concatenate([s.where for s in states]).astype(np.int8),
+            margin=np.concatenate([s.margin for s in states]).astype(np.int64),
+            margin_sizes=np.array([s.active.size for s in states], dtype=np.int64),
+        )
+        if hasattr(self, "probA_"):
+            arrays["probA"], arrays["probB"] = self.probA_, self.probB_
         if hasattr(self, "feature_names_in_"):
             arrays["feature_names"] = np.asarray(self.feature_names_in_, dtype=str)
         return meta, arrays
@@ -408,61 +804,79 @@ class IncrementalSVC(BinarySVC):
     @classmethod
     def _from_saved(cls, meta, data, like):
         """The saved model, checked: plain finite arrays of matching shapes, consistent index
-        sets, α in [0, C], and the KKT conditions recomputed from scratch (:meth:`_check_loaded`).
+        sets, α in its boxes, and the KKT conditions of every pair recomputed from scratch
+        (:meth:`_check_loaded`). Reads versions 1 (two classes, one box C) and 2.
 
         Raises
         ------
         gpath.persistence.ModelFileError
         """
         invalid = persistence.ModelFileError
-        if meta.get("version") != persistence.VERSION:
-            raise invalid(f"unknown {persistence.FORMAT} format version {meta.get('version')!r}; "
-                          f"this gpath reads {persistence.VERSION}")
+        version = meta.get("version")
+        if version not in (1, _VERSION):
+            raise invalid(f"unknown {persistence.FORMAT} format version {version!r}; "
+                          f"this gpath reads 1 and {_VERSION}")
         for key in ("params", "kernel", "C", "ridge", "b", "next_id", "last_update"):
             if key not in meta:
                 raise invalid(f"'meta' has no {key!r}")
         model = cls(**meta["params"])
         try:
-            model._check_params()
+            params = model._check_params()
             C = check_positive(meta["C"], "C")
             ridge = check_positive(meta["ridge"], "ridge", allow_zero=True)
         except ValueError as exc:
             raise invalid(f"bad parameter: {exc}") from None
-        b = meta["b"]
-        if not (isinstance(b, (int, float)) and not isinstance(b, bool) and np.isfinite(b)):
-            raise invalid(f"the bias b must be a finite number; got {b!r}")
         X = persistence.finite_array(data, "X", "f", ndim=2)
         n, d = X.shape
-        y = persistence.finite_array(data, "y", "f", shape=(n,))
-        alpha = persistence.finite_array(data, "alpha", "f", shape=(n,))
-        yf = persistence.finite_array(data, "yf", "f", shape=(n,))
-        where = persistence.finite_array(data, "where", "iu", shape=(n,))
-        margin = persistence.finite_array(data, "margin", "iu", ndim=1)
         ids = persistence.finite_array(data, "ids", "iu", shape=(n,))
-        classes = persistence.finite_array(data, "classes", "biufU", shape=(2,))
         names = data.get("feature_names")
         if names is not None and (names.dtype.kind != "U" or names.shape != (d,)):
             raise invalid(f"entry 'feature_names' must hold {d} strings; got dtype {names.dtype}, shape {names.shape}")
-        if n < 2 or d < 1 or set(np.unique(y).tolist()) != {-1.0, 1.0}:
-            raise invalid(f"y must hold -1 and +1 labels of n >= 2 points; got {np.unique(y)[:5].tolist()} "
-                          f"for X of shape {X.shape}")
-        if np.unique(classes).size != 2:
-            raise invalid(f"classes must be two distinct labels; got {classes.tolist()}")
+        if version == 1:
+            classes = persistence.finite_array(data, "classes", "biufU", shape=(2,))
+            y = persistence.finite_array(data, "y", "f", shape=(n,))
+            if n < 2 or d < 1 or set(np.unique(y).tolist()) != {-1.0, 1.0}:
+                raise invalid(f"y must hold -1 and +1 labels of n >= 2 points; got {np.unique(y)[:5].tolist()} "
+                              f"for X of shape {X.shape}")
+            class_index = (y > 0).astype(np.int64)
+            weights = np.ones(n)
+            cw = np.ones(2)
+            bs = [meta["b"]]
+            sizes = np.array([persistence.finite_array(data, "margin", "iu", ndim=1).shape[0]])
+            fitted_cw = None
+        else:
+            classes = persistence.finite_array(data, "classes", "biufU", ndim=1)
+            class_index = persistence.finite_array(data, "y", "iu", shape=(n,)).astype(np.int64)
+            weights = persistence.finite_array(data, "weights", "f", shape=(n,))
+            cw = persistence.finite_array(data, "class_weight", "f", shape=classes.shape)
+            bs = meta["b"]
+            sizes = persistence.finite_array(data, "margin_sizes", "iu", ndim=1)
+            fitted_cw = _class_weight_from_json(meta.get("fitted_class_weight"))
+        k = classes.shape[0]
+        if k < 2 or np.unique(classes).size != k or not np.array_equal(np.sort(classes), classes):
+            raise invalid(f"classes must be two or more distinct labels in increasing order; got {classes.tolist()[:5]}")
+        if np.any(class_index >= k) or np.any(np.bincount(class_index, minlength=k) == 0):
+            raise invalid(f"y must give each of the {n} rows one of the {k} classes, each class at least once")
+        if np.any(weights < 0) or np.any(cw <= 0):
+            raise invalid("the box weights must be >= 0 and the class weights > 0")
+        n_pairs = k * (k - 1) // 2
+        if not (isinstance(bs, list) and len(bs) == n_pairs) or sizes.shape != (n_pairs,):
+            raise invalid(f"'meta' b and the margin sizes must have one entry per pair of classes ({n_pairs})")
+        for b in bs:
+            if not (isinstance(b, (int, float)) and not isinstance(b, bool) and np.isfinite(b)):
+                raise invalid(f"the bias b must be a finite number; got {b!r}")
         if np.unique(ids).size != n or not isinstance(meta["next_id"], int) or meta["next_id"] <= ids.max():
             raise invalid(f"sample ids must be distinct and below next_id={meta['next_id']!r}")
-        # Index sets: O (0) at α = 0, I (2) at α = C, M (1) exactly the rows of `margin`.
-        if np.any((where < 0) | (where > 2)):
-            raise invalid(f"index sets must be 0 (O), 1 (M) or 2 (I); got {np.unique(where).tolist()}")
-        if (np.unique(margin).size != margin.size or np.any((margin < 0) | (margin >= n))
-                or np.count_nonzero(where == 1) != margin.size or np.any(where[margin] != 1)):
-            raise invalid(f"the margin rows {margin[:5].tolist()}... (|M| = {margin.size}) are not the "
-                          f"{np.count_nonzero(where == 1)} distinct rows in [0, {n}) marked M")
-        slack = model.tol * C  # the box to the model's tolerance, as every update checks it
-        if np.any(alpha < -slack) or np.any(alpha > C + slack):
-            bad = np.flatnonzero((alpha < -slack) | (alpha > C + slack))
-            raise invalid(f"alpha must lie in [0, C={C:g}]; got {alpha[bad[:3]].tolist()} at rows {bad[:3].tolist()}")
-        if np.any(alpha[where == 0] != 0.0) or np.any(alpha[where == 2] != C):
-            raise invalid(f"alpha must be 0 on the set O and C={C:g} on the set I")
+        pair_rows = [_pair_rows(class_index, i, j, k) for i, j in pairs(k)]
+        total = sum(r.size for r in pair_rows)
+        alpha = persistence.finite_array(data, "alpha", "f", shape=(total,))
+        yf = persistence.finite_array(data, "yf", "f", shape=(total,))
+        where = persistence.finite_array(data, "where", "iu", shape=(total,))
+        margin = persistence.finite_array(data, "margin", "iu", shape=(int(sizes.sum()),))
+        try:
+            check_every_class_weighted(weights, class_index, classes)
+        except ValueError as exc:
+            raise invalid(str(exc)) from None
         xp, device = get_namespace_and_device(like)
         kernel = Kernel(**meta["kernel"])
         try:
@@ -472,66 +886,145 @@ class IncrementalSVC(BinarySVC):
                 raise ValueError(f"gamma must be finite; got {kernel.gamma!r}")
         except ValueError as exc:
             raise invalid(f"bad kernel {meta['kernel']!r}: {exc}") from None
-        state = restored(xp, device, to_device(X, xp, device), to_device(y, xp, device), kernel, C, ridge,
-                         alpha, b, where, yf, margin)
-        state.cache = state.cache.with_spare_rows()  # room for the next updates, as after fit
-        state.cache.max_columns = max_columns(model.cache_size, n)
-        attrs = model._attributes(state, classes, kernel, ids.astype(np.int64), meta["next_id"],
-                                  PathStats(**meta["last_update"]))
-        model._commit({**attrs, "feature_names_in_": None if names is None else names.astype(object),
-                       "_kernel_params": {key: meta["params"][key] for key in cls._KERNEL_PARAMS}})
+        X_dev = to_device(X, xp, device)
+        states, at, at_m = [], 0, 0
+        for p, ((i, j), rows) in enumerate(zip(pairs(k), pair_rows)):
+            size = rows.size
+            part = slice(at, at + size)
+            m_part = margin[at_m : at_m + int(sizes[p])]
+            at, at_m = at + size, at_m + int(sizes[p])
+            y_p = np.where(class_index[rows] == j, 1.0, -1.0)
+            X_p = X_dev if k == 2 else xp.take(X_dev, to_device(rows, xp, device), axis=0)
+            state = _restored_pair(xp, device, X_p, y_p, kernel, C, ridge, alpha[part], bs[p], where[part],
+                                   yf[part], m_part, C * weights[rows], model.tol, (int(i), int(j)) if k > 2 else None)
+            state.cache = state.cache.with_spare_rows()  # room for the next updates, as after fit
+            state.cache.max_columns = max_columns(model._pair_cache_size(params, k), size)
+            states.append(state)
+        attrs = model._attributes(states, class_index, classes, kernel, ids.astype(np.int64), meta["next_id"],
+                                  PathStats(**meta["last_update"]), weights, cw)
+        extra = {}
+        if "probA" in data or "probB" in data:
+            extra = {"probA_": persistence.finite_array(data, "probA", "f", shape=(n_pairs,)),
+                     "probB_": persistence.finite_array(data, "probB", "f", shape=(n_pairs,))}
+        model._commit({**attrs, **extra, "feature_names_in_": None if names is None else names.astype(object),
+                       "_kernel_params": {key: meta["params"][key] for key in cls._KERNEL_PARAMS},
+                       "_fitted_class_weight": fitted_cw, "_declared_classes": None, "_buffer": None})
         model._check_loaded()
         return model
 
     def _check_loaded(self) -> None:
-        """The KKT conditions, recomputed from scratch (:meth:`check_kkt`'s violation), hold to
-        ``tol · (1 + max_i Σ_j |Q_ij| α_j)``; the saved margins y f (which the next update
-        starts from) agree with the recomputed ones to the same tolerance, and pass the check
-        every update makes (to ``tol``).
+        """The KKT conditions of every pair, recomputed from scratch (:meth:`check_kkt`'s
+        violation), hold to ``tol · (1 + max_i Σ_j |Q_ij| α_j)``; the saved margins y f
+        (which the next update starts from) agree with the recomputed ones to the same
+        tolerance, and pass the check every update makes (to ``tol``).
 
         Raises
         ------
         gpath.persistence.ModelFileError
         """
-        s = self.state_
-        yf, scale = self._margins_from_scratch(s.X, s.y_host)
-        limit = self.tol * (1.0 + scale)
-        violation = self._kkt_violation(yf, s.y_host, scale)
-        if violation > self.tol:
-            raise persistence.ModelFileError(
-                f"alpha and b violate the KKT conditions by {violation:.3g} relative to the scale "
-                f"1 + max_i sum_j |Q_ij| alpha_j = {1 + scale:.3g}, recomputed from scratch (allowed: tol={self.tol:g})"
-            )
-        drift = float(np.max(np.abs(yf - to_host(s.yf))))
-        if drift > limit:
-            raise persistence.ModelFileError(
-                f"the saved margins y f differ by {drift:.3g} from those recomputed from X, y, alpha and b "
-                f"(allowed: tol*(1 + max_i sum_j |Q_ij| alpha_j) = {limit:.3g})"
-            )
-        try:
-            self._check_state(s)
-        except PathError:
-            raise persistence.ModelFileError(
-                f"the saved margins y f violate the KKT conditions of their index sets by more than "
-                f"tol={self.tol:g} (the check every update makes)"
-            ) from None
-
-    def _training_data(self, X, y):
-        """The model's own training rows and labels where X and y are None."""
-        if X is None and y is None:
-            return self.state_.X, self.state_.y_host
-        return super()._training_data(X, y)
+        k = len(self.classes_)
+        for p, (X_p, y_pm, rows) in enumerate(self._pair_training_data(None, None)):
+            s = self.states_[p]
+            where = "" if k == 2 else f" of the pair {pairs(k)[p]}"
+            yf, scale = self._margins_from_scratch(p, X_p, y_pm, s.alpha)
+            limit = self.tol * (1.0 + scale)
+            violation = self._kkt_violation(yf, y_pm, s.alpha, s.upper, scale)
+            if violation > self.tol:
+                raise persistence.ModelFileError(
+                    f"alpha and b{where} violate the KKT conditions by {violation:.3g} relative to the scale "
+                    f"1 + max_i sum_j |Q_ij| alpha_j = {1 + scale:.3g}, recomputed from scratch "
+                    f"(allowed: tol={self.tol:g})"
+                )
+            drift = float(np.max(np.abs(yf - to_host(s.yf))))
+            if drift > limit:
+                raise persistence.ModelFileError(
+                    f"the saved margins y f{where} differ by {drift:.3g} from those recomputed from X, y, alpha "
+                    f"and b (allowed: tol*(1 + max_i sum_j |Q_ij| alpha_j) = {limit:.3g})"
+                )
+            try:
+                self._check_state(s)
+            except PathError:
+                raise persistence.ModelFileError(
+                    f"the saved margins y f{where} violate the KKT conditions of their index sets by more than "
+                    f"tol={self.tol:g} (the check every update makes)"
+                ) from None
 
 
-def _follow(state, X_add, y_add, rows, limit, method):
+# ---------------------------------------------------------------------- helpers
+def _pair_rows(class_index, i, j, k) -> np.ndarray:
+    """Rows (training order) of the pair (i, j): all rows for two classes."""
+    if k == 2:
+        return np.arange(class_index.shape[0])
+    return np.flatnonzero((class_index == i) | (class_index == j))
+
+
+def _old(old_classes, label) -> int:
+    """Index of ``label`` among the classes of the model before an update, or −1."""
+    pos = int(np.searchsorted(old_classes, label))
+    return pos if pos < old_classes.shape[0] and old_classes[pos] == label else -1
+
+
+def _rows_of(states, class_index, k, rows):
+    """The training rows ``rows`` (host ints, any order) on the device, read from the pair
+    states (each class's rows from the first pair that holds the class)."""
+    xp, device = states[0].xp, states[0].device
+    if k == 2:
+        return xp.take(states[0].X, to_device(rows, xp, device), axis=0)
+    order = np.argsort(class_index[rows], kind="stable")
+    parts = []
+    for c in range(k):
+        wanted = rows[order][class_index[rows[order]] == c]
+        if not wanted.size:
+            continue
+        i, j = (c, c + 1) if c + 1 < k else (0, c)
+        p = pair_index(k, i, j)
+        local = np.searchsorted(_pair_rows(class_index, i, j, k), wanted)
+        parts.append(xp.take(states[p].X, to_device(local, xp, device), axis=0))
+    grouped = xp.concat(parts, axis=0)
+    inverse = np.empty_like(order)
+    inverse[order] = np.arange(order.size)
+    return xp.take(grouped, to_device(inverse, xp, device), axis=0)
+
+
+def _restored_pair(xp, device, X, y, kernel, C, ridge, alpha, b, where, yf, margin, upper, tol, pair):
+    """One pair's state from a model file, its sets checked against α and the boxes.
+
+    Raises
+    ------
+    gpath.persistence.ModelFileError
+    """
+    invalid = persistence.ModelFileError
+    n = alpha.shape[0]
+    of = "" if pair is None else f" of the pair {pair}"
+    # Index sets: O (0) at α = 0, I (2) at α = C_i, M (1) exactly the rows of `margin`.
+    if np.any((where < 0) | (where > 2)):
+        raise invalid(f"index sets must be 0 (O), 1 (M) or 2 (I); got {np.unique(where).tolist()}")
+    if (np.unique(margin).size != margin.size or np.any((margin < 0) | (margin >= n))
+            or np.count_nonzero(where == 1) != margin.size or np.any(where[margin] != 1)):
+        raise invalid(f"the margin rows{of} {margin[:5].tolist()}... (|M| = {margin.size}) are not the "
+                      f"{np.count_nonzero(where == 1)} distinct rows in [0, {n}) marked M")
+    slack = tol * C  # the box to the model's tolerance, as every update checks it
+    if np.any(alpha < -slack) or np.any(alpha > upper + slack):
+        bad = np.flatnonzero((alpha < -slack) | (alpha > upper + slack))
+        boxes = f"C={C:g}" if np.all(upper == C) else "C_i"
+        raise invalid(f"alpha{of} must lie in [0, {boxes}]; got {alpha[bad[:3]].tolist()} at rows {bad[:3].tolist()}")
+    if np.any(alpha[where == 0] != 0.0) or np.any(alpha[where == 2] != upper[where == 2]):
+        boxes = f"C={C:g}" if np.all(upper == C) else "its box C_i"
+        raise invalid(f"alpha{of} must be 0 on the set O and {boxes} on the set I")
+    state = restored(xp, device, X, to_device(y, xp, device), kernel, C, ridge, alpha, b, where, yf, margin,
+                     upper)
+    return state
+
+
+def _follow(state, X_add, y_add, rows, limit, method, upper_add):
     """The new state and its number of breakpoints: one path (MID) or one per point (SID)."""
     if method == "multiple":
-        state, stats = state.follow(X_add, y_add, rows, max_columns=limit)
+        state, stats = state.follow(X_add, y_add, rows, max_columns=limit, upper_add=upper_add)
         return state, stats.n_breakpoints
     n_bp = 0
     for j in range(X_add.shape[0]):
         state, stats = state.follow(X_add[j : j + 1, :], y_add[j : j + 1], np.zeros(0, dtype=np.int64),
-                                    max_columns=limit)
+                                    max_columns=limit, upper_add=upper_add[j : j + 1])
         n_bp += stats.n_breakpoints
     # Rows shift as points leave: find each by its position among the survivors.
     alive = np.ones(state.n, dtype=bool)
@@ -541,3 +1034,66 @@ def _follow(state, X_add, y_add, rows, limit, method):
         alive[r] = False
         n_bp += stats.n_breakpoints
     return state, n_bp
+
+
+def _update_labels(y, m, name, x_name, classes, declared) -> tuple[np.ndarray, bool]:
+    """The labels of added rows, and whether they are all among ``classes``: each one of
+    ``classes`` (the usual case, checked in a few microseconds), or a new class label (of the
+    declared classes, if any), checked as scikit-learn checks class labels.
+
+    Raises
+    ------
+    ValueError
+    """
+    labels = host_values(y)
+    if labels.ndim == 1 and labels.shape[0] == m and labels.dtype.kind in "biufU":
+        seen = np.unique(labels)  # sorted, NaN last: never one of the classes
+        at = np.minimum(np.searchsorted(classes, seen), classes.shape[0] - 1)
+        if labels.dtype.kind == classes.dtype.kind and np.array_equal(classes[at], seen):
+            return labels, True
+    if declared is not None:
+        labels = _declared_labels(y, m, name, x_name, declared)
+        return labels, bool(np.all(np.isin(labels, classes)))
+    labels, _ = check_labels(y, m, name, x_name=x_name, multiclass=True, min_classes=1)
+    kinds = {labels.dtype.kind in "biuf", np.asarray(classes).dtype.kind in "biuf"}
+    if len(kinds) > 1:
+        raise ValueError(f"{name} holds labels of another kind (dtype {labels.dtype}) than the classes "
+                         f"{np.asarray(classes).tolist()[:5]}")
+    return labels, bool(np.all(np.isin(labels, classes)))
+
+
+def _declared_labels(y, m, name, x_name, declared) -> np.ndarray:
+    """Labels that must be among the classes declared to ``partial_fit``.
+
+    Raises
+    ------
+    ValueError
+    """
+    labels = host_values(y)
+    if labels.ndim == 1 and labels.shape[0] == m:
+        unknown = np.setdiff1d(labels, declared)
+        if unknown.size:
+            raise ValueError(f"{name} holds labels {unknown[:5].tolist()} that are not in classes={declared.tolist()} "
+                             f"(given to partial_fit)")
+    return check_labels(y, m, name, declared, x_name=x_name)[0]
+
+
+def _concat_weights(before, n_before, weights, n_total):
+    if before is None and weights is None:
+        return None
+    first = np.ones(n_before) if before is None else before
+    second = np.ones(n_total - n_before) if weights is None else weights
+    return np.concatenate([first, second])
+
+
+def _json_class_weight(class_weight):
+    """``class_weight`` as JSON (dict keys become [label, weight] pairs)."""
+    if isinstance(class_weight, dict):
+        return {"dict": [[k.item() if hasattr(k, "item") else k, float(v)] for k, v in class_weight.items()]}
+    return class_weight
+
+
+def _class_weight_from_json(value):
+    if isinstance(value, dict) and "dict" in value:
+        return {k: v for k, v in value["dict"]}
+    return value

@@ -7,24 +7,35 @@ set in factor order and the margins y f — so a loaded model goes on updating e
 saved one stopped; the factor of 𝐌 and the kernel columns of the margin set are rebuilt on
 load (O(|M|³) and n·|M| kernel evaluations).
 
-Format ``gpath.IncrementalSVC`` version 1 (keys of the archive):
+Format ``gpath.IncrementalSVC`` version 2 (keys of the archive). A model of k classes holds
+one state per pair of classes (i, j), i < j, in the order (0, 1), (0, 2), …, (1, 2), …; the
+rows of a pair are the rows of its two classes in training order (all rows for k = 2), and
+its per-row arrays are stored one pair after the other:
 
 ============= ================== ===========================================================
 key           dtype, shape       meaning
 ============= ================== ===========================================================
-meta          str, ()            JSON: format, version, estimator parameters, kernel, b,
-                                 next id, last update record
+meta          str, ()            JSON: format, version, estimator parameters, kernel, C,
+                                 ridge, b (one bias per pair, label +1 for its class j),
+                                 next id, last update record, the class_weight of fit
 X             float64, (n, d)    training rows, in training order
-y             float64, (n,)      labels as ±1 (+1 is ``classes[1]``)
-alpha         float64, (n,)      dual coefficients
-yf            float64, (n,)      maintained margins y_i f(x_i) (ridge included)
-where         int8, (n,)         index set of each point: 0 = O, 1 = M, 2 = I
-margin        int64, (|M|,)      rows of the margin set, in factor order
+y             int64, (n,)        class of each row (index into ``classes``)
+weights       float64, (n,)      each row's box over C (sample weight × class weight)
 ids           int64, (n,)        sample ids
-classes       any, (2,)          the two labels (numbers or strings)
+classes       any, (k,)          the labels (numbers or strings), increasing
+class_weight  float64, (k,)      ``class_weight_``
+alpha         float64, (N,)      dual coefficients of every pair's rows (N = Σ_pairs rows)
+yf            float64, (N,)      maintained margins y_i f(x_i) (ridge included)
+where         int8, (N,)         index set of each pair's row: 0 = O, 1 = M, 2 = I
+margin        int64, (Σ |M|,)    each pair's margin rows (pair-local), in factor order
+margin_sizes  int64, (k(k−1)/2,) |M| of each pair
+probA, probB  float64, (k(k−1)/2,) optional: Platt's sigmoids (``probability=True``)
 feature_names str, (d,)          optional: ``feature_names_in_``, the column names seen
                                  in fit
 ============= ================== ===========================================================
+
+Version 1 (gpath before multiclass; still read) held one pair: ``y`` as ±1 labels, one box
+C for every point, ``b`` a number, no ``weights``, ``class_weight``, ``margin_sizes``.
 """
 
 from __future__ import annotations
@@ -54,7 +65,7 @@ __all__ = [
 ]
 
 FORMAT = "gpath.IncrementalSVC"
-VERSION = 1
+VERSION = 1  # of FITTED_FORMAT (the IncrementalSVC format has its own, gpath.incremental._VERSION)
 # The other estimators (SimpleSVC, RobustSVC, RobustSVR, CCCPRobustSVC, CCCPRobustSVR) are
 # stored as their fitted attributes: arrays as entries ``attr:<name>``, everything else in
 # the JSON under "attributes" (kernels and result records by their fields).
@@ -315,8 +326,9 @@ def load(file, like=None):
     Returns
     -------
     model : gpath estimator
-        Equal to the saved one (an IncrementalSVC with the same α, b, sets, ids and
-        parameters, ready to update; the others with the same fitted attributes).
+        Equal to the saved one (an IncrementalSVC with the same α, b, sets, ids, boxes and
+        parameters for every pair of classes, ready to update; the others with the same fitted
+        attributes).
 
     Raises
     ------
@@ -325,8 +337,8 @@ def load(file, like=None):
         (empty, truncated, a ``.npy`` array, random bytes), an entry holding pickled
         objects (never read: the format has no pickle), ``meta`` missing or not JSON, an
         unknown format or version, or a state that does not hold together: arrays not
-        finite or of the wrong shapes, index sets inconsistent, α outside [0, C], or (an
-        IncrementalSVC) the KKT conditions recomputed from scratch from X, y, α and b
+        finite or of the wrong shapes, index sets inconsistent, α outside its box [0, C_i], or
+        (an IncrementalSVC) the KKT conditions of a pair recomputed from scratch from X, y, α and b
         violated by more than ``tol · (1 + max_i Σ_j |Q_ij| α_j)`` (``tol``: the model's),
         or the saved margins y f further than that from the recomputed ones.
     FileNotFoundError, PermissionError, IsADirectoryError

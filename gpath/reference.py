@@ -136,7 +136,7 @@ def _repair(Q, y, C, at_c, free, max_iter):
     return alpha, b, corrections
 
 
-def exact_svc(X, y, C, kernel="rbf", gamma=1.0, degree=3, coef0=0.0, ridge=1e-6):
+def exact_svc(X, y, C, kernel="rbf", gamma=1.0, degree=3, coef0=0.0, ridge=1e-6, sample_weight=None):
     """Exact C-SVC on host data (X, y), y = ±1: LIBSVM's index sets, margin equations in float64,
     sets repaired where LIBSVM's were wrong.
 
@@ -147,6 +147,9 @@ def exact_svc(X, y, C, kernel="rbf", gamma=1.0, degree=3, coef0=0.0, ridge=1e-6)
     C, kernel, gamma, degree, coef0 : as in :class:`gpath.IncrementalSVC` (gamma numeric)
     ridge : float
         Added to the kernel diagonal, as in gpath.
+    sample_weight : ndarray of shape (n_samples,) or None
+        Each point's box is ``C_i = C · sample_weight_i`` (LIBSVM's per-point C, which takes
+        class weights folded in); weights of 0 make a point inert (α_i = 0). None: C for all.
 
     Returns
     -------
@@ -158,11 +161,18 @@ def exact_svc(X, y, C, kernel="rbf", gamma=1.0, degree=3, coef0=0.0, ridge=1e-6)
     n = len(y)
     params = dict(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0)
     K = kernel_matrix(X, X, **params) + ridge * np.eye(n)
-    svc = SVC(kernel="precomputed", C=C, tol=1e-9, max_iter=-1, cache_size=500).fit(K, y)
-    upper = np.full(n, float(C))
+    upper = np.full(n, float(C)) if sample_weight is None else C * np.asarray(sample_weight, dtype=np.float64)
+    # LIBSVM (scikit-learn's copy) drops the points of weight 0; give it the others only, so
+    # that its support indices are rows of this problem.
+    rows = np.flatnonzero(upper > 0)
+    svc = SVC(kernel="precomputed", C=C, tol=1e-9, max_iter=-1, cache_size=500)
+    if sample_weight is None:
+        svc.fit(K, y)
+    else:
+        svc.fit(K[np.ix_(rows, rows)], y[rows], sample_weight=upper[rows] / C)
     a = np.zeros(n)
-    a[svc.support_] = np.abs(svc.dual_coef_[0])
-    at_c = a >= upper * (1 - 1e-12)
+    a[rows[svc.support_]] = np.abs(svc.dual_coef_[0])
+    at_c = (a >= upper * (1 - 1e-12)) & (upper > 0)
     free = (a > 0) & ~at_c
     Q = (y[:, None] * y[None, :]) * K
     alpha, b, m, sol = _solve_sets(Q, y, upper, at_c, free)

@@ -1,42 +1,50 @@
-"""SimpleSVC: an exact binary SVC trained by SimpleSVM (Vishwanathan, Smola & Murty 2003).
+"""SimpleSVC: an exact SVC trained by SimpleSVM (Vishwanathan, Smola & Murty 2003).
 
-The estimator validates its input and publishes scikit-learn's attributes; the active-set
-iteration itself is :func:`gpath._simplesvm.simple_svm`.
+The estimator validates its input and publishes scikit-learn's attributes (one-vs-one for
+more than two classes); the active-set iteration itself is :func:`gpath._simplesvm.simple_svm`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
-from ._base import BinarySVC
+from ._array_api import get_namespace_and_device, to_device
+from ._base import OneVsOneSVC, check_every_class_weighted
+from ._multiclass import class_weights, pairs
+from ._path import PathError
+from ._platt import cv_decision_values, sigmoid_train
 from ._simplesvm import INITS, LOSSES, NotSeparableError, SimpleStats, simple_svm
 from ._validation import (
     check_choice,
     check_int,
     check_labels,
     check_positive,
+    check_sample_weight,
     check_X,
     feature_names,
-    signed_labels,
 )
 from .kernels import Kernel
 
 __all__ = ["NotSeparableError", "SimpleSVC", "SimpleStats"]
 
 
-class SimpleSVC(BinarySVC):
-    """Exact binary SVC trained by SimpleSVM, the active-set method of Vishwanathan, Smola &
-    Murty (2003).
+class SimpleSVC(OneVsOneSVC):
+    """Exact SVC trained by SimpleSVM, the active-set method of Vishwanathan, Smola & Murty
+    (2003); one-vs-one for more than two classes, as scikit-learn's ``SVC``.
 
-    Solves ``min ½ αᵀHα − 1ᵀα`` s.t. ``0 ≤ α ≤ U``, ``yᵀα = 0`` exactly (to float64
-    round-off), with ``H = Q`` and ``U = C`` for the hinge loss, ``H = Q + I/C`` and no upper
-    bound for the squared hinge (the quadratic soft margin), and ``U = ∞`` for the hard margin
-    (``C=numpy.inf``); ``Q_ij = y_i y_j K(x_i, x_j) + ridge·[i = j]``. With the hinge loss and
-    the same C and ridge it solves the same problem as :class:`gpath.IncrementalSVC`.
+    Solves ``min ½ αᵀHα − 1ᵀα`` s.t. ``0 ≤ α_i ≤ U_i``, ``yᵀα = 0`` exactly (to float64
+    round-off), with ``H = Q`` and ``U_i = C_i`` for the hinge loss, ``H = Q + I/C`` and no
+    upper bound for the squared hinge (the quadratic soft margin), and ``U = ∞`` for the hard
+    margin (``C=numpy.inf``); ``Q_ij = y_i y_j K(x_i, x_j) + ridge·[i = j]`` and
+    ``C_i = C · sample_weight_i · class_weight[y_i]`` (as ``SVC``). With the hinge loss and
+    the same C and ridge it solves the same problem as :class:`gpath.IncrementalSVC`. k > 2
+    classes give k(k−1)/2 such problems, one per pair of classes on the points of those two
+    classes (one-against-one, Hsu & Lin 2002), combined by voting.
 
     The working set grows by one violating variable per iteration, and the equality-
     constrained problem on it is solved through a Cholesky factor of the shifted bordered matrix
@@ -59,52 +67,80 @@ class SimpleSVC(BinarySVC):
         of section 1.1, the hard margin on the kernel K + I/C.
     tol : float, default 1e-5
         The paper's stopping criterion (section 4.1): every point's contribution to the KKT
-        gap, ``α_i max(y_i f_i − 1, 0) + (U − α_i) max(1 − y_i f_i, 0)`` (with U − α_i read as
-        1 where U = ∞), is at most ``tol``. SimpleSVM then finishes exactly: it goes on until
-        no KKT violation exceeds 1e-10 in units of y f (or, on very large or ill-scaled
-        problems, the round-off level of the margins), so the returned index sets are the
-        exact ones and the solution of their system is exact; ``tol`` only makes a difference
-        where tol/C < 1e-10.
+        gap, ``α_i max(y_i f_i − 1, 0) + (U_i − α_i) max(1 − y_i f_i, 0)`` (with U_i − α_i
+        read as 1 where U_i = ∞), is at most ``tol``. SimpleSVM then finishes exactly: it goes
+        on until no KKT violation exceeds 1e-10 in units of y f (or, on very large or
+        ill-scaled problems, the round-off level of the margins), so the returned index sets
+        are the exact ones and the solution of their system is exact; ``tol`` only makes a
+        difference where tol/C < 1e-10.
     max_iter : int or None, default None
-        Most iterations (variables added to the working set). A run stopped by it warns
-        (``ConvergenceWarning``) and returns the current, feasible but inexact, solution.
-        None: no limit but a guard against cycling at 20·(n + 50) iterations, which raises.
+        Most iterations (variables added to the working set) of each pairwise problem. A run
+        stopped by it warns (``ConvergenceWarning``) and returns the current, feasible but
+        inexact, solution. None: no limit but a guard against cycling at 20·(n + 50)
+        iterations, which raises.
     init : {"closest_pair", "randomized"}, default "closest_pair"
         The starting pair of opposite-class points (section 3.1): "closest_pair" runs the
         iterative search of Algorithm 2 (a few kernel columns); "randomized" takes the
         closest of 59 random pairs (177 kernel values).
     random_state : int, RandomState instance or None, default None
-        Random start of the closest-pair search, or the random pairs. The solution does not
-        depend on it (it is unique for ridge > 0); the iterations may.
+        Random start of the closest-pair search, or the random pairs, and the shuffling of
+        the cross-validation folds of ``probability=True``. The solution does not depend on
+        it (it is unique for ridge > 0); the iterations and the probabilities may.
     ridge : float, default 1e-6
         Added to the kernel diagonal (Q_ii includes it), as in :class:`IncrementalSVC`; the
         model is the exact solution for ``K + ridge·I`` on the training points, predictions
         use ``K``. 0 is allowed: duplicate points then make the working-set matrix singular,
         which SimpleSVM steps around.
+    class_weight : dict, "balanced" or None, default None
+        Multiplies C per class, as in ``SVC``: a dict label -> weight (> 0; 1 for the labels
+        it does not name), or "balanced": ``n_samples / (n_classes · count(class))``. Needs
+        the hinge loss and a finite C.
+    decision_function_shape : {"ovr", "ovo"}, default "ovr"
+        The shape of :meth:`decision_function` for more than two classes, as in ``SVC``.
+    probability : bool, default False
+        Fit Platt's sigmoids on 5-fold cross-validated decision values at ``fit``, as LIBSVM
+        (5 more exact fits per pair of classes), for :meth:`predict_proba` and
+        :meth:`predict_log_proba`.
 
     Attributes
     ----------
-    classes_ : ndarray of shape (2,)
-        The two labels; ``classes_[1]`` is the positive class (decision > 0).
-    support_ : ndarray of shape (n_SV,), int
-        Rows of the support vectors (α > 0).
+    classes_ : ndarray of shape (n_classes,)
+        The labels, sorted; for two classes ``classes_[1]`` is the positive one (decision
+        > 0).
+    support_ : ndarray of shape (n_SV,), int32
+        Rows of the support vectors (α > 0 in some pair), grouped by class in the order of
+        ``classes_``, in training order within a class (as ``SVC``).
     support_vectors_ : array of shape (n_SV, n_features)
         In the namespace and on the device of the training X.
-    dual_coef_ : array of shape (1, n_SV)
-        ``y_i α_i`` of the support vectors (y = ±1).
-    intercept_ : array of shape (1,)
-        The bias b.
-    n_support_ : ndarray of shape (2,), int32
+    dual_coef_ : array of shape (n_classes − 1, n_SV)
+        Two classes: ``y_i α_i`` of the support vectors (y = +1 for ``classes_[1]``). More:
+        LIBSVM's layout: the coefficient of a support vector of class c in the pair (c, d)
+        is in row d − 1 if c < d, in row d if c > d, positive for the first class of the
+        pair.
+    intercept_ : array of shape (n_classes·(n_classes − 1)/2,)
+        The bias of each pair (signed like ``dual_coef_``).
+    n_support_ : ndarray of shape (n_classes,), int32
         Support vectors per class, in the order of ``classes_``.
-    alpha_ : ndarray of shape (n_samples,), float64
-        Dual coefficients of every training point.
+    alpha_ : ndarray of shape (n_samples,) for two classes, else
+        (n_classes·(n_classes − 1)/2, n_samples), float64
+        Dual coefficients of every training point (in each pair; 0 outside its classes).
+    class_weight_ : ndarray of shape (n_classes,), float64
+        The class weights used (1 without ``class_weight``).
+    probA_, probB_ : ndarray of shape (n_classes·(n_classes − 1)/2,), float64
+        Platt's sigmoid of each pair, ``P(first class | d) = 1 / (1 + exp(probA_ d + probB_))``
+        (``probability=True`` only).
+    coef_ : array of shape (n_classes·(n_classes − 1)/2, n_features)
+        Linear kernel only: the weights of each pairwise hyperplane (``(1, n_features)`` for
+        two classes).
     n_iter_ : int
-        Iterations of SimpleSVM (variables added to the working set).
+        Iterations of SimpleSVM (variables added to the working set), summed over the pairs.
     n_kernel_evaluations_ : int
-        Kernel values computed during ``fit`` (the paper's speed measure, section 4).
-    fit_stats_ : SimpleStats
+        Kernel values computed during the training of the model (the paper's speed measure,
+        section 4), summed over the pairs (the cross-validation fits of ``probability=True``
+        not included).
+    fit_stats_ : SimpleStats, or list of SimpleStats for more than two classes
         Iterations, bound steps, kernel evaluations, columns, starting pair, final working-set
-        size and violation, and wall time (s) of ``fit``.
+        size and violation, and wall time (s) of each pair's SimpleSVM run.
     kernel_ : Kernel
         The kernel with ``gamma`` resolved.
     n_features_in_ : int
@@ -115,10 +151,14 @@ class SimpleSVC(BinarySVC):
     References
     ----------
     S. V. N. Vishwanathan, A. J. Smola and M. N. Murty, "SimpleSVM", ICML 2003, sections 2–4.
+    C.-W. Hsu and C.-J. Lin, "A comparison of methods for multiclass support vector
+    machines", IEEE Trans. Neural Networks 13(2), 2002 (one-against-one). J. C. Platt (1999),
+    H.-T. Lin, C.-J. Lin and R. C. Weng (2007): the probabilities (:mod:`gpath._platt`).
     """
 
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, loss="hinge",
-                 tol=1e-5, max_iter=None, init="closest_pair", random_state=None, ridge=1e-6):
+                 tol=1e-5, max_iter=None, init="closest_pair", random_state=None, ridge=1e-6,
+                 class_weight=None, decision_function_shape="ovr", probability=False):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -130,8 +170,11 @@ class SimpleSVC(BinarySVC):
         self.init = init
         self.random_state = random_state
         self.ridge = ridge
+        self.class_weight = class_weight
+        self.decision_function_shape = decision_function_shape
+        self.probability = probability
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Train on (X, y).
 
         Parameters
@@ -140,7 +183,11 @@ class SimpleSVC(BinarySVC):
             Any array-API array (NumPy, CuPy, ...) or array-like; converted to float64. The
             model's arrays live in its namespace and on its device.
         y : array-like of shape (n_samples,)
-            Exactly two distinct labels.
+            Two or more distinct labels (numbers or strings).
+        sample_weight : array-like of shape (n_samples,) or None
+            Weights ≥ 0: point i's box is ``C · sample_weight_i · class_weight_[y_i]``, as in
+            ``SVC``. A point of weight 0 is kept but inert (α_i = 0). Needs the hinge loss
+            and a finite C.
 
         Returns
         -------
@@ -150,14 +197,17 @@ class SimpleSVC(BinarySVC):
         ------
         ValueError
             A bad parameter (naming it), X not 2-D, empty, complex or with NaN or inf, y of
-            another length or without exactly two classes.
+            another length or with fewer than two classes, ``sample_weight`` of another
+            length, negative, NaN or all 0, a class without a point of positive weight, or
+            weights with the squared hinge or C = inf.
         NotSeparableError (a ValueError)
             Hard margin (``C=inf``, hinge) on data not separable in feature space.
         TypeError
             X sparse or not numeric, or a DataFrame whose column names mix strings and
             other types.
         PathError
-            ``max_iter=None`` and the iteration cycles (20·(n + 50) iterations).
+            ``max_iter=None`` and the iteration cycles (20·(n + 50) iterations), or it ends
+            with a KKT violation above 1e-8 (the model is not returned then).
 
         Warns
         -----
@@ -168,26 +218,96 @@ class SimpleSVC(BinarySVC):
         params = self._check_params()
         names = feature_names(X)
         X, xp, device = check_X(X, owner=name)
-        labels, classes = check_labels(y, X.shape[0], owner=name)
+        labels, classes = check_labels(y, X.shape[0], owner=name, multiclass=True)
+        weights = check_sample_weight(sample_weight, X.shape[0])
         kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X)
-        ys = signed_labels(labels, classes, xp, device)
+        class_index = np.searchsorted(classes, labels)
+        cw = class_weights(self.class_weight, classes, labels)
+        weighted = weights is not None or self.class_weight is not None
+        if weighted and (params["loss"] != "hinge" or not np.isfinite(params["C"])):
+            raise ValueError(f"sample_weight and class_weight need loss='hinge' and a finite C (they scale "
+                             f"each point's box C); got loss={params['loss']!r}, C={params['C']!r}")
+        relative = cw[class_index] * (1.0 if weights is None else weights)
+        check_every_class_weighted(relative, class_index, classes)
+        rng = check_random_state(self.random_state)
+        k = classes.shape[0]
+        problems, alphas, biases, all_stats = [], [], [], []
+        for i, j in pairs(k):
+            rows = _rows(class_index, i, j, k)
+            X_p = X if k == 2 else xp.take(X, to_device(rows, xp, device), axis=0)
+            y_p = np.where(class_index[rows] == j, 1.0, -1.0)
+            alpha, b, stats, problem = self._solve_pair(X_p, y_p, kernel, params, rng,
+                                                         relative[rows] if weighted else None)
+            problems.append((X_p, y_p, relative[rows]))
+            alphas.append(alpha)
+            biases.append(b)
+            all_stats.append(stats)
+        probability = self._calibrate(problems, kernel, params, rng, weighted) if params["probability"] else {}
+        attrs = self._fitted_attributes(
+            class_index, alphas, biases, classes, kernel,
+            lambda rows: xp.take(X, to_device(rows, xp, device), axis=0), X.shape[1], relative, cw)
+        attrs.update(n_iter_=sum(s.n_iter for s in all_stats),
+                     n_kernel_evaluations_=sum(s.n_kernel_evaluations for s in all_stats),
+                     fit_stats_=all_stats[0] if k == 2 else all_stats, _problem=problem,
+                     feature_names_in_=names, probA_=probability.get("A"), probB_=probability.get("B"))
+        self._set_fitted(attrs)
+        return self
+
+    def _solve_pair(self, X, y_host, kernel, params, rng, weights):
+        """α (host, every row), b, SimpleSVM's record and ``(box bound, diagonal)`` of one
+        pairwise problem (``weights``: each row's box over C). Rows of weight 0 are inert
+        (α = 0): SimpleSVM runs on the others, so that its start is a pair of points that can
+        move."""
+        xp, device = get_namespace_and_device(X)
+        n = X.shape[0]
+        used = None if weights is None or np.all(weights > 0) else np.flatnonzero(weights > 0)
+        if used is not None:
+            X, y_host, weights = xp.take(X, to_device(used, xp, device), axis=0), y_host[used], weights[used]
+        state, stats = self._solve(X, to_device(y_host, xp, device), kernel, params, rng,
+                                   None if weights is None or np.all(weights == 1.0) else weights)
+        alpha = state.alpha
+        if used is not None:
+            alpha = np.zeros(n)
+            alpha[used] = state.alpha
+            stats = dataclasses.replace(stats, init_pair=tuple(int(used[p]) for p in stats.init_pair))
+        return alpha, state.b, stats, (state.C, state.ridge)
+
+    def _solve(self, X, y, kernel, params, rng, weights):
+        """The exact solution of one pairwise problem (``weights``: each point's box over C)."""
         state, stats = simple_svm(
-            X, ys, kernel, params["C"], params["ridge"], loss=params["loss"], tol=params["tol"],
-            max_iter=params["max_iter"], init=params["init"],
-            random_state=check_random_state(self.random_state),
+            X, y, kernel, params["C"], params["ridge"], loss=params["loss"], tol=params["tol"],
+            max_iter=params["max_iter"], init=params["init"], random_state=rng, weights=weights,
         )
         if not stats.converged:
             warnings.warn(
                 f"SimpleSVC stopped at max_iter={params['max_iter']} iterations with a KKT "
                 f"violation of {stats.max_violation:.3g} (units of y f); the solution is feasible "
                 f"but not exact: raise max_iter or leave it None",
-                ConvergenceWarning, stacklevel=2,
+                ConvergenceWarning, stacklevel=3,
             )
-        attrs = self._fitted_attributes(X, state.y_host, state.alpha, state.b, classes, kernel)
-        attrs.update(n_iter_=stats.n_iter, n_kernel_evaluations_=stats.n_kernel_evaluations,
-                     fit_stats_=stats, _problem=(state.C, state.ridge), feature_names_in_=names)
-        self._set_fitted(attrs)
-        return self
+        else:
+            violation = state.kkt_violation()
+            if violation > 1e-8:
+                raise PathError(
+                    f"SimpleSVM ended with a KKT violation of {violation:.3g} (relative to the scale of the "
+                    f"problem) > 1e-8: its solution is not exact; the model is unchanged"
+                )
+        return state, stats
+
+    def _calibrate(self, problems, kernel, params, rng, weighted) -> dict:
+        """Platt's sigmoid of every pair ``(X, y ±1, box weights)`` on 5-fold cross-validated
+        decision values."""
+        A, B = [], []
+
+        def solve(X_sub, y_sub, weights_sub):
+            return self._solve(X_sub, y_sub, kernel, params, rng, weights_sub if weighted else None)[0]
+
+        for X_p, y_p, weights in problems:
+            dec, first = cv_decision_values(X_p, y_p, weights, solve, kernel, rng)
+            a, b = sigmoid_train(dec, first)
+            A.append(a)
+            B.append(b)
+        return {"A": np.array(A), "B": np.array(B)}
 
     def _check_params(self) -> dict:
         max_iter = None if self.max_iter is None else check_int(self.max_iter, "max_iter", 1)
@@ -198,10 +318,25 @@ class SimpleSVC(BinarySVC):
             "loss": check_choice(self.loss, "loss", LOSSES),
             "init": check_choice(self.init, "init", INITS),
             "max_iter": max_iter,
+            **self._more_checked_params(),
         }
 
     def _kkt_problem(self) -> tuple[float, float]:
         return self._problem
+
+    def _from_binary_layout_of_gpath_0_1(self) -> None:
+        """The attributes of a binary model file of gpath 0.1 in today's layout."""
+        from .persistence import fitted_attribute
+
+        alpha = fitted_attribute(self, "alpha_", (None,))
+        dual = fitted_attribute(self, "dual_coef_", (1, None))[0]
+        self._weights = np.ones(alpha.shape[0])
+        order = np.argsort(dual > 0, kind="stable")  # classes_[0] (y α < 0) first
+        xp, device = get_namespace_and_device(self.support_vectors_)
+        index = to_device(order, xp, device)
+        self.support_ = np.asarray(self.support_)[order].astype(np.int32)
+        self.support_vectors_ = xp.take(self.support_vectors_, index, axis=0)
+        self.dual_coef_ = xp.take(self.dual_coef_, index, axis=1)
 
     def _check_loaded(self) -> None:
         from .persistence import ModelFileError
@@ -211,4 +346,16 @@ class SimpleSVC(BinarySVC):
                 and all(isinstance(v, (int, float)) and not np.isnan(v) and v >= 0 for v in problem)
                 and problem[0] > 0):
             raise ModelFileError(f"the solved problem (box bound, diagonal) is not two numbers >= 0; got {problem!r}")
+        # Files of gpath 0.1 (binary, no weights): every box is the bound, every class weight 1,
+        # and the support vectors in training order (now grouped by class, as SVC's).
+        if not hasattr(self, "_weights"):
+            self._from_binary_layout_of_gpath_0_1()
+        if not hasattr(self, "class_weight_"):
+            self.class_weight_ = np.ones(np.asarray(getattr(self, "classes_", np.zeros(0))).shape[0])
         super()._check_loaded()
+
+
+
+def _rows(class_index, i, j, k) -> np.ndarray:
+    """Rows of the pair (i, j): every row for two classes."""
+    return np.arange(class_index.shape[0]) if k == 2 else np.flatnonzero((class_index == i) | (class_index == j))

@@ -176,7 +176,7 @@ def _damaged(kind, good, tmp):
     elif kind == "meta not a string":
         _rewrite(good, path, meta=np.ones(2))
     elif kind == "margin row out of range":
-        _rewrite(good, path, margin=np.r_[_entries(good)["margin"], 10_000])
+        _rewrite(good, path, margin=np.r_[_entries(good)["margin"][:-1], 10_000])
     elif kind == "object array":
         _rewrite(good, path, alpha=np.array([{"a": 1}], dtype=object))
     elif kind == "corrupted bytes":
@@ -226,9 +226,10 @@ def _scale(model):
     (lambda e, m: dict(yf=e["yf"][:-1]), r"entry 'yf' has shape \(309,\); expected \(310,\)"),
     (lambda e, m: dict(where=np.full_like(e["where"], 7)), r"index sets must be 0 \(O\), 1 \(M\) or 2 \(I\)"),
     (lambda e, m: dict(where=np.where(e["where"] == 2, 0, e["where"])), "alpha must be 0 on the set O and C=10"),
-    (lambda e, m: dict(y=np.abs(e["y"])), "y must hold -1 and \\+1 labels"),
+    (lambda e, m: dict(y=e["y"] + 5), "y must give each of the 310 rows one of the 2 classes"),
     (lambda e, m: dict(ids=np.zeros_like(e["ids"])), "sample ids must be distinct"),
-    (lambda e, m: dict(classes=np.array([1, 1])), r"classes must be two distinct labels; got \[1, 1\]"),
+    (lambda e, m: dict(classes=np.array([1, 1])),
+     r"classes must be two or more distinct labels in increasing order; got \[1, 1\]"),
     (lambda e, m: dict(X=e["X"] * 1.01), "alpha and b violate the KKT conditions by .*, recomputed from scratch"),
     (lambda e, m: dict(yf=e["yf"] + 1e-3), "the saved margins y f differ by 0.001 from those recomputed"),
     (lambda e, m: dict(alpha=np.where(np.arange(e["alpha"].size) == e["margin"][0],
@@ -244,7 +245,8 @@ def test_tampered_states_are_refused(saved, change, reason):
 
 @pytest.mark.parametrize("meta,reason", [
     (lambda m: {**m, "C": -1.0}, "bad parameter: C must be a finite real number > 0"),
-    (lambda m: {**m, "b": float("nan")}, "the bias b must be a finite number; got nan"),
+    (lambda m: {**m, "b": [float("nan")]}, "the bias b must be a finite number; got nan"),
+    (lambda m: {**m, "b": 0.5}, "'meta' b and the margin sizes must have one entry per pair of classes"),
     (lambda m: {**m, "kernel": {**m["kernel"], "gamma": -1.0}}, "bad kernel"),
     (lambda m: {**m, "params": {**m["params"], "tol": 0}}, "bad parameter: tol must be"),
     (lambda m: {**m, "params": {**m["params"], "colour": 1}}, "its content does not describe a valid IncrementalSVC .TypeError"),
@@ -264,16 +266,16 @@ def test_the_load_tolerance_is_tol_times_one_plus_the_scale(saved):
     model, good, tmp = saved
     limit = model.tol * (1 + _scale(model))
     assert gpath.load(good).check_kkt() <= model.tol  # check_kkt is relative to that scale
-    inside = _rewrite(good, tmp / "inside.npz", edit_meta=lambda m: {**m, "b": m["b"] + 0.5 * limit})
+    inside = _rewrite(good, tmp / "inside.npz", edit_meta=lambda m: {**m, "b": [m["b"][0] + 0.5 * limit]})
     gpath.load(inside)
-    outside = _rewrite(good, tmp / "outside.npz", edit_meta=lambda m: {**m, "b": m["b"] + 2 * limit})
+    outside = _rewrite(good, tmp / "outside.npz", edit_meta=lambda m: {**m, "b": [m["b"][0] + 2 * limit]})
     with pytest.raises(ValueError, match=r"alpha and b violate the KKT conditions by .* relative to the scale "
                                          r"1 \+ max_i sum_j \|Q_ij\| alpha_j = .*\(allowed: tol=1e-09\)"):
         gpath.load(outside)
 
 
 @pytest.mark.parametrize("make,attr,value,reason", [
-    (lambda: gpath.SimpleSVC(C=1.0, gamma=0.05), "alpha_", lambda a: a * 3, r"alpha_ must lie in \[0, 1\]"),
+    (lambda: gpath.SimpleSVC(C=1.0, gamma=0.05), "alpha_", lambda a: a * 3, r"alpha_ must lie in \[0, C_i\]; got values in \[0, 3\] \(largest box 1\)"),
     (lambda: gpath.SimpleSVC(C=1.0, gamma=0.05), "support_vectors_", lambda a: a * np.nan, "holds NaN or inf"),
     (lambda: gpath.SimpleSVC(C=1.0, gamma=0.05), "support_", lambda a: a[:-1], "shape"),
     (lambda: gpath.RobustSVC(C=1.0, gamma=0.05), "path_.alpha", lambda a: a[:, :-1], "shape"),

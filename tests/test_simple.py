@@ -114,7 +114,11 @@ def test_refit_failure_keeps_the_previous_model():
 def test_scikit_learn_estimator_checks(estimator):
     # Every check of check_estimator passes (check_array_api_input, which scikit-learn skips
     # unless SCIPY_ARRAY_API=1, runs in a subprocess below).
-    results = check_estimator(estimator, on_fail=None)
+    # As scikit-learn's own SVC: weights are not repeated rows (gamma="scale" is computed from
+    # the rows, and the ridge on the kernel diagonal treats a copy as another point).
+    expected = {"check_sample_weight_equivalence_on_dense_data":
+                "sample_weight is not equivalent to removing or repeating samples (gamma='scale', ridge)"}
+    results = check_estimator(estimator, on_fail=None, expected_failed_checks=expected)
     failed = [(r["check_name"], str(r["exception"])[:200]) for r in results if r["status"] == "failed"]
     assert failed == []
 
@@ -311,7 +315,6 @@ def _sparse(X):
     (lambda X, y: (_sparse(X), y), TypeError, "sparse input is not supported"),
     (lambda X, y: (X, y[:39]), ValueError, r"y must have shape \(40,\)"),
     (lambda X, y: (X, None), ValueError, "requires y to be passed"),
-    (lambda X, y: (X, np.arange(40) % 3), ValueError, "Only binary classification is supported"),
     (lambda X, y: (X, np.zeros(40)), ValueError, "got 1 class"),
     (lambda X, y: (X, np.linspace(0, 1, 40)), ValueError, "Unknown label type: continuous"),
 ])
@@ -357,10 +360,10 @@ def test_incremental_partial_fit_classes():
     model = IncrementalSVC(gamma=0.05).partial_fit(X[:100], y[:100], classes=[0, 1])
     model.partial_fit(X[100:120], y[100:120], classes=[1, 0])
     assert_exact(model, X[:120], y[:120])
-    with pytest.raises(ValueError, match="differ from the model's"):
+    with pytest.raises(ValueError, match=r"classes=\[0, 2\] differ from the classes \[0, 1\] given to the first call"):
         model.partial_fit(X[120:130], y[120:130], classes=[0, 2])
-    with pytest.raises(ValueError, match="exactly two labels"):
-        IncrementalSVC().partial_fit(X[:100], y[:100], classes=[0, 1, 2])
+    with pytest.raises(ValueError, match="at least two labels"):
+        IncrementalSVC().partial_fit(X[:100], y[:100], classes=[0])
 
 
 @pytest.mark.parametrize("C", [0.1, 1.0])  # (at C = 10 LIBSVM's own index sets are wrong here)

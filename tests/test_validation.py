@@ -118,7 +118,7 @@ def test_one_class_message_names_the_users_label():
     model = IncrementalSVC(gamma=0.05).fit(X[:60], labels)
     before = snapshot(model)
     with pytest.raises(ValueError, match=r"would leave only class \['benign'\] in the model; an SVC needs "
-                                         r"both classes \['benign', 'malignant'\]"):
+                                         r"at least two classes \(it holds \['benign', 'malignant'\]\)"):
         model.update(remove=model.sample_ids_[labels == "malignant"])
     assert snapshot(model) == before
 
@@ -170,7 +170,8 @@ def test_feature_count_message_names_the_estimator(cls):
 def test_removing_every_point_says_so(fitted):
     model, _, _ = fitted
     before = snapshot(model)
-    with pytest.raises(ValueError, match=r"would leave no points in the model; an SVC needs both classes \[0, 1\]"):
+    with pytest.raises(ValueError, match=r"would leave no points in the model; an SVC needs at least two classes "
+                                         r"\(it holds \[0, 1\]\)"):
         model.update(remove=model.sample_ids_)
     assert snapshot(model) == before
 
@@ -392,7 +393,7 @@ def test_update_refuses_kernel_parameters_changed_by_set_params(fitted, params):
 def test_first_partial_fit_with_other_classes_leaves_the_model_unfitted():
     X, y = dataset("breast_cancer")
     model = IncrementalSVC(gamma=0.05)
-    with pytest.raises(ValueError, match=r"y holds the classes \[0, 1\], not classes=\[5, 6\]"):
+    with pytest.raises(ValueError, match=r"y holds labels \[0, 1\] that are not in classes=\[5, 6\]"):
         model.partial_fit(X[:50], y[:50], classes=[5, 6])
     assert model.__dict__ == IncrementalSVC(gamma=0.05).__dict__
 
