@@ -129,6 +129,8 @@ def check_feature_names(estimator, X, name="X") -> None:
     ValueError
         If the names differ from those seen in fit.
     """
+    if type(X) is np.ndarray and not hasattr(estimator, "feature_names_in_"):
+        return  # no names on either side: nothing to compare (and scikit-learn's check costs ~0.1 ms)
     try:
         from sklearn.utils.validation import _check_feature_names
     except ImportError:  # scikit-learn < 1.6: a method of BaseEstimator

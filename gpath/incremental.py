@@ -548,7 +548,7 @@ class IncrementalSVC(OneVsOneSVC):
                     polish(new)
                     new.release_bounded_margin()
                     new.refine()
-                self._check_state(new)
+                    self._check_state(new)
                 new_states.append(new)
                 followed.append((new, state))
                 n_bp += bp
