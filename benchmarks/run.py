@@ -3,6 +3,8 @@
 1. Window updates against retraining peers and against the n × |M| product (`speed.py`).
 2. SimpleSVC fits against the same peers (`simplesvm.py`).
 3. One outlier path against CCCP at 5 to 50 grid points (`outlier_path.py --timing-only`).
+4. MID, SID and LIBSVM retrains over the C × γ grid of Karasuyama & Takeuchi (2009), section
+   4.2, on WaterFlow (`grid.py`), and its plot (the paper's Figure 6) as benchmarks/grid.png.
 
     python benchmarks/run.py                  # on the CPU
     python benchmarks/run.py --device cuda    # the window updates on the GPU (the others are
@@ -19,7 +21,9 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 
+import grid
 import outlier_path
 import simplesvm
 import speed
@@ -41,6 +45,8 @@ def main(argv=None):
         simplesvm.main(quick)
         print("\n## 3. Outlier path against CCCP\n", flush=True)
         outlier_path.main(["--timing-only"] + (["--data", "diabetes"] if args.quick else []))
+        print("\n## 4. The C × γ grid on WaterFlow\n", flush=True)
+        grid.main(quick or ["--plot", str(Path(__file__).with_name("grid.png"))])
     print(f"\n(total {time.perf_counter() - start:.0f} s)")
 
 
