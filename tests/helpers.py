@@ -57,3 +57,36 @@ def assert_exact(model, X, y, rtol=1e-7, kkt=1e-9, X_device=None):
 def snapshot(model) -> bytes:
     """Every fitted attribute and the whole path state, as bytes."""
     return pickle.dumps(model.__dict__)
+
+
+class Pool:
+    """The test's own record of which pool rows the model holds, by sample id (the rows
+    go to ``backend``'s namespace, or stay NumPy without one)."""
+
+    def __init__(self, X, y, backend=None):
+        self.X, self.y, self.backend = X, y, backend
+        self.rows: dict[int, int] = {}
+        self.next_id = 0
+
+    def put(self, a):
+        return a if self.backend is None else self.backend.asarray(a)
+
+    def fit(self, model, rows, **kw):
+        model.fit(self.put(self.X[rows]), self.put(self.y[rows]), **kw)
+        self.rows = {i: int(r) for i, r in enumerate(rows)}
+        self.next_id = len(rows)
+
+    def update(self, model, add, remove_ids, **kw):
+        args = dict(X_add=self.put(self.X[add]), y_add=self.put(self.y[add])) if len(add) else {}
+        model.update(**args, remove=remove_ids, **kw)
+        for i in remove_ids:
+            del self.rows[int(i)]
+        for r in add:
+            self.rows[self.next_id] = int(r)
+            self.next_id += 1
+
+    def current(self, model):
+        ids = list(self.rows)
+        np.testing.assert_array_equal(model.sample_ids_, ids)
+        rows = np.array([self.rows[i] for i in ids])
+        return self.X[rows], self.y[rows]

@@ -2,7 +2,8 @@
 
 NumPy arrays run the compiled MID loop (gpath._mid_numba) and the compiled passes of
 SimpleSVM and the kink path (gpath._engine.NumbaEngine); every other namespace runs the
-generic code. Both must pass the same breakpoints, event for event, and end at the same
+generic code; CuPy arrays run the fused CuPy engine (gpath._engine.CupyEngine; those
+cases skip without a CUDA device). Each must pass the same breakpoints, event for event, and end at the same
 solution to round-off, on real data and with both update methods."""
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from helpers import dataset
 
 import gpath._path as path_module
 from gpath import IncrementalSVC, RobustSVC, SimpleSVC
-from gpath._engine import Engine, NumbaEngine
+from gpath._array_api import to_host
+from gpath._engine import CupyEngine, Engine, NumbaEngine
 
 CASES = [
     ("breast_cancer", 10.0, 0.05, 250, 30),
@@ -48,28 +50,46 @@ def _generic(model):
     return twin
 
 
+def _assert_same_paths(recorded, fast, to_backend, X, y, C, n, m):
+    """Three updates of ``fast`` and of its twin on the generic engine, each from the same
+    start (rounding differs with the order of sums): the same events, the same solution."""
+    for step in range(3):
+        generic = _generic(fast)
+        lo, hi = n + step * m, n + (step + 1) * m
+        X_add, y_add = to_backend(X[lo:hi]), to_backend(y[lo:hi])
+        recorded.clear()
+        fast.update(X_add=X_add, y_add=y_add, remove=fast.sample_ids_[:m])
+        events_fast = [list(p) for p in recorded]
+        recorded.clear()
+        generic.update(X_add=X_add, y_add=y_add, remove=generic.sample_ids_[:m])
+        assert sum(map(len, events_fast)) > 0
+        assert events_fast == recorded
+        # 1e-12 relative, or the round-off that the margin matrix's condition allows, if more
+        # (kernel values summed in another order differ by a few ulps).
+        tol = max(1e-12, 10 * np.finfo(float).eps * np.linalg.cond(fast.state_.factor.matrix))
+        np.testing.assert_allclose(fast.alpha_, generic.alpha_, rtol=0, atol=tol * C)
+        X_seen = to_backend(X[:hi])
+        f, f_generic = to_host(fast.decision_function(X_seen)), to_host(generic.decision_function(X_seen))
+        np.testing.assert_allclose(f, f_generic, rtol=0, atol=tol * (1.0 + np.abs(f).max()))
+
+
 @pytest.mark.parametrize("method", ["multiple", "single"])
 @pytest.mark.parametrize(("data", "C", "gamma", "n", "m"), CASES)
 def test_compiled_mid_passes_the_same_breakpoints(recorded, data, C, gamma, n, m, method):
     X, y = dataset(data)
     compiled = IncrementalSVC(C=C, gamma=gamma, method=method).fit(X[:n], y[:n])
     assert isinstance(compiled.state_.engine, NumbaEngine)
-    for step in range(3):  # each update from the same start (rounding differs with the order of sums)
-        generic = _generic(compiled)
-        lo, hi = n + step * m, n + (step + 1) * m
-        recorded.clear()
-        compiled.update(X_add=X[lo:hi], y_add=y[lo:hi], remove=compiled.sample_ids_[:m])
-        events_compiled = [list(p) for p in recorded]
-        recorded.clear()
-        generic.update(X_add=X[lo:hi], y_add=y[lo:hi], remove=generic.sample_ids_[:m])
-        assert sum(map(len, events_compiled)) > 0
-        assert events_compiled == recorded
-        # 1e-12 relative, or the round-off that the margin matrix's condition allows, if more
-        # (kernel values summed in another order differ by a few ulps).
-        tol = max(1e-12, 10 * np.finfo(float).eps * np.linalg.cond(compiled.state_.factor.matrix))
-        np.testing.assert_allclose(compiled.alpha_, generic.alpha_, rtol=0, atol=tol * C)
-        f, f_generic = compiled.decision_function(X[:hi]), generic.decision_function(X[:hi])
-        np.testing.assert_allclose(f, f_generic, rtol=0, atol=tol * (1.0 + np.abs(f).max()))
+    _assert_same_paths(recorded, compiled, np.asarray, X, y, C, n, m)
+
+
+@pytest.mark.cupy
+@pytest.mark.parametrize(("data", "C", "gamma", "n", "m"), CASES)
+def test_cupy_engine_passes_the_same_breakpoints(recorded, data, C, gamma, n, m):
+    gpu = make_backend("cupy")  # skips without a CUDA device
+    X, y = dataset(data)
+    fused = IncrementalSVC(C=C, gamma=gamma).fit(gpu.asarray(X[:n]), gpu.asarray(y[:n]))
+    assert isinstance(fused.state_.engine, CupyEngine)
+    _assert_same_paths(recorded, fused, gpu.asarray, X, y, C, n, m)
 
 
 def test_compiled_mid_on_numpy_matches_the_generic_loop_on_array_api_strict(recorded):

@@ -4,48 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import assert_exact, dataset, snapshot
+from helpers import Pool, assert_exact, dataset, snapshot
 
 from gpath import IncrementalSVC
 from gpath._array_api import to_host
-
-
-class Window:
-    """The test's own record of which pool rows the model holds, by sample id."""
-
-    def __init__(self, X, y, backend):
-        self.X, self.y, self.backend = X, y, backend
-        self.rows: dict[int, int] = {}
-        self.next_id = 0
-
-    def fit(self, model, rows):
-        model.fit(self.backend.asarray(self.X[rows]), self.backend.asarray(self.y[rows]))
-        self.rows = {i: int(r) for i, r in enumerate(rows)}
-        self.next_id = len(rows)
-
-    def update(self, model, add_rows, remove_ids):
-        kw = {}
-        if len(add_rows):
-            kw = dict(X_add=self.backend.asarray(self.X[add_rows]), y_add=self.backend.asarray(self.y[add_rows]))
-        model.update(**kw, remove=remove_ids)
-        for i in remove_ids:
-            del self.rows[int(i)]
-        for r in add_rows:
-            self.rows[self.next_id] = int(r)
-            self.next_id += 1
-
-    def current(self, model):
-        ids = list(self.rows)
-        np.testing.assert_array_equal(model.sample_ids_, ids)
-        rows = np.array([self.rows[i] for i in ids])
-        return self.X[rows], self.y[rows]
 
 
 def _run_sequence(model, backend, name, n0, n_updates, seed, check_every=1):
     X, y = dataset(name)
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(y)) if name != "waterflow" else np.arange(len(y))
-    win = Window(X, y, backend)
+    win = Pool(X, y, backend)
     win.fit(model, order[:n0])
     assert_exact(model, *win.current(model))
     nxt = n0

@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
-from helpers import snapshot
+from helpers import Pool, snapshot
 
 from gpath import IncrementalSVC, SimpleSVC
 from gpath._array_api import to_host
@@ -200,38 +200,6 @@ def test_attributes_rebuild_the_decision_values():
 
 
 # ---------------------------------------------------------------- updates
-class Pool:
-    """The test's own record of which rows the model holds, by sample id."""
-
-    def __init__(self, X, y, backend=None):
-        self.X, self.y, self.backend = X, y, backend
-        self.rows: dict[int, int] = {}
-        self.next_id = 0
-
-    def put(self, a):
-        return a if self.backend is None else self.backend.asarray(a)
-
-    def fit(self, model, rows, **kw):
-        model.fit(self.put(self.X[rows]), self.put(self.y[rows]), **kw)
-        self.rows = {i: int(r) for i, r in enumerate(rows)}
-        self.next_id = len(rows)
-
-    def update(self, model, add, remove_ids, **kw):
-        args = dict(X_add=self.put(self.X[add]), y_add=self.put(self.y[add])) if len(add) else {}
-        model.update(**args, remove=remove_ids, **kw)
-        for i in remove_ids:
-            del self.rows[int(i)]
-        for r in add:
-            self.rows[self.next_id] = int(r)
-            self.next_id += 1
-
-    def current(self, model):
-        ids = list(self.rows)
-        np.testing.assert_array_equal(model.sample_ids_, ids)
-        rows = np.array([self.rows[i] for i in ids])
-        return self.X[rows], self.y[rows]
-
-
 @pytest.mark.parametrize("name,C", [("wine", 10.0), ("wine", 1e-3), ("digits", 10.0)])
 def test_mixed_updates_stay_exact(backend, name, C):
     X, y = real(name)

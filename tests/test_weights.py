@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import dataset, snapshot
-from test_multiclass import Pool, assert_pairs_exact, real
+from helpers import Pool, dataset, snapshot
+from test_multiclass import assert_pairs_exact, real
 
 from gpath import IncrementalSVC, SimpleSVC
 
