@@ -378,7 +378,10 @@ class BorderedFactor:
         new._r[:m, :m], new._q[:top, :top] = self._r[:m, :m], self._q[:top, :top]
         for name in ("_y", "_g", "_basis"):
             getattr(new, name)[:m] = getattr(self, name)[:m]
-        new._qs[:] = np.concatenate([self._qs[:m], np.setdiff1d(np.arange(new._qs.shape[0]), self._qs[:m])])
+        # The storage slots in use, in factor order, then the free ones in increasing order.
+        free = np.ones(new._qs.shape[0], dtype=bool)
+        free[self._qs[:m]] = False
+        new._qs[:m], new._qs[m:] = self._qs[:m], np.flatnonzero(free)
         new.spare = None
         return new
 
