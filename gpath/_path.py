@@ -286,9 +286,10 @@ class SVCState:
         those points to O or I and take the middle of the bias interval, as LIBSVM does."""
         members = self.active.members.copy()
         a, c = self.alpha[members], self.upper[members]
-        # At a bound to round-off of the coefficients' own size (which is not C's where the
-        # kernel is huge: features of size 1e12 give α near 1e-24).
-        at_0, at_c = a <= 1e-12 * float(np.max(a, initial=0.0)), a >= c * (1.0 - 1e-12)
+        # At a bound to round-off of the coefficients' own size, the largest α of the model
+        # (not C: features of size 1e12 give α near 1e-24; not the margin's alone, which a
+        # lone member at round-off of 0 would set itself).
+        at_0, at_c = a <= 1e-12 * float(np.max(self.alpha, initial=0.0)), a >= c * (1.0 - 1e-12)
         if not np.all(at_0 | at_c):
             return
         for k, zero in zip(members.tolist(), at_0):

@@ -87,6 +87,22 @@ def test_single_and_multiple_end_at_the_same_model(backend):
 
 
 # ---------------------------------------------------------------- degenerate cases
+def test_bias_is_the_middle_of_its_interval_when_no_coefficient_is_free(backend):
+    # WaterFlow at C = 0.1, gamma = 1e-3: the 7th update ends with a lone margin point whose α
+    # is round-off of 0 (4e-16). No coefficient is then strictly inside its box and every bias
+    # of an interval 2.6e-7 wide is optimal; the model must take its middle, as LIBSVM and the
+    # reference do, whichever method got there.
+    X, y = dataset("waterflow")
+    for method in ("multiple", "single"):
+        model = IncrementalSVC(C=0.1, gamma=1e-3, method=method).fit(backend.asarray(X[:600]),
+                                                                     backend.asarray(y[:600]))
+        for step in range(7):
+            lo = 600 + 30 * step
+            model.update(X_add=backend.asarray(X[lo : lo + 30]), y_add=backend.asarray(y[lo : lo + 30]),
+                         remove=model.sample_ids_[:30])
+        assert_exact(model, X[210:810], y[210:810], rtol=1e-9)
+
+
 def test_remove_only_zero_alpha_points_needs_no_breakpoint():
     X, y = dataset("breast_cancer")
     model = IncrementalSVC(C=1.0, gamma=0.05).fit(X[:300], y[:300])
