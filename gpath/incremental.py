@@ -776,14 +776,14 @@ class IncrementalSVC(OneVsOneSVC):
         meta = {
             "format": persistence.FORMAT,
             "version": _VERSION,
-            "params": self.get_params(),
+            "params": persistence.json_params(self.get_params()),
             "kernel": {"kind": k.kind, "gamma": k.gamma, "degree": k.degree, "coef0": k.coef0, "offset": k.offset},
             "C": s0.C,
             "ridge": s0.ridge,
             "b": [s.b for s in states],
             "next_id": self._next_id,
             "last_update": self.last_update_.__dict__,
-            "fitted_class_weight": _json_class_weight(getattr(self, "_fitted_class_weight", None)),
+            "fitted_class_weight": persistence.json_class_weight(getattr(self, "_fitted_class_weight", None)),
         }
         arrays = dict(
             X=to_host(_rows_of(states, self._class_index, len(classes), np.arange(self._class_index.shape[0]))),
@@ -819,7 +819,7 @@ class IncrementalSVC(OneVsOneSVC):
         for key in ("params", "kernel", "C", "ridge", "b", "next_id", "last_update"):
             if key not in meta:
                 raise invalid(f"'meta' has no {key!r}")
-        model = cls(**meta["params"])
+        model = cls(**persistence.params_from_json(meta["params"]))
         try:
             params = model._check_params()
             C = check_positive(meta["C"], "C")
@@ -851,7 +851,7 @@ class IncrementalSVC(OneVsOneSVC):
             cw = persistence.finite_array(data, "class_weight", "f", shape=classes.shape)
             bs = meta["b"]
             sizes = persistence.finite_array(data, "margin_sizes", "iu", ndim=1)
-            fitted_cw = _class_weight_from_json(meta.get("fitted_class_weight"))
+            fitted_cw = persistence.class_weight_from_json(meta.get("fitted_class_weight"))
         k = classes.shape[0]
         if k < 2 or np.unique(classes).size != k or not np.array_equal(np.sort(classes), classes):
             raise invalid(f"classes must be two or more distinct labels in increasing order; got {classes.tolist()[:5]}")
@@ -1084,16 +1084,3 @@ def _concat_weights(before, n_before, weights, n_total):
     first = np.ones(n_before) if before is None else before
     second = np.ones(n_total - n_before) if weights is None else weights
     return np.concatenate([first, second])
-
-
-def _json_class_weight(class_weight):
-    """``class_weight`` as JSON (dict keys become [label, weight] pairs)."""
-    if isinstance(class_weight, dict):
-        return {"dict": [[k.item() if hasattr(k, "item") else k, float(v)] for k, v in class_weight.items()]}
-    return class_weight
-
-
-def _class_weight_from_json(value):
-    if isinstance(value, dict) and "dict" in value:
-        return {k: v for k, v in value["dict"]}
-    return value

@@ -77,6 +77,34 @@ _ESTIMATORS: dict[str, type] = {}
 _RECORDS: dict[str, type] = {}
 
 
+def json_params(params: dict) -> dict:
+    """An estimator's ``get_params()`` as JSON values: a ``class_weight`` dict becomes
+    ``{"dict": [[label, weight], ...]}`` (JSON object keys are strings, and labels may be
+    numbers); :func:`params_from_json` undoes it."""
+    return {**params, "class_weight": json_class_weight(params["class_weight"])} if "class_weight" in params else params
+
+
+def params_from_json(params: dict) -> dict:
+    """The ``get_params()`` that :func:`json_params` stored."""
+    if "class_weight" in params:
+        return {**params, "class_weight": class_weight_from_json(params["class_weight"])}
+    return params
+
+
+def json_class_weight(class_weight):
+    """``class_weight`` (dict, "balanced" or None) as a JSON value (see :func:`json_params`)."""
+    if isinstance(class_weight, dict):
+        return {"dict": [[k.item() if hasattr(k, "item") else k, float(v)] for k, v in class_weight.items()]}
+    return class_weight
+
+
+def class_weight_from_json(value):
+    """The ``class_weight`` that :func:`json_class_weight` stored."""
+    if isinstance(value, dict) and "dict" in value:
+        return {k: v for k, v in value["dict"]}
+    return value
+
+
 class ModelFileError(ValueError):
     """A file that is not a valid gpath model file; :func:`load` names the file and the reason.
 
@@ -241,7 +269,7 @@ class SaveMixin:
         attributes = {name: _encode(value, name, arrays) for name, value in vars(self).items()
                       if name not in params}
         meta = {"format": FITTED_FORMAT, "version": VERSION, "estimator": type(self).__name__,
-                "params": params, "attributes": attributes}
+                "params": json_params(params), "attributes": attributes}
         return meta, arrays
 
     @classmethod
@@ -260,7 +288,7 @@ class SaveMixin:
         params, attributes = meta.get("params"), meta.get("attributes")
         if not isinstance(params, dict) or not isinstance(attributes, dict):
             raise ModelFileError("'meta' lacks the estimator's params or attributes")
-        model = cls(**params)
+        model = cls(**params_from_json(params))
         for name, spec in attributes.items():
             value = _decode(spec, data, xp, device)
             if name == "feature_names_in_":  # saved as str, scikit-learn keeps object

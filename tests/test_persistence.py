@@ -111,6 +111,24 @@ def test_pickle_round_trip_of_the_other_estimators(make):
     np.testing.assert_array_equal(copy.predict(X[200:]), model.predict(X[200:]))
 
 
+def test_a_class_weight_dict_with_number_labels_survives_save_and_load(tmp_path):
+    # JSON object keys are strings: the label 1 must come back as 1, not "1".
+    X, y = dataset("breast_cancer")
+    for model in (gpath.IncrementalSVC(C=1.0, gamma=0.05, class_weight={1: 2.0}),
+                  gpath.SimpleSVC(C=1.0, gamma=0.05, class_weight={1: 2.0})):
+        model.fit(X[:200], y[:200])
+        model.save(tmp_path / "model.npz")
+        loaded = gpath.load(tmp_path / "model.npz")
+        assert loaded.get_params() == model.get_params()
+        if isinstance(loaded, gpath.IncrementalSVC):  # the loaded model updates as the saved one
+            for m in (model, loaded):
+                m.update(X_add=X[200:230], y_add=y[200:230], remove=m.sample_ids_[:30])
+            np.testing.assert_allclose(loaded.decision_function(X), model.decision_function(X), rtol=0, atol=1e-12)
+        else:
+            loaded.fit(X[:230], y[:230])  # the loaded parameters refit
+            np.testing.assert_allclose(loaded.class_weight_, [1.0, 2.0])
+
+
 @pytest.mark.parametrize("make", [lambda: gpath.SimpleSVC(C=1.0, gamma=0.05, loss="squared_hinge"),
                                   lambda: gpath.RobustSVC(C=1.0, gamma=0.05, path="theta"),
                                   lambda: gpath.RobustSVR(C=1.0, gamma=0.05, path="s"),
