@@ -262,13 +262,14 @@ def follow(path_run) -> int:
     QA = path_run.QA if path_run.QA.shape[1] else np.zeros((n, 1))
     k = s.kernel
     kernel = (s.X, _KINDS[k.kind], float(k.gamma), float(k.degree), float(k.coef0), float(k.offset), s.ridge)
-    state = (s.yf, s.lo, s.hi, s.y, s.alpha, s.upper, s.where)
     recording = path_run.events is not None
     max_breakpoints = 50 * (n + 10)
     events = np.zeros((2, max_breakpoints + 2 if recording else 0), dtype=np.int64)
     names = {BOUND_LOWER: "bound", BOUND_UPPER: "bound", CROSSING: "crossing"}
     while True:
         cache, factor, active = s.cache, s.factor, s.active
+        # Read again on every entry: the events handled in Python may rebind these arrays.
+        state = (s.yf, s.lo, s.hi, s.y, s.alpha, s.upper, s.where)
         capacity = factor.arrays[0].shape[0]
         if active._slots.shape[0] < capacity:
             active._slots = np.concatenate([active._slots, np.zeros(capacity - active._slots.shape[0], np.int64)])

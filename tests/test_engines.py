@@ -131,3 +131,35 @@ def test_kink_path_passes_agree(monkeypatch, path):
     np.testing.assert_array_equal(compiled.path_.discontinuous, generic.path_.discontinuous)
     np.testing.assert_allclose(compiled.path_.params, generic.path_.params, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(compiled.path_.alpha, generic.path_.alpha, rtol=0, atol=1e-12)
+
+
+def test_compiled_loop_reads_the_arrays_an_event_handled_in_python_rebinds(monkeypatch):
+    # Remove every margin point and three positive points of I: the margin empties and the
+    # bias must jump (MID section 3.3). With every cache slot in use when the update began,
+    # the compiled loop hands that event to Python, which rebinds y f; the loop must go on
+    # with the new array, and end where the generic code ends.
+    from gpath.cache import QColumnCache
+    from gpath.cpath import start_state
+    from gpath.kernels import Kernel
+
+    X, y = dataset("breast_cancer")
+    X, y = X[:100], np.where(y[:100] == 1, 1.0, -1.0)
+    kernel = Kernel.from_params("rbf", 0.5, 3, 0.0, X)
+    protected = QColumnCache._protected
+
+    def every_slot_protected(cache):
+        kept = protected(cache)
+        return np.ones_like(kept) if kept.size else kept
+
+    ends = {}
+    for name in ("compiled", "generic"):
+        s = start_state(X, y, kernel, 1.0, 1e-6)
+        if name == "generic":
+            s.engine = Engine(np, "cpu")
+        remove = np.concatenate([s.active.members, np.flatnonzero((s.where == 2) & (y > 0))[:3]])
+        with monkeypatch.context() as patch:
+            patch.setattr(QColumnCache, "_protected", every_slot_protected)
+            ends[name], _ = s.follow(X[:0], y[:0], remove)
+    assert ends["compiled"].kkt_violation() <= 1e-12
+    assert ends["compiled"].b == pytest.approx(ends["generic"].b, abs=1e-12)
+    np.testing.assert_allclose(ends["compiled"].alpha, ends["generic"].alpha, rtol=0, atol=1e-12)
