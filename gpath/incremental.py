@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import time
-import warnings
 from contextlib import ExitStack
 
 import numpy as np
@@ -361,13 +360,7 @@ class IncrementalSVC(OneVsOneSVC):
                 if missing.size:
                     raise ValueError(f"classes={declared.tolist()} differ from the model's {self.classes_.tolist()}: "
                                      f"they lack {missing.tolist()}")
-            s = self.states_[0]
-            check_feature_names(self, X)
-            check_X(X, "X", s.X.shape[1], s.xp, s.device, owner=name)
-            with warnings.catch_warnings():  # said above about X; update would say it about X_add
-                warnings.filterwarnings("ignore", message="X_add (has|does not have valid) feature names",
-                                        category=UserWarning)
-                self._update(X, y, None, sample_weight, declared, x_name="X", y_name="y", w_name="sample_weight")
+            self._update(X, y, None, sample_weight, declared, x_name="X", y_name="y", w_name="sample_weight")
             self._declared_classes = declared  # a model fitted by fit: the first classes given
             return self
         params = self._check_params()
