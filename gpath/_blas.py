@@ -50,7 +50,7 @@ def dsymv(Q, m, x, out):
     if m == 0:
         return
     chars = np.empty(1, dtype=np.uint8)
-    chars[0] = _U  # the upper triangle by rows is the lower one by columns
+    chars[0] = _U  # 'U' by columns is the lower triangle by rows; Q is kept in full
     ints = np.empty(3, dtype=np.int32)
     ints[0], ints[1], ints[2] = m, Q.shape[1], 1
     scalars = np.empty(2)

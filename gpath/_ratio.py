@@ -59,7 +59,7 @@ def first_bound_hit(alpha, phi, lower, upper, ids, scale):
             t, up = max(alpha[j] - lower[j], 0.0) / -p, False
         else:
             continue
-        if t < best or (t == best and ids[j] < ids[best_j]):
+        if t < best or (best_j >= 0 and t == best and ids[j] < ids[best_j]):
             best, best_j, best_up = t, j, up
     return best, best_j, best_up
 

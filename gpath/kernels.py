@@ -247,6 +247,8 @@ def _squared_distances(xp, X1, X2, gamma):
     c = xp.mean(X2, axis=0)
     X1c, X2c = X1 - c, X2 - c
     n1c, n2c = xp.vecdot(X1c, X1c), xp.vecdot(X2c, X2c)
+    if X2.shape[0] == 1:  # c = z: the differences themselves
+        return n1c[:, None]
     if X2.shape[0] > 1 and gamma * scalars(xp, xp.max(n1c) + xp.max(n2c))[0] > _EXPANSION_LIMIT:
         rows = max(1, _CHUNK // max(1, X2.shape[0] * X2.shape[1]))
         parts = []

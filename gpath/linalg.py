@@ -267,6 +267,14 @@ def factor_solve(R, Q, y, g, basis, qs, work, xs, buf, ints, floats, rhs, x, bor
 
 
 # ---------------------------------------------------------------------- the factor
+def _slot_order(used: np.ndarray, capacity: int) -> np.ndarray:
+    """Q's storage slots: those in ``used`` (in factor order), then the free ones, lowest
+    first (shape (capacity,), int64)."""
+    free = np.ones(capacity, dtype=bool)
+    free[used] = False
+    return np.concatenate([used, np.flatnonzero(free)]).astype(np.int64)
+
+
 class BorderedFactor:
     """Cholesky factor of the shifted 𝐌 = [[0, yᵀ], [y, Q]] for the current margin set.
 
@@ -299,7 +307,6 @@ class BorderedFactor:
     m = property(lambda self: int(self._ints[0]), lambda self, v: self._ints.__setitem__(0, v))
     _top = property(lambda self: int(self._ints[1]), lambda self, v: self._ints.__setitem__(1, v))
     _rho = property(lambda self: float(self._floats[0]), lambda self, v: self._floats.__setitem__(0, v))
-    _scale = property(lambda self: float(self._floats[1]), lambda self, v: self._floats.__setitem__(1, v))
 
     @property
     def arrays(self) -> tuple:
@@ -326,9 +333,7 @@ class BorderedFactor:
             arrays["_r"][:m, :m], arrays["_q"][:top, :top] = self._r[:m, :m], self._q[:top, :top]
             for name in ("_y", "_g", "_basis"):
                 arrays[name][:m] = getattr(self, name)[:m]
-            arrays["_qs"][:m] = self._qs[:m]
-            free = np.setdiff1d(np.arange(cap), self._qs[:m])  # the spare slots, lowest first
-            arrays["_qs"][m:] = free[: cap - m]
+            arrays["_qs"][:] = _slot_order(self._qs[:m], cap)
         self.__dict__.update(arrays)
 
     # ------------------------------------------------------------------ views
@@ -378,10 +383,7 @@ class BorderedFactor:
         new._r[:m, :m], new._q[:top, :top] = self._r[:m, :m], self._q[:top, :top]
         for name in ("_y", "_g", "_basis"):
             getattr(new, name)[:m] = getattr(self, name)[:m]
-        # The storage slots in use, in factor order, then the free ones in increasing order.
-        free = np.ones(new._qs.shape[0], dtype=bool)
-        free[self._qs[:m]] = False
-        new._qs[:m], new._qs[m:] = self._qs[:m], np.flatnonzero(free)
+        new._qs[:] = _slot_order(self._qs[:m], new._qs.shape[0])
         new.spare = None
         return new
 
