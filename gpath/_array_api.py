@@ -13,7 +13,6 @@ from array_api_compat import array_namespace, is_cupy_array
 
 __all__ = [
     "get_namespace_and_device",
-    "host_array",
     "is_array_api",
     "is_numpy",
     "namespace_by_name",
@@ -100,11 +99,6 @@ _NUMPY_NAMES = ("numpy", "array_api_compat.numpy")
 def is_numpy(xp) -> bool:
     """Whether ``xp`` is NumPy (plain or array-api-compat's wrapper)."""
     return xp.__name__ in _NUMPY_NAMES
-
-
-def host_array(a, dtype=np.float64) -> np.ndarray:
-    """A host NumPy array for small host-side matrices (factors, ratio tests)."""
-    return np.asarray(a, dtype=dtype)
 
 
 def namespace_by_name(name: str):

@@ -6,7 +6,7 @@ A model of k classes is k(k−1)/2 exact binary C-SVCs, one per pair of classes
 pair (α on the pair's rows, host float64, bias b; label +1 for the later class of the pair),
 publishes the solutions with :meth:`OneVsOneSVC._fitted_attributes`, says which problem they
 solve through :meth:`OneVsOneSVC._kkt_problem` and where its training data are through
-:meth:`OneVsOneSVC._training_data`.
+:meth:`OneVsOneSVC._pair_training_data`.
 """
 
 from __future__ import annotations
@@ -342,9 +342,14 @@ class OneVsOneSVC(SaveMixin, ClassifierMixin, BaseEstimator):
         - the feasibility violations of ``yᵀα = 0`` and of the boxes, divided by C (by
           max(1, max α) without an upper bound).
 
-        A model exact to float64 round-off gives about 1e-15 … 1e-12 whatever C; every fit
-        and update of gpath's estimators ends with the same rule on its maintained margins
-        (and fails, leaving the model as it was, above its ``tol``).
+        A model exact to float64 round-off gives about 1e-15 … 1e-12 whatever C. Every fit
+        and update of gpath's estimators ends with the same rule on its maintained margins,
+        with the cheaper bound ``1 + max_k Q_kk · Σ_j α_j`` of that scale, and fails, leaving
+        the model as it was, above a limit (``IncrementalSVC``: its ``tol``; ``SimpleSVC``:
+        1e-8).
+
+        The conditions are those of the C-SVC dual, Karasuyama & Takeuchi (2009), section 2,
+        eqs. 1a–1d.
 
         Parameters
         ----------
@@ -360,8 +365,13 @@ class OneVsOneSVC(SaveMixin, ClassifierMixin, BaseEstimator):
 
         Raises
         ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
         ValueError
-            If the training data are needed and not given, or do not match the model.
+            If the training data are needed and not given, or do not match the model (number
+            of features, column names, labels, NaN or inf).
+        TypeError
+            X in another namespace or on another device than the model.
         """
         check_is_fitted(self, "dual_coef_")
         k = len(self.classes_)

@@ -416,9 +416,3 @@ class KinkPath:
         """Point k, whose margin sits on wall kink j at the current s, becomes active there."""
         self._activate(k, j)
         self.n_breakpoints += 1
-
-    # ------------------------------------------------------------------ checks
-    def margins(self):
-        """Margins z = Q α recomputed from scratch (device, shape (n,))."""
-        idx = np.flatnonzero(self.alpha)
-        return self.q_matvecs(idx, self.alpha[idx])[0]

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._array_api import get_namespace_and_device
+
 __all__ = [
     "class_weights",
     "new_class_weight",
@@ -97,8 +99,7 @@ def ovo_layout(class_index: np.ndarray, k: int, pair_alpha: list[np.ndarray], pa
     n_pairs = k * (k - 1) // 2
     alpha_full = np.zeros((n_pairs, n))
     for p, (i, j) in enumerate(pairs(k)):
-        rows = np.flatnonzero((class_index == i) | (class_index == j)) if k > 2 else slice(None)
-        alpha_full[p, rows] = pair_alpha[p]
+        alpha_full[p, np.flatnonzero((class_index == i) | (class_index == j))] = pair_alpha[p]
     is_sv = np.any(alpha_full > 0, axis=0)
     support = np.concatenate([np.flatnonzero(is_sv & (class_index == c)) for c in range(k)]).astype(np.int32)
     sv_class = class_index[support]
@@ -115,7 +116,7 @@ def ovo_layout(class_index: np.ndarray, k: int, pair_alpha: list[np.ndarray], pa
         "n_support_": n_support,
         "dual_coef": dual,
         "intercept": sign * np.asarray(pair_b, dtype=np.float64),
-        "alpha_": alpha_full[0] if k == 2 else alpha_full,
+        "alpha_": alpha_full,
     }
 
 
@@ -192,7 +193,7 @@ def ovr_decision(dec, k: int, xp):
     array of shape (n_samples, k), float64
     """
     n = dec.shape[0]
-    zero = xp.zeros(n, dtype=dec.dtype, device=_device(dec))
+    zero = xp.zeros(n, dtype=dec.dtype, device=get_namespace_and_device(dec)[1])
     votes, confidence = [zero] * k, [zero] * k
     for p, (i, j) in enumerate(pairs(k)):
         d = dec[:, p]
@@ -203,12 +204,6 @@ def ovr_decision(dec, k: int, xp):
         confidence[j] = confidence[j] - d
     votes, confidence = xp.stack(votes, axis=1), xp.stack(confidence, axis=1)
     return votes + confidence / (3.0 * (xp.abs(confidence) + 1.0))
-
-
-def _device(x):
-    import array_api_compat
-
-    return array_api_compat.device(x)
 
 
 # ---------------------------------------------------------------------- class weights

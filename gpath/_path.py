@@ -458,11 +458,11 @@ class _PathRun:
     per breakpoint; so does u = Q[:, A] d_A − Q[:, R] d_R, whose ψ term is r·u (eq. 11).
     """
 
-    def __init__(self, state: SVCState, QA, n_old: int, remove: np.ndarray, events=None):
+    def __init__(self, state: SVCState, QA, n_old: int, remove: np.ndarray):
         self.s = s = state
         self.QA = QA
         self.n_breakpoints = self.zero_steps = 0
-        self.events = events  # a list to log (kind, point) of every event in (tests), or None
+        self.events = None  # a list to log (kind, point) of every event in (tests), or None
         xp = s.xp
         # Points of A already satisfying (1a) go straight to O (section 3.2), as do points with
         # an empty box (C_k = 0: α_k = 0 = C_k is all they can be).

@@ -217,7 +217,7 @@ def simple_svm(X, y, kernel: Kernel, C: float, ridge: float, *, loss="hinge", to
 
 
 @single_threaded_host_blas
-def polish(state: SVCState, max_iter: int | None = None) -> int:
+def polish(state: SVCState) -> int:
     """Finish a nearly optimal state exactly: SimpleSVM's iteration started from the state's
     own sets (its margin set as the working set), in place. Returns the iterations.
 
@@ -228,9 +228,9 @@ def polish(state: SVCState, max_iter: int | None = None) -> int:
     Raises
     ------
     PathError
-        If the iteration does not converge (cycling) within ``max_iter`` (20·(n + 50)).
+        If the iteration does not converge (cycling) within 20·(n + 50) iterations.
     """
-    run = _SimpleRun(state, _EXACT, 20 * (state.n + 50) if max_iter is None else max_iter, None)
+    run = _SimpleRun(state, _EXACT, 20 * (state.n + 50), None)
     xp = state.xp
     bounded = np.flatnonzero(state.where == I)
     for start in range(0, bounded.size, 256):

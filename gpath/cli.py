@@ -18,7 +18,6 @@ and raise :class:`UsageError` (a ValueError).
 from __future__ import annotations
 
 import argparse
-import logging
 import math
 import os
 import sys
@@ -29,8 +28,6 @@ from pathlib import Path
 import numpy as np
 
 from ._extras import MissingExtraError, require
-
-log = logging.getLogger("gpath")
 
 
 @dataclass

@@ -83,7 +83,8 @@ class IncrementalSVC(OneVsOneSVC):
         for data without duplicate margin points.
     tol : float, default 1e-9
         After every fit/update the maintained margins must satisfy the KKT conditions to
-        ``tol`` (units of y f); otherwise the call fails and the model is kept.
+        ``tol``, relative to the scale of y f (``1 + max_k Q_kk · Σ_j α_j``) and the constraints
+        relative to C; otherwise the call fails and the model is kept.
     cache_size : float, default 1024
         Most device memory, in MB, for the cached kernel columns of the margin set (as
         scikit-learn's SVC; shared equally by the pairs of a multiclass model). An update of
@@ -270,7 +271,7 @@ class IncrementalSVC(OneVsOneSVC):
         stats = PathStats(n_iter, n, 0, time.perf_counter() - start, sum(s.active.size for s in states))
         attrs = self._attributes(states, class_index, classes, kernel, np.arange(n, dtype=np.int64), n, stats,
                                  weights, cw)
-        self._commit({**attrs, "feature_names_in_": names, "_kernel_params": self._kernel_params_now(),
+        self._set_fitted({**attrs, "feature_names_in_": names, "_kernel_params": self._kernel_params_now(),
                       "_fitted_class_weight": copy.deepcopy(self.class_weight), "_declared_classes": declared,
                       "_buffer": None, "probA_": probability.get("A"), "probB_": probability.get("B")})
 
@@ -548,13 +549,13 @@ class IncrementalSVC(OneVsOneSVC):
             if any(s is None for s in new_states):
                 new_states = self._new_pairs(new_states, classes, class_index, weights, states, old_classes,
                                              kept_index, rows, X_add, add_index, params)
-            probability = self._probability_after(new_states, class_index, weights, classes, old_classes, params)
             stats = PathStats(n_bp, m, len(rows), time.perf_counter() - start, sum(s.active.size for s in new_states))
             attrs = self._attributes(new_states, class_index, classes, self.kernel_, ids, self._next_id + m, stats,
                                      weights, cw)
             if not same:
-                attrs.update(probability)
-        self._commit(attrs)
+                attrs.update(self._probability_after(new_states, class_index, weights, classes, old_classes,
+                                                     params))
+        self._set_fitted(attrs)
         # The states the update started from are spent (their cache buffers are the new states'):
         # their factors' arrays take the next update's copies of the factors.
         for new, spent in followed:
@@ -729,9 +730,6 @@ class IncrementalSVC(OneVsOneSVC):
         return {**attrs, "states_": states, "sample_ids_": ids, "_class_index": class_index,
                 "_next_id": int(next_id), "last_update_": stats}
 
-    def _commit(self, attrs: dict) -> None:
-        self._set_fitted(attrs)
-
     def __copy__(self):
         """An independent model: ``states_`` is copied too (an update reuses the device cache
         of the state it starts from, so two models must not share one)."""
@@ -899,7 +897,7 @@ class IncrementalSVC(OneVsOneSVC):
         if "probA" in data or "probB" in data:
             extra = {"probA_": persistence.finite_array(data, "probA", "f", shape=(n_pairs,)),
                      "probB_": persistence.finite_array(data, "probB", "f", shape=(n_pairs,))}
-        model._commit({**attrs, **extra, "feature_names_in_": None if names is None else names.astype(object),
+        model._set_fitted({**attrs, **extra, "feature_names_in_": None if names is None else names.astype(object),
                        "_kernel_params": {key: meta["params"][key] for key in cls._KERNEL_PARAMS},
                        "_fitted_class_weight": fitted_cw, "_declared_classes": None, "_buffer": None})
         model._check_loaded()
@@ -959,7 +957,7 @@ def _old(old_classes, label) -> int:
 
 def _rows_of(states, class_index, k, rows):
     """The training rows ``rows`` (host ints, any order) on the device, read from the pair
-    states (each class's rows from the first pair that holds the class)."""
+    states (the rows of class c from the pair (c, c + 1), of the last class from (0, c))."""
     xp, device = states[0].xp, states[0].device
     if k == 2:
         return xp.take(states[0].X, to_device(rows, xp, device), axis=0)

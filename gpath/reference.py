@@ -106,11 +106,9 @@ def _repair(Q, y, C, at_c, free, max_iter):
     solution is in the box add the worst violator to the free set. Returns α, b and the number
     of corrections."""
     alpha, b, m, sol = _solve_sets(Q, y, C, at_c, free)
-    alpha = np.clip(alpha, 0.0, C)
     alpha[m] = np.clip(sol, 0.0, C[m])
     corrections = 0
     for _ in range(max_iter):
-        m = np.flatnonzero(free)
         _, b_new, m, sol = _solve_sets(Q, y, C, at_c, free)
         d = sol - alpha[m]
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -41,7 +41,7 @@ from ._validation import (
     host_values,
     signed_labels,
 )
-from .kernels import Kernel, check_saveable
+from .kernels import Kernel
 from .linalg import single_threaded_host_blas
 from .persistence import SaveMixin
 
@@ -206,12 +206,6 @@ class _RobustBase(SaveMixin, BaseEstimator):
         self.param_ = float(self.path_.params[self.selected_index_])
         self.path_ = dataclasses.replace(self.path_, validation_error=err)
         return self
-
-    def _to_saved(self):
-        """The fitted attributes (:class:`gpath.persistence.SaveMixin`); a callable kernel
-        cannot be saved (TypeError: pickle the model instead)."""
-        check_saveable(getattr(self, "kernel_", None), type(self).__name__)
-        return super()._to_saved()
 
     def _check_loaded(self) -> None:
         """A loaded path fits together: finite arrays, shapes of the path and the training
