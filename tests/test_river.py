@@ -118,13 +118,9 @@ def test_predict_proba_one():
         p = svm.predict_proba_one(x)
         assert set(p) == {False, True} and math.isclose(sum(p.values()), 1.0)
         row = np.array([[x.get(f, 0.0) for f in svm.features_]])
-        if hasattr(svm.svc_, "predict_proba"):  # the SVM's own probabilities, where it has them
-            expected = to_host(svm.svc_.predict_proba(row))[0]
-            assert p == pytest.approx(dict(zip([False, True], expected)), abs=1e-12)
-        else:  # the documented fallback: the logistic of the decision value
-            f = float(to_host(svm.svc_.decision_function(row))[0])
-            assert p[True] == pytest.approx(1.0 / (1.0 + math.exp(-f)), rel=1e-12)
-            assert svm.predict_one(x) == (p[True] > 0.5)
+        f = float(to_host(svm.svc_.decision_function(row))[0])  # the logistic of the decision value
+        assert p[True] == pytest.approx(1.0 / (1.0 + math.exp(-f)), rel=1e-12)
+        assert svm.predict_one(x) == (p[True] > 0.5)
         assert svm.predict_one(x) == bool(svm.svc_.predict(row)[0])
 
 
