@@ -43,6 +43,16 @@ _UNBOUNDED = (-np.inf, np.inf)
 _LEVELS = {O: (1.0, np.inf), M: _UNBOUNDED, I: (-np.inf, 1.0), A: (-np.inf, 1.0), R: _UNBOUNDED}
 
 
+def _levels(codes: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The levels (lo, hi) of points in the sets ``codes`` with boxes ``upper`` (host arrays of
+    shape (n,)), as :meth:`SVCState.place` gives them one point at a time."""
+    table = np.array([_LEVELS[code] for code in (O, M, I, A, R)])
+    lo, hi = table[codes, 0], table[codes, 1]
+    empty = upper <= 0.0  # an empty box: the point cannot move, it reaches no level
+    lo[empty], hi[empty] = _UNBOUNDED
+    return lo, hi
+
+
 class PathError(RuntimeError):
     """The path could not be followed (cycling among degenerate breakpoints, or a broken
     invariant); the model it started from is unchanged."""
@@ -191,11 +201,10 @@ class SVCState:
             alpha_dev = to_device(new.alpha, xp, self.device)
             yf_add = alpha_dev @ QA + self.b * y_add
             new.yf = xp.concat([self.yf, yf_add])
-            filler = xp.zeros(m, dtype=xp.float64, device=self.device)
-            new.lo, new.hi = xp.concat([self.lo, filler]), xp.concat([self.hi, filler])
-            new.where = np.concatenate([new.where, np.zeros(m, dtype=np.int8)])
-            for k in range(n_old, n_old + m):
-                new.place(k, A)
+            codes = np.full(m, A, dtype=np.int8)
+            lo_add, hi_add = (to_device(v, xp, self.device) for v in _levels(codes, upper_add))
+            new.lo, new.hi = xp.concat([self.lo, lo_add]), xp.concat([self.hi, hi_add])
+            new.where = np.concatenate([new.where, codes])
             # Rows of the new points in the cached columns: Q[A, p] = Q[p, A].
             owners = np.maximum(self.cache.owner, 0)
             rows = xp.take(QA, to_device(owners, xp, self.device), axis=0)
@@ -440,8 +449,8 @@ def restored(xp, device, X, y, kernel, C, ridge, alpha, b, where, yf, margin, up
     state = SVCState.at_zero(xp, device, X, y, kernel, C, ridge, upper)
     state.alpha, state.b = alpha.copy(), float(b)
     state.yf = to_device(yf, xp, device)
-    for k, code in enumerate(where.tolist()):
-        state.place(k, code)
+    state.where = np.asarray(where, dtype=np.int8).copy()
+    state.lo, state.hi = (to_device(v, xp, device) for v in _levels(state.where, state.upper))
     for k in margin.tolist():
         if state.where[k] != M:
             raise ValueError(f"corrupt gpath model file: margin row {k} is not in the margin set")
