@@ -2,9 +2,12 @@
 
 import numpy as np
 import pytest
+from helpers import dataset
+from sklearn.model_selection import StratifiedKFold
 
 from gpath import cli
 from gpath.cli import main, run_select
+from gpath.reference import exact_svc
 
 
 def test_select_reports_the_chosen_pair_and_plots(tmp_path, capsys):
@@ -14,9 +17,17 @@ def test_select_reports_the_chosen_pair_and_plots(tmp_path, capsys):
     assert "exact 3-fold CV error" in out and "chosen: C = " in out
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert len(search.cv_error_paths_) == 2 and search.best_gamma_ in (0.01, 0.1)
-    curve = search.cv_error_paths_[search.best_index_]
-    assert 1 - search.best_score_ == pytest.approx(curve.best_error, abs=1e-15)
-    assert curve.best_error == np.min(curve.error)
+    # The claimed CV error is that of the exact reference models at (best_C_, best_gamma_) on
+    # the command's folds (stratified, shuffled with seed 0).
+    X, y = dataset("breast_cancer")
+    errors = []
+    for train, test in StratifiedKFold(3, shuffle=True, random_state=0).split(X, y):
+        ref = exact_svc(X[train], np.where(y[train] == 1, 1.0, -1.0), search.best_C_, gamma=search.best_gamma_)
+        assert ref.certified, ref.kkt
+        f = ref.decision_function(X[test])
+        assert np.abs(f).min() > 1e-6 * np.abs(f).max()  # every sign sure
+        errors.append(np.mean((f > 0) != (y[test] == 1)))
+    assert 1 - search.best_score_ == pytest.approx(np.mean(errors), abs=1e-12)
 
 
 def test_select_entry_point(capsys):

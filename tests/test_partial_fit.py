@@ -88,7 +88,7 @@ def test_partial_fit_with_sample_weight():
 
 
 def test_river_trains_the_wrapped_model():
-    river = pytest.importorskip("river")
+    pytest.importorskip("river")
     from river import compat
 
     X, y = real("wine")
@@ -104,7 +104,6 @@ def test_river_trains_the_wrapped_model():
     np.testing.assert_array_equal(model.classes_, [0, 1, 2])
     assert correct / (len(order) - 40) > 0.9  # online accuracy of the exact SVC
     assert_pairs_exact(model, X[order], y[order])
-    assert isinstance(river.__version__, str)
 
 
 def test_classes_given_after_fit_are_kept():

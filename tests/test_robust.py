@@ -9,6 +9,7 @@ from robust_check import gram, svc_violation, svr_violation
 from scipy.optimize import minimize
 
 from gpath import CCCPRobustSVC, CCCPRobustSVR, RobustSVC, RobustSVR
+from gpath._array_api import to_host
 
 
 def _box_qp(H, c, lower, upper):
@@ -159,9 +160,9 @@ def test_evaluation_along_the_path_and_selection(noisy_cancer):
 
 
 @pytest.mark.parametrize("estimator,path", [(CCCPRobustSVC, "theta"), (CCCPRobustSVC, "s")])
-def test_cccp_svc_fixed_points(noisy_cancer, estimator, path):
+def test_cccp_svc_fixed_points(backend, noisy_cancer, estimator, path):
     X, y, _, _ = noisy_cancer
-    model = estimator(C=1.0, gamma=1 / 30, path=path, grid=5).fit(X, y)
+    model = estimator(C=1.0, gamma=1 / 30, path=path, grid=5).fit(backend.asarray(X), backend.asarray(y))
     y_pm = np.where(y == 1, 1.0, -1.0)
     K = gram(model, X)
     p = model.path_
@@ -169,22 +170,33 @@ def test_cccp_svc_fixed_points(noisy_cancer, estimator, path):
     for i in range(5):
         theta, s = (p.params[i], 0.0) if path == "theta" else (0.0, p.params[i])
         # A CCCP fixed point: hinge KKT for z ≥ s, α = Cθ below (the tangent's slope).
-        v, _ = svc_violation(p.alpha[i], K, y_pm, model.C, theta, s)
+        v, _ = svc_violation(to_host(p.alpha[i]), K, y_pm, model.C, theta, s)
         assert v <= 1e-9
+    # The model's values at a grid point are those of its α there, on the backend's device
+    # (new rows: the kernel without the training diagonal's ridge).
+    K_new = K - model.ridge_ * np.eye(len(y))
+    f = backend.check(model.decision_function(backend.asarray(X), at=p.params[2]), (len(y),))
+    np.testing.assert_allclose(f, K_new @ (y_pm * to_host(p.alpha[2])), atol=1e-9)
 
 
-def test_cccp_svr_fixed_points(noisy_diabetes):
+def test_cccp_svr_fixed_points(backend, noisy_diabetes):
     X, y, _, _ = noisy_diabetes
-    model = CCCPRobustSVR(C=1.0, gamma=0.1, path="theta", s=1.0, grid=4).fit(X, y)
+    model = CCCPRobustSVR(C=1.0, gamma=0.1, path="theta", s=1.0, grid=4).fit(backend.asarray(X), backend.asarray(y))
     K = gram(model, X)
     for i, theta in enumerate(model.path_.params):
-        f = K @ model.path_.alpha[i]
+        alpha = to_host(model.path_.alpha[i])
+        f = K @ alpha
         r = y - f
         out = np.abs(r) > 1.0
+        assert out.any()
         # Outliers at the linearization: α = C(sign r − (1 − θ) sign r) = θ C sign r.
-        np.testing.assert_allclose(model.path_.alpha[i][out], theta * model.C * np.sign(r[out]), atol=1e-9)
+        np.testing.assert_allclose(alpha[out], theta * model.C * np.sign(r[out]), atol=1e-9)
+    K_new = K - model.ridge_ * np.eye(len(y))
+    p = model.path_
+    f = backend.check(model.predict(backend.asarray(X), at=p.params[2]), (len(y),))
+    np.testing.assert_allclose(f, K_new @ to_host(p.alpha[2]), atol=1e-9)
     with pytest.raises(ValueError, match="grid values"):
-        model.predict(X, at=0.3)
+        model.predict(backend.asarray(X), at=0.3)
 
 
 @pytest.mark.parametrize("make,match", [

@@ -40,30 +40,36 @@ def test_same_problem_as_incremental():
     np.testing.assert_allclose(a.decision_function(X[300:]), b.decision_function(X[300:]), atol=1e-10)
 
 
-def test_squared_hinge_is_hard_margin_on_k_plus_identity_over_c():
+def test_squared_hinge_is_hard_margin_on_k_plus_identity_over_c(backend):
     X, y = dataset("breast_cancer")
     X, y = X[:250], y[:250]
     C = 2.0
-    model = SimpleSVC(C=C, gamma=0.05, loss="squared_hinge").fit(X, y)
+    model = SimpleSVC(C=C, gamma=0.05, loss="squared_hinge").fit(backend.asarray(X), backend.asarray(y))
     y_pm = np.where(y == 1, 1.0, -1.0)
     # The quadratic soft margin is the hard margin on K + I/C: LIBSVM with a huge C on it.
     ref = exact_svc(X, y_pm, 1e12, "rbf", 0.05, ridge=model.ridge + 1.0 / C)
     assert ref.kkt <= 1e-9
-    np.testing.assert_allclose(model.decision_function(X), ref.decision_function(X), atol=1e-8)
-    assert model.alpha_.max() > C  # no upper bound
+    f = backend.check(model.decision_function(backend.asarray(X)), (len(y),))
+    np.testing.assert_allclose(f, ref.decision_function(X), atol=1e-8)
+    assert to_host(model.alpha_).max() > C  # no upper bound
 
 
-def test_hard_margin_on_separable_data_and_error_otherwise():
+def test_hard_margin_on_separable_data_and_error_otherwise(backend):
     X, y = dataset("breast_cancer")
-    model = SimpleSVC(C=np.inf, gamma=0.05).fit(X, y)
+    model = SimpleSVC(C=np.inf, gamma=0.05).fit(backend.asarray(X), backend.asarray(y))
     y_pm = np.where(y == 1, 1.0, -1.0)
+    alpha = to_host(model.alpha_)
     K = kernel_matrix(X, X, "rbf", 0.05) + model.ridge * np.eye(len(y))
-    yf = y_pm * (K @ (y_pm * model.alpha_) + float(model.intercept_[0]))
+    yf = y_pm * (K @ (y_pm * alpha) + float(to_host(model.intercept_)[0]))
     assert yf.min() >= 1 - 1e-9  # every point outside the margin: separated
-    np.testing.assert_allclose(yf[model.alpha_ > 0], 1.0, atol=1e-9)
+    np.testing.assert_allclose(yf[alpha > 0], 1.0, atol=1e-9)
+    # The model's own decision values (new rows: no ridge), on the backend's device.
+    f = backend.check(model.decision_function(backend.asarray(X)), (len(y),))
+    f_host = kernel_matrix(X, X, "rbf", 0.05) @ (y_pm * alpha) + float(to_host(model.intercept_)[0])
+    np.testing.assert_allclose(f, f_host, rtol=0, atol=1e-9 * np.abs(f_host).max())
     Xb, yb = dataset("bananas")
     with pytest.raises(NotSeparableError, match="not separable"):
-        SimpleSVC(C=np.inf, gamma=0.05).fit(Xb[:300], yb[:300])
+        SimpleSVC(C=np.inf, gamma=0.05).fit(backend.asarray(Xb[:300]), backend.asarray(yb[:300]))
 
 
 def test_numpy_and_array_api_strict_agree():
