@@ -24,6 +24,7 @@ from ._multiclass import (
     ovr_decision,
     pair_coefficients,
     pair_decisions,
+    pair_rows,
     pair_sign,
     pairs,
     vote,
@@ -441,7 +442,7 @@ class OneVsOneSVC(SaveMixin, ClassifierMixin, BaseEstimator):
         k = len(self.classes_)
         out = []
         for i, j in pairs(k):
-            rows = np.flatnonzero((class_index == i) | (class_index == j))
+            rows = pair_rows(class_index, i, j, k)
             X_p = X if k == 2 else xp.take(X, to_device(rows, xp, device), axis=0)
             out.append((X_p, np.where(class_index[rows] == j, 1.0, -1.0), rows))
         return out

@@ -43,6 +43,14 @@ def pairs(k: int) -> list[tuple[int, int]]:
     return [(i, j) for i in range(k) for j in range(i + 1, k)]
 
 
+def pair_rows(class_index: np.ndarray, i: int, j: int, k: int) -> np.ndarray:
+    """Rows (training order, host int64) of the pair (i, j) of k classes, given each row's
+    class index (n,): every row for two classes."""
+    if k == 2:
+        return np.arange(class_index.shape[0])
+    return np.flatnonzero((class_index == i) | (class_index == j))
+
+
 def pair_index(k: int, i: int, j: int) -> int:
     """Position of the pair (i, j), i < j, in :func:`pairs` (k)."""
     return i * k - i * (i + 1) // 2 + (j - i - 1)
@@ -99,7 +107,7 @@ def ovo_layout(class_index: np.ndarray, k: int, pair_alpha: list[np.ndarray], pa
     n_pairs = k * (k - 1) // 2
     alpha_full = np.zeros((n_pairs, n))
     for p, (i, j) in enumerate(pairs(k)):
-        alpha_full[p, np.flatnonzero((class_index == i) | (class_index == j))] = pair_alpha[p]
+        alpha_full[p, pair_rows(class_index, i, j, k)] = pair_alpha[p]
     is_sv = np.any(alpha_full > 0, axis=0)
     support = np.concatenate([np.flatnonzero(is_sv & (class_index == c)) for c in range(k)]).astype(np.int32)
     sv_class = class_index[support]

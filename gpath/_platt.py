@@ -34,6 +34,7 @@ import warnings
 import numpy as np
 
 from ._array_api import get_namespace_and_device, to_device, to_host
+from ._cpath import decision_values
 from ._multiclass import pairs
 
 __all__ = ["MIN_PROB", "N_FOLDS", "couple", "cv_decision_values", "sigmoid_predict", "sigmoid_train"]
@@ -202,10 +203,7 @@ def cv_decision_values(X, y_pm: np.ndarray, weights: np.ndarray, solve, kernel, 
         rows = used[train]
         state = solve(xp.take(X, to_device(rows, xp, device), axis=0), to_device(y_pm[rows], xp, device),
                       weights[rows])
-        sv = np.flatnonzero(state.alpha > 0)
-        coef = to_device(state.y_host[sv] * state.alpha[sv], xp, device)
         X_test = xp.take(X, to_device(used[test], xp, device), axis=0)
-        X_sv = xp.take(state.X, to_device(sv, xp, device), axis=0)
-        f = kernel(X_test, X_sv) @ coef + state.b
-        dec[test] = -to_host(f)
+        f = decision_values(kernel, state.X, state.y_host, state.alpha[None, :], [state.b], X_test, xp, device)
+        dec[test] = -to_host(f[:, 0])
     return dec, y_used < 0

@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from . import persistence
 from ._array_api import get_namespace_and_device, to_device, to_host
 from ._base import OneVsOneSVC, check_every_class_weighted
-from ._multiclass import class_weights, new_class_weight, pair_index, pairs
+from ._multiclass import class_weights, new_class_weight, pair_index, pair_rows, pairs
 from ._path import PathError, PathStats, SVCState, restored
 from ._platt import cv_decision_values, sigmoid_train
 from ._simplesvm import polish, simple_svm
@@ -260,7 +260,7 @@ class IncrementalSVC(OneVsOneSVC):
         k = classes.shape[0]
         states, n_iter = [], 0
         for i, j in pairs(k):
-            rows = _pair_rows(class_index, i, j, k)
+            rows = pair_rows(class_index, i, j, k)
             X_p = X if k == 2 else xp.take(X, to_device(rows, xp, device), axis=0)
             y_p = np.where(class_index[rows] == j, 1.0, -1.0)
             state, iterations = self._fit_pair(X_p, y_p, weights[rows], kernel, params, k)
@@ -520,8 +520,8 @@ class IncrementalSVC(OneVsOneSVC):
                 if k_old == 2:
                     local_remove = rows
                 else:
-                    pair_rows = _pair_rows(self._class_index, oi, oj, k_old)
-                    local_remove = np.searchsorted(pair_rows, rows[np.isin(self._class_index[rows], (oi, oj))])
+                    old_rows = pair_rows(self._class_index, oi, oj, k_old)
+                    local_remove = np.searchsorted(old_rows, rows[np.isin(self._class_index[rows], (oi, oj))])
                 if k == 2:
                     X_p, y_p, u_p = X_add, add_index, upper_add
                 else:
@@ -610,7 +610,7 @@ class IncrementalSVC(OneVsOneSVC):
                 q = pair_index(k_old, oi, oj)
                 A[p], B[p] = self.probA_[q], self.probB_[q]
             else:
-                A[p], B[p] = self._sigmoid(new_states[p], weights[_pair_rows(class_index, i, j, k)], self.kernel_,
+                A[p], B[p] = self._sigmoid(new_states[p], weights[pair_rows(class_index, i, j, k)], self.kernel_,
                                            params, rng)
         return {"probA_": A, "probB_": B}
 
@@ -651,7 +651,7 @@ class IncrementalSVC(OneVsOneSVC):
 
     def _calibrated(self, states, class_index, weights, kernel, params, k) -> dict:
         rng = check_random_state(self.random_state)
-        A, B = zip(*(self._sigmoid(state, weights[_pair_rows(class_index, i, j, k)], kernel, params, rng)
+        A, B = zip(*(self._sigmoid(state, weights[pair_rows(class_index, i, j, k)], kernel, params, rng)
                      for state, (i, j) in zip(states, pairs(k))))
         return {"A": np.array(A), "B": np.array(B)}
 
@@ -746,7 +746,7 @@ class IncrementalSVC(OneVsOneSVC):
         """The pairs' own training rows and labels where X and y are None."""
         if X is None and y is None:
             k = len(self.classes_)
-            return [(s.X, s.y_host, _pair_rows(self._class_index, i, j, k))
+            return [(s.X, s.y_host, pair_rows(self._class_index, i, j, k))
                     for s, (i, j) in zip(self.states_, pairs(k))]
         return super()._pair_training_data(X, y)
 
@@ -858,8 +858,8 @@ class IncrementalSVC(OneVsOneSVC):
                 raise invalid(f"the bias b must be a finite number; got {b!r}")
         if np.unique(ids).size != n or not isinstance(meta["next_id"], int) or meta["next_id"] <= ids.max():
             raise invalid(f"sample ids must be distinct and below next_id={meta['next_id']!r}")
-        pair_rows = [_pair_rows(class_index, i, j, k) for i, j in pairs(k)]
-        total = sum(r.size for r in pair_rows)
+        rows_of_pairs = [pair_rows(class_index, i, j, k) for i, j in pairs(k)]
+        total = sum(r.size for r in rows_of_pairs)
         alpha = persistence.finite_array(data, "alpha", "f", shape=(total,))
         yf = persistence.finite_array(data, "yf", "f", shape=(total,))
         where = persistence.finite_array(data, "where", "iu", shape=(total,))
@@ -879,7 +879,7 @@ class IncrementalSVC(OneVsOneSVC):
             raise invalid(f"bad kernel {meta['kernel']!r}: {exc}") from None
         X_dev = to_device(X, xp, device)
         states, at, at_m = [], 0, 0
-        for p, ((i, j), rows) in enumerate(zip(pairs(k), pair_rows)):
+        for p, ((i, j), rows) in enumerate(zip(pairs(k), rows_of_pairs)):
             size = rows.size
             part = slice(at, at + size)
             m_part = margin[at_m : at_m + int(sizes[p])]
@@ -942,13 +942,6 @@ class IncrementalSVC(OneVsOneSVC):
 
 
 # ---------------------------------------------------------------------- helpers
-def _pair_rows(class_index, i, j, k) -> np.ndarray:
-    """Rows (training order) of the pair (i, j): all rows for two classes."""
-    if k == 2:
-        return np.arange(class_index.shape[0])
-    return np.flatnonzero((class_index == i) | (class_index == j))
-
-
 def _old(old_classes, label) -> int:
     """Index of ``label`` among the classes of the model before an update, or −1."""
     pos = int(np.searchsorted(old_classes, label))
@@ -969,7 +962,7 @@ def _rows_of(states, class_index, k, rows):
             continue
         i, j = (c, c + 1) if c + 1 < k else (0, c)
         p = pair_index(k, i, j)
-        local = np.searchsorted(_pair_rows(class_index, i, j, k), wanted)
+        local = np.searchsorted(pair_rows(class_index, i, j, k), wanted)
         parts.append(xp.take(states[p].X, to_device(local, xp, device), axis=0))
     grouped = xp.concat(parts, axis=0)
     inverse = np.empty_like(order)

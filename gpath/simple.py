@@ -15,7 +15,7 @@ from sklearn.utils import check_random_state
 
 from ._array_api import get_namespace_and_device, to_device
 from ._base import OneVsOneSVC, check_every_class_weighted
-from ._multiclass import class_weights, pairs
+from ._multiclass import class_weights, pair_rows, pairs
 from ._path import PathError
 from ._platt import cv_decision_values, sigmoid_train
 from ._simplesvm import INITS, LOSSES, NotSeparableError, SimpleStats, simple_svm
@@ -233,7 +233,7 @@ class SimpleSVC(OneVsOneSVC):
         k = classes.shape[0]
         problems, alphas, biases, all_stats = [], [], [], []
         for i, j in pairs(k):
-            rows = _rows(class_index, i, j, k)
+            rows = pair_rows(class_index, i, j, k)
             X_p = X if k == 2 else xp.take(X, to_device(rows, xp, device), axis=0)
             y_p = np.where(class_index[rows] == j, 1.0, -1.0)
             alpha, b, stats, problem = self._solve_pair(X_p, y_p, kernel, params, rng,
@@ -353,9 +353,3 @@ class SimpleSVC(OneVsOneSVC):
         if not hasattr(self, "class_weight_"):
             self.class_weight_ = np.ones(np.asarray(getattr(self, "classes_", np.zeros(0))).shape[0])
         super()._check_loaded()
-
-
-
-def _rows(class_index, i, j, k) -> np.ndarray:
-    """Rows of the pair (i, j): every row for two classes."""
-    return np.arange(class_index.shape[0]) if k == 2 else np.flatnonzero((class_index == i) | (class_index == j))
