@@ -284,7 +284,7 @@ class CupyEngine(Engine):
         else:
             prod = cupy.zeros(cache.top)
         rows = cache._rows if cache._rows is not None else cupy.zeros(1, dtype=cupy.int64)
-        zero = cupy.zeros(n)
+        zero = cupy.zeros(n) if v is None or u is None else None  # MID and the C path give both
         psi = psi_kernel(prod, rows, cache._rows is None, float(a), zero if v is None else v, float(c),
                          zero if u is None else u)
         tiny = EPS * cupy.maximum(cupy.max(cupy.abs(psi)), 1.0).reshape(1)
