@@ -30,7 +30,7 @@ def kernel_matrix(X1, X2, kernel, gamma, degree=3, coef0=0.0):
     return polynomial_kernel(X1, X2, degree=degree, gamma=gamma, coef0=coef0)
 
 
-__all__ = ["Reference", "exact_svc", "kernel_matrix", "kkt_violation"]
+__all__ = ["Reference", "exact_svc", "exact_svc_gram", "kernel_matrix", "kkt_violation"]
 
 
 @dataclass
@@ -156,9 +156,35 @@ def exact_svc(X, y, C, kernel="rbf", gamma=1.0, degree=3, coef0=0.0, ridge=1e-6,
         (``certified``: ≤ 1e-9); ``repairs`` how many set corrections LIBSVM's sets needed.
     """
     y = np.asarray(y, dtype=np.float64)
-    n = len(y)
     params = dict(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0)
-    K = kernel_matrix(X, X, **params) + ridge * np.eye(n)
+    K = kernel_matrix(X, X, **params) + ridge * np.eye(len(y))
+    alpha, b, kkt, repairs = exact_svc_gram(K, y, C, sample_weight)
+    return Reference(alpha, b, kkt, X, y, params, repairs)
+
+
+def exact_svc_gram(K, y, C, sample_weight=None) -> tuple[np.ndarray, float, float, int]:
+    """Exact C-SVC on a host Gram matrix (any kernel, ridge included): what :func:`exact_svc`
+    solves once it has K.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n_samples, n_samples), float64
+    y : ndarray of shape (n_samples,), entries ±1
+    C : float
+    sample_weight : ndarray of shape (n_samples,) or None
+        As in :func:`exact_svc`.
+
+    Returns
+    -------
+    alpha : ndarray of shape (n_samples,)
+    b : float
+    kkt : float
+        The solution's own KKT violation (relative, as ``check_kkt``'s).
+    repairs : int
+        Set corrections LIBSVM's index sets needed.
+    """
+    y = np.asarray(y, dtype=np.float64)
+    n = len(y)
     upper = np.full(n, float(C)) if sample_weight is None else C * np.asarray(sample_weight, dtype=np.float64)
     # LIBSVM (scikit-learn's copy) drops the points of weight 0; give it the others only, so
     # that its support indices are rows of this problem.
@@ -179,4 +205,4 @@ def exact_svc(X, y, C, kernel="rbf", gamma=1.0, degree=3, coef0=0.0, ridge=1e-6,
     if kkt > 1e-11:
         alpha, b, repairs = _repair(Q, y, upper, at_c.copy(), free.copy(), max_iter=20 * n + 100)
         kkt = kkt_violation(Q, y, alpha, b, upper)
-    return Reference(alpha, float(b), kkt, X, y, params, repairs)
+    return alpha, float(b), kkt, repairs

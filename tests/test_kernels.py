@@ -16,7 +16,7 @@ import gpath
 from gpath import IncrementalSVC, RobustSVC, RobustSVR, SimpleSVC
 from gpath._array_api import to_host
 from gpath.kernels import Kernel, q_columns
-from gpath.reference import kernel_matrix
+from gpath.reference import exact_svc_gram, kernel_matrix
 
 
 @pytest.fixture(scope="module")
@@ -69,27 +69,6 @@ def laplacian(X, Z):
     """exp(−0.02 ‖x − z‖₁): a kernel gpath does not know by name."""
     xp = array_api_compat.array_namespace(X, Z)
     return xp.exp(-0.02 * xp.sum(xp.abs(X[:, None, :] - Z[None, :, :]), axis=2))
-
-
-def _exact_from_gram(K, y_pm, C):
-    """Exact C-SVC on a Gram matrix: LIBSVM's index sets (tol 1e-12), margin equations re-solved
-    in float64 (as gpath.reference.exact_svc, for any kernel); returns (α, b, its KKT violation)."""
-    from sklearn.svm import SVC
-
-    from gpath.reference import kkt_violation
-
-    svc = SVC(kernel="precomputed", C=C, tol=1e-12).fit(K, y_pm)
-    a = np.zeros(len(y_pm))
-    a[svc.support_] = np.abs(svc.dual_coef_[0])
-    at_c, free = a >= C * (1 - 1e-12), (a > 0) & (a < C * (1 - 1e-12))
-    Q = y_pm[:, None] * y_pm[None, :] * K
-    alpha, m = np.where(at_c, C, 0.0), np.flatnonzero(free)
-    big = np.zeros((m.size + 1, m.size + 1))
-    big[0, 1:], big[1:, 0], big[1:, 1:] = y_pm[m], y_pm[m], Q[np.ix_(m, m)]
-    rhs = np.concatenate([[-C * y_pm[at_c].sum()], 1.0 - C * Q[np.ix_(m, np.flatnonzero(at_c))].sum(axis=1)])
-    sol = np.linalg.solve(big, rhs)
-    alpha[m] = sol[1:]
-    return alpha, sol[0], kkt_violation(Q, y_pm, alpha, sol[0], C)
 
 
 @pytest.mark.parametrize("name", ["RBF", "Linear", "POLY", "rBf"])
@@ -188,7 +167,7 @@ def test_incremental_svc_with_a_callable_kernel_is_exact(backend, kernel):
     Xw, yw = np.vstack([X[60:], X_new]), np.concatenate([y[60:], y_new])
     sk = laplacian_kernel(Xw, Xw, gamma=0.02) if kernel is laplacian else kernel_matrix(Xw, Xw, "rbf", 0.05)
     y_pm = np.where(yw == 1, 1.0, -1.0)
-    alpha, b, kkt = _exact_from_gram(sk + 1e-6 * np.eye(len(yw)), y_pm, 2.0)
+    alpha, b, kkt, _ = exact_svc_gram(sk + 1e-6 * np.eye(len(yw)), y_pm, 2.0)
     assert kkt <= 1e-9
     f = backend.check(model.decision_function(backend.asarray(Xw)), (len(yw),))
     f_ref = (sk @ (y_pm * alpha)) + b
