@@ -11,6 +11,10 @@ solve through :meth:`OneVsOneSVC._kkt_problem` and where its training data are t
 
 from __future__ import annotations
 
+import functools
+import threading
+import weakref
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
@@ -38,6 +42,22 @@ __all__ = ["OneVsOneSVC", "check_every_class_weighted"]
 DECISION_SHAPES = ("ovr", "ovo")
 
 
+_LOCKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def serialized(method):
+    """Run ``method`` holding the model's lock, so that a call from one thread never sees a
+    model another thread is changing: a prediction during an update gets the model from
+    before it or after it, never a mix (calls on one model run one at a time)."""
+
+    @functools.wraps(method)
+    def locked(self, *args, **kwargs):
+        with self._lock():
+            return method(self, *args, **kwargs)
+
+    return locked
+
+
 class OneVsOneSVC(SaveMixin, ClassifierMixin, BaseEstimator):
     """Base class of gpath's kernel SVCs (not public).
 
@@ -48,6 +68,11 @@ class OneVsOneSVC(SaveMixin, ClassifierMixin, BaseEstimator):
     ``feature_names_in_`` where ``fit`` got a pandas DataFrame with string column names;
     the private ``_weights`` holds each training point's box over C, ``C_i / C``.
     """
+
+    def _lock(self) -> threading.RLock:
+        """The model's lock (:func:`serialized`), made on first use. Kept beside the model,
+        not in it: it is no part of its state (pickles, copies and saved files hold none)."""
+        return _LOCKS.setdefault(self, threading.RLock())
 
     def _set_fitted(self, attrs: dict) -> None:
         """Set the fitted attributes all at once; a value None for ``feature_names_in_``,
@@ -131,6 +156,7 @@ class OneVsOneSVC(SaveMixin, ClassifierMixin, BaseEstimator):
         K = self.kernel_(X, self.support_vectors_)
         return pair_decisions(K, self.dual_coef_, self.n_support_, self.intercept_, len(self.classes_), xp)
 
+    @serialized
     def decision_function(self, X):
         """Decision values of X, as scikit-learn's ``SVC``.
 
@@ -181,6 +207,7 @@ class OneVsOneSVC(SaveMixin, ClassifierMixin, BaseEstimator):
         dec = self._ovo_decision(X, xp)
         return dec if shape == "ovo" else ovr_decision(dec, k, xp)
 
+    @serialized
     def predict(self, X):
         """Class labels of X: for two classes ``classes_[1]`` where ``decision_function(X) >
         0``; for more, the class with the most pairwise votes (pair (i, j) votes for i where
@@ -215,6 +242,7 @@ class OneVsOneSVC(SaveMixin, ClassifierMixin, BaseEstimator):
         return True
 
     @available_if(_check_proba)
+    @serialized
     def predict_proba(self, X):
         """Class probabilities of X by Platt scaling, as LIBSVM (``probability=True``).
 
@@ -260,6 +288,7 @@ class OneVsOneSVC(SaveMixin, ClassifierMixin, BaseEstimator):
         return couple(sigmoid_predict(dec, A, B, xp), k, xp)
 
     @available_if(_check_proba)
+    @serialized
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba`.
 
@@ -309,6 +338,7 @@ class OneVsOneSVC(SaveMixin, ClassifierMixin, BaseEstimator):
             rows.append(coef @ xp.take(self.support_vectors_, to_device(sv, xp, device), axis=0))
         return xp.stack(rows, axis=0)
 
+    @serialized
     def score(self, X, y, sample_weight=None):
         """Mean accuracy of :meth:`predict` on (X, y).
 
@@ -326,6 +356,7 @@ class OneVsOneSVC(SaveMixin, ClassifierMixin, BaseEstimator):
         return float(np.average(self.predict(X) == labels, weights=sample_weight))
 
     # ------------------------------------------------------------------ KKT check
+    @serialized
     def check_kkt(self, X=None, y=None) -> float:
         """Largest KKT violation of the model, recomputed from scratch, relative to the scale
         of the problem (the largest over the pairwise problems of a multiclass model).
@@ -344,8 +375,9 @@ class OneVsOneSVC(SaveMixin, ClassifierMixin, BaseEstimator):
           max(1, max α) without an upper bound).
 
         A model exact to float64 round-off gives about 1e-15 … 1e-12 whatever C. Every fit
-        and update of gpath's estimators ends with the same rule on its maintained margins,
-        with the cheaper bound ``1 + max_k Q_kk · Σ_j α_j`` of that scale, and fails, leaving
+        and update of gpath's estimators ends with the same rule and the same scale on its
+        maintained margins (:meth:`gpath._path.SVCState.kkt_violation`; the margin set's share
+        of the scale from its cached columns, the rest kept between calls), and fails, leaving
         the model as it was, above a limit (``IncrementalSVC``: its ``tol``; ``SimpleSVC``:
         1e-8).
 

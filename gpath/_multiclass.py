@@ -246,7 +246,9 @@ def class_weights(class_weight, classes: np.ndarray, labels: np.ndarray, allow_u
     if isinstance(class_weight, dict):
         _check_weight_values(class_weight)
         unknown = [key for key in class_weight if not np.any(classes == key)]
-        if unknown and not allow_unseen:
+        # A label of another kind than the classes ("1" for the class 1) can never become one.
+        foreign = [key for key in unknown if isinstance(key, str) != (classes.dtype.kind in "OUS")]
+        if foreign or (unknown and not allow_unseen):
             raise ValueError(f"class_weight names labels that are not classes: {unknown[:5]}; "
                              f"the classes are {classes.tolist()}")
         class_weight = {key: value for key, value in class_weight.items() if np.any(classes == key)}

@@ -210,6 +210,12 @@ class SVCState:
             rows = xp.take(QA, to_device(owners, xp, self.device), axis=0)
             held = to_device((self.cache.owner >= 0).astype(np.float64), xp, self.device)
             cache = self.cache.with_rows_appended(rows * held[:, None])
+            share, share_coef = self.__dict__.get("_share"), self.__dict__.get("_share_coef")
+            if share is not None and share_coef.shape[0] == n_old:
+                # The new rows' share of the scale: Σ_j coef_j |Q[a, j]| = coef · |Q[:n_old, A]|.
+                coef_dev = to_device(share_coef, xp, self.device)
+                new._share = xp.concat([share, coef_dev @ xp.abs(QA[:n_old, :])])
+                new._share_coef = np.concatenate([share_coef, np.zeros(m)])
         else:
             new.yf, new.lo, new.hi = (xp.asarray(a, copy=True) for a in (self.yf, self.lo, self.hi))
             cache = self.cache.with_rows_kept(np.arange(n_old))
@@ -220,6 +226,12 @@ class SVCState:
         """Keep the points ``keep`` (host int array of row indices), in that order."""
         xp = self.xp
         keep_dev = to_device(keep, xp, self.device)
+        share, coef = self.__dict__.get("_share"), self.__dict__.get("_share_coef")
+        if share is not None and coef.shape[0] == self.n:
+            gone = np.ones(self.n, dtype=bool)
+            gone[keep] = False
+            share = self._add_columns(share, np.where(gone, -coef, 0.0))  # the dropped points' share
+            self._share, self._share_coef = xp.take(share, keep_dev), coef[keep]
         for name in ("X", "y", "yf", "lo", "hi"):
             setattr(self, name, xp.take(getattr(self, name), keep_dev, axis=0))
         new_index = np.full(self.n, -1, dtype=np.int64)
@@ -298,7 +310,16 @@ class SVCState:
         # At a bound to round-off of the coefficients' own size, the largest α of the model
         # (not C: features of size 1e12 give α near 1e-24; not the margin's alone, which a
         # lone member at round-off of 0 would set itself).
-        at_0, at_c = a <= 1e-12 * float(np.max(self.alpha, initial=0.0)), a >= c * (1.0 - 1e-12)
+        a_max = float(np.max(self.alpha, initial=0.0))
+        if not np.all((a <= 1e-8 * a_max) | (a >= c * (1.0 - 1e-8))):
+            return
+        if members.size:
+            # Every member is near a bound: judge them on α_M corrected by one solve of the
+            # margin equations, since a path's steps or the working-set solves leave α_M off
+            # its bound by their round-off (1e-11 seen with tiny kernel values), which would
+            # otherwise pin the bias to an end of its interval.
+            a = np.clip(a + self.factor.solve(self.margin_residual())[1:], 0.0, c)
+        at_0, at_c = a <= 1e-12 * a_max, a >= c * (1.0 - 1e-12)
         if not np.all(at_0 | at_c):
             return
         for k, zero in zip(members.tolist(), at_0):
@@ -321,13 +342,61 @@ class SVCState:
         return np.concatenate([[r_eq], 1.0 - yf_m])
 
     def kkt_scale(self) -> float:
-        """``1 + max_k Q_kk · Σ_j α_j``: an upper bound of ``max_i Σ_j |Q_ij| α_j`` (|Q_ij| ≤
-        max_k Q_kk, Q being positive semidefinite), the size of the terms that make up a margin
-        y_i f(x_i), and so the scale of its round-off. Needs no kernel evaluation."""
+        """``1 + max_i Σ_j |Q_ij| α_j``: the size of the terms that make up a margin
+        y_i f(x_i), and so the scale of its round-off; the scale of ``check_kkt``.
+
+        The margin set's share is one product with the absolute cached columns (O(n·|M|));
+        the share of the points at a bound is kept between calls (:meth:`_bound_share`).
+        (The bound ``max_k Q_kk · Σ_j α_j`` needs no product but can exceed the scale by many
+        orders of magnitude, 1e14 with a degree-20 polynomial kernel: a check relative to it
+        passes models that are not optimal.)"""
         if self.n == 0:
             return 1.0
-        q_max = scalars(self.xp, self.xp.max(self.kernel.diagonal(self.X)))[0] + self.ridge
-        return 1.0 + q_max * float(np.sum(self.alpha))
+        sizes = self._bound_share()
+        members = self.active.members
+        if members.size:
+            coef = np.zeros(self.cache.capacity)
+            coef[self.active.slots] = self.alpha[members]
+            sizes = sizes + self.cache.matvec(coef, absolute=True)
+        return 1.0 + scalars(self.xp, self.xp.max(sizes))[0]
+
+    def _bound_share(self):
+        """``Σ_{j ∉ M} α_j |Q[:, j]|`` (device, shape (n,)): the share of the points outside
+        the margin set (at a bound, or moving along a path) in :meth:`kkt_scale`.
+
+        Kept between calls with the coefficients it was computed for; a call adds the
+        absolute columns of the points whose coefficient changed since (fresh kernel values,
+        blocks of 256), so its cost is in proportion to what changed."""
+        xp = self.xp
+        want = np.where(self.where == M, 0.0, self.alpha)
+        share, coef = self.__dict__.get("_share"), self.__dict__.get("_share_coef")
+        if share is None or coef.shape[0] != self.n:
+            share, coef = xp.zeros(self.n, dtype=xp.float64, device=self.device), np.zeros(self.n)
+        share = self._add_columns(share, want - coef)
+        self._share, self._share_coef = share, want
+        return share
+
+    def _add_columns(self, share, delta: np.ndarray):
+        """``share + |Q[:, j]| · delta_j`` summed over the j with ``delta_j ≠ 0`` (host delta)."""
+        changed = np.flatnonzero(delta)
+        for start in range(0, changed.size, 256):
+            part = changed[start : start + 256]
+            cols = self.engine.q_block(self.kernel, self.X, part, self.y, self.ridge)
+            share = share + self.xp.abs(cols) @ to_device(delta[part], self.xp, self.device)
+        return share
+
+    def set_bound_column(self, k: int, column, coef: float) -> None:
+        """Point k's coefficient in :meth:`_bound_share` becomes ``coef``, with its column
+        ``Q[:, k]`` at hand (SimpleSVM moves points to and from SC with their cached columns;
+        no kernel evaluation)."""
+        share, held = self.__dict__.get("_share"), self.__dict__.get("_share_coef")
+        if share is None or held.shape[0] != self.n:
+            share, held = self.xp.zeros(self.n, dtype=self.xp.float64, device=self.device), np.zeros(self.n)
+            self._share, self._share_coef = share, held
+        delta = float(coef - held[k])
+        if delta:
+            self._share = share + delta * self.xp.abs(column)
+            held[k] = coef
 
     def kkt_violation(self) -> float:
         """The largest KKT violation of the maintained margins, relative to :meth:`kkt_scale`
@@ -359,6 +428,7 @@ class SVCState:
         residual : float
             The largest relative residual before the repair.
         """
+        self._balance()
         r = self.margin_residual()
         worst = float(np.abs(r).max()) / self.kkt_scale()
         if worst <= tol:
@@ -371,6 +441,17 @@ class SVCState:
             self.alpha[members] = np.clip(self.alpha[members] + delta[1:], 0.0, self.upper[members])
         self.yf = self.margins_from_alpha()
         return worst
+
+    def _balance(self) -> None:
+        """Make ``yᵀα = 0`` hold to the round-off of α itself: shift the margin coefficients
+        along y_M by the residual's share. Solves of 𝐌 give α_M to the round-off of the
+        largest entry of their solution, the bias: at C = 1e-8 that is 4e-9 of C. The shift
+        moves each y f by ``max |Q| · |residual|``, round-off of y f."""
+        members = self.active.members
+        if members.size:
+            r = float(self.y_host @ self.alpha)
+            shifted = self.alpha[members] - self.y_host[members] * (r / members.size)
+            self.alpha[members] = np.clip(shifted, 0.0, self.upper[members])
 
     def margins_from_alpha(self):
         """``y ⊙ f`` on the training rows from α with fresh kernel values (device, (n,))."""

@@ -57,6 +57,9 @@ _EXACT = 1e-10
 # Violations below this multiple of eps·(1 + |b| + max_k H_kk · Σα) are round-off of the
 # margins y f = Hα + y b and are never acted on (acting on them could cycle).
 _ROUNDOFF = 32 * np.finfo(np.float64).eps
+# A stalled run (the violators leave Swork as they enter) is accepted as exact when its
+# violation relative to the scale of y f is below this (the estimators' checks are 1e-9, 1e-8).
+_STALL_RELATIVE = 1e-10
 # Section 3.1, randomized method: the closest of 59 random opposite pairs lies among the
 # closest 5 % of all pairs with probability 1 − 0.95⁵⁹ > 0.95.
 _N_RANDOM_PAIRS = 59
@@ -190,14 +193,25 @@ def simple_svm(X, y, kernel: Kernel, C: float, ridge: float, *, loss="hinge", to
     pair = run.closest_pair() if init == "closest_pair" else run.randomized_pair()
     status, violation = run.run(pair)
     if status == "stalled":
-        raise PathError(
-            f"SimpleSVM stalled with a KKT violation of {violation:.3g} (units of y f): the "
-            f"violating points leave the working set as soon as they enter it (round-off)"
-        )
+        # The violators leave the working set as soon as they enter it: the solves of 𝐌 can
+        # resolve y f no better. That is exact if it is round-off relative to the scale of y f
+        # (check_kkt's rule; ill-conditioned kernels, high polynomial degrees, get here).
+        relative = violation / (abs(state.b) + state.kkt_scale())
+        if relative > _STALL_RELATIVE:
+            raise PathError(
+                f"SimpleSVM stalled with a KKT violation of {violation:.3g} (units of y f; {relative:.3g} "
+                f"relative to the scale of y f): the violating points leave the working set as soon as "
+                f"they enter it (the working-set system is too ill-conditioned for float64): standardize "
+                f"the features, or lower gamma or the degree of a polynomial kernel; the model is unchanged"
+            )
+        status = "converged"
     if status == "max_iter" and max_iter is None:
+        k_max = scalars(xp, xp.max(kernel.diagonal(X)))[0]
         raise PathError(
             f"SimpleSVM did not finish after {cap} iterations (largest KKT violation "
-            f"{violation:.3g}): degenerate cycling"
+            f"{violation:.3g} in units of y f): degenerate cycling, or a problem beyond float64 "
+            f"(the largest kernel value K(x, x) is {k_max:.3g}): standardize the features, or lower "
+            f"gamma or the degree of a polynomial kernel; the model is unchanged"
         )
     if loss == "hinge" and not np.isfinite(upper) and state.active.size:
         run.check_separated()
@@ -332,16 +346,17 @@ class _SimpleRun:
             self.n_iter += 1
             self._solve_and_move(entering[0] if len(entering) == 1 else None)
             k, violation = self._refresh_yf()
-            threshold = self._threshold()
             if not s.active.size:
                 (lo, i_lo), (hi, i_hi) = s.bias_interval()
                 violation = max(0.5 * (lo - hi), 0.0)
+                threshold = self._threshold(violation)
                 if violation <= threshold:
                     return self._finish(threshold)
                 # Empty Swork: the bias is only bounded and the bounds cross; the most
                 # violating pair is a feasible descent direction (as SMO's working pair).
                 entering = [i_lo, i_hi]
             else:
+                threshold = self._threshold(violation)
                 if violation <= threshold:
                     return self._finish(threshold)
                 entering = [k]
@@ -351,9 +366,9 @@ class _SimpleRun:
 
     def _finish(self, threshold: float) -> tuple[str, float]:
         s = self.s
-        if not s.active.size:
-            s._center_bias()
         self._restore_stalled()
+        # No free working variable: the bias is only bounded; take the middle of its interval.
+        s.release_bounded_margin()
         violation = self._max_violation()
         return ("converged" if violation <= threshold else "stalled"), violation
 
@@ -385,6 +400,7 @@ class _SimpleRun:
         s = self.s
         u_k = float(s.upper[k])
         self.uC = self.uC + (sign * u_k) * col
+        s.set_bound_column(k, col, u_k if sign > 0 else 0.0)
         self.n_upper += int(sign)
         self.sum_y_upper += sign * s.y_host[k] * u_k
 
@@ -480,10 +496,18 @@ class _SimpleRun:
         return s.engine.margins(s.yf, s.lo, s.hi, s.cache, s.active.slots, s.alpha[W], s.b, s.y, 1.0,
                                 self.uC if self.n_upper else None)
 
-    def _threshold(self) -> float:
+    def _threshold(self, violation: float) -> float:
+        """The violation (units of y f) below which the margins are exact: ``tol_margin``, or
+        the round-off level of y f = Hα + y b, ``_ROUNDOFF·(|b| + kkt_scale())``, if larger.
+
+        The scale is first bounded by ``1 + |b| + max_k H_kk·Σα`` (free); it is computed (a
+        product with the cached columns) only where that bound would let ``violation`` pass,
+        since the bound can exceed it by many orders of magnitude (polynomial kernels)."""
         s = self.s
-        scale = 1.0 + abs(s.b) + self.h_max * float(np.sum(s.alpha))
-        return max(self.tol_margin, _ROUNDOFF * scale)
+        bound = max(self.tol_margin, _ROUNDOFF * (1.0 + abs(s.b) + self.h_max * float(np.sum(s.alpha))))
+        if violation > bound:
+            return bound
+        return max(self.tol_margin, _ROUNDOFF * (abs(s.b) + s.kkt_scale()))
 
     def _max_violation(self) -> float:
         s, xp = self.s, self.s.xp

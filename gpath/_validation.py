@@ -364,6 +364,14 @@ def host_values(a) -> np.ndarray:
     return to_host(a)
 
 
+class UnknownIdError(KeyError, ValueError):
+    """A sample id that is not in the model (a ValueError, as every bad argument, and a
+    KeyError, as a missing key)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
 def check_ids(remove, current_ids, name="remove"):
     """Map sample ids to row indices; return a host int array of rows.
 
@@ -387,8 +395,8 @@ def check_ids(remove, current_ids, name="remove"):
         If the ids are not integers (booleans, floats and strings included) or not 0-D/1-D.
     ValueError
         If an id is repeated.
-    KeyError
-        If an id is not in the model.
+    UnknownIdError
+        (a ValueError and a KeyError) If an id is not in the model.
     """
     ids = np.atleast_1d(host_values(remove))
     if ids.size == 0 and ids.ndim == 1:
@@ -407,7 +415,7 @@ def check_ids(remove, current_ids, name="remove"):
     rows = order[pos]
     missing = ids[current_ids[rows] != ids]
     if missing.size:
-        raise KeyError(f"{name} names sample ids not in the model: {missing[:5].tolist()}")
+        raise UnknownIdError(f"{name} names sample ids not in the model: {missing[:5].tolist()}")
     return rows.astype(np.int64)
 
 

@@ -374,14 +374,16 @@ class QColumnCache:
             return self.data[slot, buffer_rows]
         return self.xp.take(self.data[slot, :], to_device(np.asarray(buffer_rows), self.xp, self.device))
 
-    def matvec(self, coef_by_slot: np.ndarray):
-        """``Q[:, slots] @ coef`` on the device (n_rows,); ``coef_by_slot``: host (capacity,)."""
+    def matvec(self, coef_by_slot: np.ndarray, absolute: bool = False):
+        """``Q[:, slots] @ coef`` on the device (n_rows,); ``coef_by_slot``: host (capacity,).
+        With ``absolute``, ``|Q[:, slots]| @ coef`` (the size of the terms of the product)."""
         nonzero = np.flatnonzero(coef_by_slot)
         if nonzero.size == 0:
             return self.xp.zeros(self.n_rows, dtype=self.data.dtype, device=self.device)
         hi = int(nonzero[-1]) + 1
         coef = to_device(coef_by_slot[:hi], self.xp, self.device)
-        return self._to_rows(coef @ self.data[:hi, : self.top])
+        columns = self.data[:hi, : self.top]
+        return self._to_rows(coef @ (self.xp.abs(columns) if absolute else columns))
 
     def column_dots(self, slots: np.ndarray, values):
         """``Q[:, owner(s)] · values`` for each slot s (device (len(slots),)); ``values``:

@@ -46,7 +46,6 @@ def start_state(X, y, kernel, C_min, ridge):
         margins refined from α.
     """
     state, _ = simple_svm(X, y, kernel, C_min, ridge, random_state=np.random.RandomState(0))
-    state.release_bounded_margin()
     state.active.compact()
     state.refine()
     return state

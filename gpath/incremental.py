@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import persistence
 from ._array_api import get_namespace_and_device, to_device, to_host
-from ._base import OneVsOneSVC, check_every_class_weighted
+from ._base import OneVsOneSVC, check_every_class_weighted, serialized
 from ._multiclass import class_weights, new_class_weight, pair_index, pair_rows, pairs
 from ._path import PathError, PathStats, SVCState, restored
 from ._platt import cv_decision_values, sigmoid_train
@@ -83,7 +83,7 @@ class IncrementalSVC(OneVsOneSVC):
         for data without duplicate margin points.
     tol : float, default 1e-9
         After every fit/update the maintained margins must satisfy the KKT conditions to
-        ``tol``, relative to the scale of y f (``1 + max_k Q_kk · Σ_j α_j``) and the constraints
+        ``tol``, relative to the scale of y f (``1 + max_i Σ_j |Q_ij| α_j``) and the constraints
         relative to C; otherwise the call fails and the model is kept.
     cache_size : float, default 1024
         Most device memory, in MB, for the cached kernel columns of the margin set (as
@@ -207,6 +207,7 @@ class IncrementalSVC(OneVsOneSVC):
         return states[0]
 
     # ------------------------------------------------------------------ fitting
+    @serialized
     def fit(self, X, y, sample_weight=None):
         """Train on (X, y) from scratch, by SimpleSVM.
 
@@ -292,7 +293,6 @@ class IncrementalSVC(OneVsOneSVC):
         state, simple = simple_svm(X_s, to_device(y_s, xp, device), kernel, params["C"], params["ridge"],
                                    random_state=np.random.RandomState(0),
                                    weights=None if np.all(w_s == 1.0) else w_s)
-        state.release_bounded_margin()
         state.active.compact()
         state.cache = state.cache.with_spare_rows()  # room for the first updates
         if used is not None:
@@ -311,6 +311,7 @@ class IncrementalSVC(OneVsOneSVC):
     def _pair_cache_size(params, k) -> float:
         return params["cache_size"] / (k * (k - 1) // 2)
 
+    @serialized
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Add the rows (X, y) to the model, as scikit-learn's ``SGDClassifier.partial_fit``.
 
@@ -402,6 +403,7 @@ class IncrementalSVC(OneVsOneSVC):
         self._fit(X, labels, seen, weights, names if buffer is None else buffer["names"], params, declared=declared)
         return self
 
+    @serialized
     def update(self, X_add=None, y_add=None, remove=None, sample_weight_add=None):
         """Add the rows (X_add, y_add) and remove the points ``remove`` in one path (one per
         pair of classes).
@@ -614,6 +616,7 @@ class IncrementalSVC(OneVsOneSVC):
                                            params, rng)
         return {"probA_": A, "probB_": B}
 
+    @serialized
     def calibrate(self):
         """Refit the Platt sigmoids (``probA_``, ``probB_``) on the current points.
 

@@ -7,6 +7,7 @@ or a callable), ``gamma`` (a float, ``"scale"`` = 1 / (n_features · X.var()) or
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from numbers import Real
@@ -101,15 +102,23 @@ class Kernel:
                 gamma_value = 1.0 / d
             else:
                 raise ValueError(f"gamma must be a positive float, 'scale' or 'auto'; got {gamma!r}")
-        elif isinstance(gamma, Real) and not isinstance(gamma, bool) and gamma > 0:
+        elif isinstance(gamma, Real) and not isinstance(gamma, bool) and 0 < gamma < math.inf:
             gamma_value = float(gamma)
         else:
-            raise ValueError(f"gamma must be a positive float, 'scale' or 'auto'; got {gamma!r}")
+            raise ValueError(f"gamma must be a positive finite float, 'scale' or 'auto'; got {gamma!r}")
         if kind == "poly" and (int(degree) != degree or degree < 1):
             raise ValueError(f"degree must be an integer >= 1; got {degree!r}")
-        if not isinstance(coef0, Real):
-            raise ValueError(f"coef0 must be a real number; got {coef0!r}")
-        return cls(kind, gamma_value, int(degree), float(coef0), function=function)
+        if not isinstance(coef0, Real) or not math.isfinite(coef0):
+            raise ValueError(f"coef0 must be a finite real number; got {coef0!r}")
+        kernel = cls(kind, gamma_value, int(degree), float(coef0), function=function)
+        if function is None and kind != "rbf" and X.shape[0]:
+            xp, _ = get_namespace_and_device(X)
+            k_max = scalars(xp, xp.max(xp.abs(kernel.diagonal(X))))[0]
+            if not math.isfinite(k_max):
+                raise ValueError(f"the {kind} kernel overflows float64 on X (K(x, x) = {k_max} for some row: "
+                                 f"features up to {scalars(xp, xp.max(xp.abs(X)))[0]:.3g}); scale the features"
+                                 + (" or lower gamma or the degree" if kind == "poly" else ""))
+        return kernel
 
     def __call__(self, X1, X2):
         """Kernel block K(X1, X2) of shape (n1, n2), in the namespace and on the device of X1.
@@ -155,7 +164,11 @@ class Kernel:
                             f"{tuple(X1.shape)} and Z of shape {tuple(X2.shape)}; got shape {tuple(K.shape)}")
         if not (xp.isdtype(K.dtype, "real floating") or xp.isdtype(K.dtype, "integral")):
             raise TypeError(f"kernel {name}(X, Z) must return real numbers; got dtype {K.dtype}")
-        return xp.astype(K, xp.float64, copy=True)
+        K = xp.astype(K, xp.float64, copy=True)
+        if not scalars(xp, xp.all(xp.isfinite(K)))[0]:
+            raise ValueError(f"kernel {name}(X, Z) returned values that are not finite (NaN or inf) for X of "
+                             f"shape {tuple(X1.shape)} and Z of shape {tuple(X2.shape)}")
+        return K
 
     def diagonal(self, X):
         """The kernel diagonal ``k(x_i, x_i)``, shape (n,), in the namespace of X."""

@@ -33,6 +33,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._array_api import get_namespace_and_device, is_array_api, is_numpy, to_device, to_host
 from ._cpath import CVErrorPath, mean_error_steps
+from ._multiclass import class_weights
 from ._path import restored
 from ._validation import check_bool, check_labels, check_positive, check_X, signed_labels
 from .cpath import SVCPath, check_C_range, start_state
@@ -176,7 +177,10 @@ def cross_validate(estimator, X, y, *, groups=None, cv=5, scoring=None, return_t
     row_of_id = np.zeros(0, dtype=np.int64)  # training row of each sample id of the model
     for k, (train, test) in enumerate(splits):
         start = time.perf_counter()
-        if k == 0:
+        if k == 0 or not _same_class_weights(est, labels[train]):
+            # class_weight="balanced" weighs the classes by their counts in the training rows:
+            # a fold with other counts has other boxes for every point, which no MID path
+            # (fixed boxes) reaches; it is fitted.
             est.fit(_take_rows(X, train), labels[train])
             row_of_id = train.copy()
         else:
@@ -190,6 +194,8 @@ def cross_validate(estimator, X, y, *, groups=None, cv=5, scoring=None, return_t
             grown[: row_of_id.size] = row_of_id
             row_of_id = grown
             row_of_id[new_ids] = add
+            if est.probability:
+                est.calibrate()  # the sigmoid of this fold's training rows (no other fold's labels)
         results["fit_time"].append(time.perf_counter() - start)
         start = time.perf_counter()
         results["test"].append(scorer(est, _take_rows(X, test), labels[test]))
@@ -207,6 +213,15 @@ def cross_validate(estimator, X, y, *, groups=None, cv=5, scoring=None, return_t
     if return_indices:
         out["indices"] = {"train": [tr for tr, _ in splits], "test": [te for _, te in splits]}
     return out
+
+
+def _same_class_weights(model: IncrementalSVC, labels: np.ndarray) -> bool:
+    """Whether a fit on rows with ``labels`` gives ``model``'s class weights."""
+    if model.class_weight != "balanced":
+        return True
+    if not np.array_equal(np.unique(labels), model.classes_):
+        return False
+    return np.array_equal(class_weights("balanced", model.classes_, labels), model.class_weight_)
 
 
 def _snapshot(est):

@@ -374,6 +374,9 @@ def load(file, like=None):
     TypeError
         If ``like`` is not an array of a supported namespace.
     """
+    if like is not None and not is_array_api(like):
+        raise TypeError(f"like must be an array (its namespace and device take the loaded model), or None; "
+                        f"got {type(like).__name__}")
     get_namespace_and_device(like)  # a bad `like` is the caller's error, not the file's
     where = repr(os.fspath(file)) if isinstance(file, (str, os.PathLike)) else "the file object"
     try:

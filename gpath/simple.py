@@ -14,7 +14,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
 from ._array_api import get_namespace_and_device, to_device
-from ._base import OneVsOneSVC, check_every_class_weighted
+from ._base import OneVsOneSVC, check_every_class_weighted, serialized
 from ._multiclass import class_weights, pair_rows, pairs
 from ._path import PathError
 from ._platt import cv_decision_values, sigmoid_train
@@ -174,6 +174,7 @@ class SimpleSVC(OneVsOneSVC):
         self.decision_function_shape = decision_function_shape
         self.probability = probability
 
+    @serialized
     def fit(self, X, y, sample_weight=None):
         """Train on (X, y).
 
@@ -286,6 +287,7 @@ class SimpleSVC(OneVsOneSVC):
                 ConvergenceWarning, stacklevel=3,
             )
         else:
+            state.refine()
             violation = state.kkt_violation()
             if violation > 1e-8:
                 raise PathError(

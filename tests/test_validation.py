@@ -8,7 +8,7 @@ import pytest
 from helpers import dataset, snapshot
 
 import gpath
-from gpath import IncrementalSVC
+from gpath import IncrementalSVC, RobustSVC, SimpleSVC
 
 
 @pytest.fixture
@@ -416,3 +416,58 @@ def test_matching_frames_give_no_warning(cancer_frames, cls):
         if isinstance(model, IncrementalSVC):
             model.partial_fit(X.iloc[260:270], y[260:270])
             model.update(X_add=X.iloc[270:280], y_add=y[270:280])
+
+
+# ---------------------------------------------------------------------- issue 20, part 2
+@pytest.mark.parametrize("make", [
+    lambda: IncrementalSVC(gamma=np.inf), lambda: SimpleSVC(kernel="poly", coef0=np.nan),
+    lambda: RobustSVC(kernel="poly", coef0=np.inf), lambda: IncrementalSVC(kernel="poly", coef0=-np.inf),
+])
+def test_non_finite_kernel_parameters_are_value_errors(make):
+    X, y = _two_class_data()
+    with pytest.raises(ValueError, match="gamma|coef0"):
+        make().fit(X, y)
+
+
+def test_non_finite_kernel_values_are_value_errors():
+    X, y = _two_class_data()
+    with pytest.raises(ValueError, match="not finite"):
+        IncrementalSVC(kernel=lambda A, B: np.full((A.shape[0], B.shape[0]), np.nan)).fit(X, y)
+    with pytest.raises(ValueError, match="overflows"):
+        SimpleSVC(kernel="poly", degree=3).fit(X * 1e200, y)
+
+
+def test_unknown_ids_and_foreign_class_weight_keys_are_value_errors():
+    X, y = _two_class_data()
+    model = IncrementalSVC().fit(X, y)
+    before = snapshot(model)
+    with pytest.raises(ValueError, match="not in the model"):
+        model.update(remove=[999])
+    with pytest.raises(KeyError):
+        model.update(remove=[999])
+    assert snapshot(model) == before
+    with pytest.raises(ValueError, match="not classes"):
+        IncrementalSVC(class_weight={"1": 5.0}).fit(X, y)
+
+
+def test_load_refuses_a_like_that_is_not_an_array(tmp_path):
+    X, y = _two_class_data()
+    IncrementalSVC().fit(X, y).save(tmp_path / "m.npz")
+    with pytest.raises(TypeError, match="like must be an array"):
+        gpath.load(tmp_path / "m.npz", like=[1, 2])
+
+
+@pytest.mark.parametrize("C", [1e-8, 1e-6])
+def test_tiny_C_fits_and_updates_exactly(C):
+    # Before: IncrementalSVC(C=1e-8) raised a PathError advising to lower C (yᵀα = 0 held only
+    # to the round-off of the bias, 4e-9 of C).
+    X, y = _two_class_data()
+    model = IncrementalSVC(C=C).fit(X[:30], y[:30]).update(X_add=X[30:], y_add=y[30:], remove=range(5))
+    assert model.check_kkt() <= 1e-9
+    assert SimpleSVC(C=C).fit(X, y).check_kkt(X, y) <= 1e-9
+
+
+def _two_class_data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    return X, (X[:, 0] > 0).astype(int)

@@ -1,0 +1,168 @@
+"""Issue 20, part 1: answers that were wrong without an error. Each test failed before its fix.
+
+An exact solver either returns a model that passes ``check_kkt()`` (recomputed from scratch)
+or raises; a model whose bias is not unique takes the middle of its interval at every scale.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpath import IncrementalSVC, PathError, SimpleSVC
+from gpath._array_api import to_host
+from gpath.reference import exact_svc, kernel_matrix
+
+
+def _poly_data(n):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, 3))
+    return X, (X[:, 0] + 0.3 * rng.normal(size=n) > 0).astype(int)
+
+
+def _check_kkt(model, X, y):
+    return model.check_kkt() if isinstance(model, IncrementalSVC) else model.check_kkt(X, y)
+
+
+@pytest.mark.parametrize("estimator", [IncrementalSVC, SimpleSVC])
+@pytest.mark.parametrize("degree", [12, 16])
+def test_high_degree_polynomial_kernels_are_solved_exactly(backend, estimator, degree):
+    # Kernel values from 1e-10 to 1e12: the old scale of the end-of-fit check, max_k Q_kk·Σα,
+    # was 1e14 times check_kkt's, so non-optimal models passed it (accuracy 0.45 against 0.95).
+    X, y = _poly_data(200)
+    model = estimator(kernel="poly", degree=degree, gamma="scale").fit(backend.asarray(X), y)
+    assert _check_kkt(model, backend.asarray(X), y) <= 1e-9
+    # The same solution as the exact reference: its index sets, and its dual objective (α
+    # itself is only determined to the margin matrix's condition, 1e-4 at degree 16).
+    k = model.kernel_
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    ref = exact_svc(X, y_pm, 1.0, "poly", k.gamma, k.degree, k.coef0, ridge=model.ridge)
+    assert ref.kkt <= 1e-9
+    alpha = to_host(model.alpha_)
+    np.testing.assert_array_equal(alpha > 0, ref.alpha > 0)
+    Q = np.outer(y_pm, y_pm) * (kernel_matrix(X, X, "poly", k.gamma, k.degree, k.coef0) + model.ridge * np.eye(200))
+
+    def objective(a):
+        return 0.5 * a @ Q @ a - a.sum()
+
+    assert abs(objective(alpha) - objective(ref.alpha)) <= 1e-9 * abs(objective(ref.alpha))
+
+
+@pytest.mark.parametrize("estimator", [IncrementalSVC, SimpleSVC])
+def test_a_problem_beyond_float64_raises_instead_of_returning_a_wrong_model(backend, estimator):
+    # Degree 20 with gamma = 1: kernel values up to 1.5e17. Before: no error, check_kkt() 5.8e-3.
+    X, y = _poly_data(60)
+    model = estimator(kernel="poly", degree=20, gamma=1.0)
+    try:
+        model.fit(backend.asarray(X), y)
+    except PathError as error:
+        assert "the model is unchanged" in str(error)
+        assert not hasattr(model, "dual_coef_")
+    else:
+        assert _check_kkt(model, backend.asarray(X), y) <= 1e-9
+
+
+@pytest.mark.parametrize("scale", [3e-3, 1e-3, 1e-6])
+def test_bias_is_the_middle_of_its_interval_after_fit_and_update(backend, scale):
+    # Tiny kernel values: the last margin coefficient ends 1e-11 below C after the path (or
+    # SimpleSVM), which pinned b to an end of its interval (-0.99999 where SVC gives 0).
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(16, 2)) * scale
+    y = rng.integers(0, 2, 16)
+    model = IncrementalSVC(kernel="linear").fit(backend.asarray(X[:12]), y[:12])
+    model.update(X_add=backend.asarray(X[12:]), y_add=y[12:], remove=model.sample_ids_[:4])
+    fresh = [est.fit(backend.asarray(X[4:]), y[4:]) for est in (IncrementalSVC(kernel="linear"),
+                                                                 SimpleSVC(kernel="linear", random_state=1))]
+    y_pm = np.where(y[4:] == 1, 1.0, -1.0)
+    ref = exact_svc(X[4:], y_pm, 1.0, "linear", ridge=model.ridge)
+    assert ref.kkt <= 1e-9
+    for m in [model, *fresh]:
+        assert _check_kkt(m, backend.asarray(X[4:]) if m is not model else None, y[4:]) <= 1e-9
+        f = to_host(m.decision_function(backend.asarray(X[4:])))
+        np.testing.assert_allclose(f, ref.decision_function(X[4:]), rtol=0, atol=1e-9)
+
+
+def _wine_two_classes():
+    from sklearn.datasets import load_wine
+
+    X, y = load_wine(return_X_y=True)
+    keep = y < 2
+    X, y = X[keep], y[keep]
+    return (X - X.mean(0)) / X.std(0), y
+
+
+def test_cross_validate_balanced_fold_models_are_fits_of_their_rows():
+    # Before: every fold kept the first fold's class weights (the counts of its rows).
+    from sklearn.model_selection import KFold
+    from sklearn.model_selection import cross_validate as sk_cross_validate
+    from sklearn.svm import SVC
+
+    from gpath._multiclass import class_weights
+    from gpath.model_selection import cross_validate
+
+    X, y = _wine_two_classes()
+    cv = KFold(4, shuffle=True, random_state=0)
+    ours = cross_validate(IncrementalSVC(C=1.0, gamma=0.1, class_weight="balanced"), X, y, cv=cv,
+                          return_estimator=True, return_indices=True)
+    theirs = sk_cross_validate(SVC(C=1.0, gamma=0.1, class_weight="balanced", tol=1e-12), X, y, cv=cv)
+    np.testing.assert_array_equal(ours["test_score"], theirs["test_score"])
+    for model, train in zip(ours["estimator"], ours["indices"]["train"]):
+        np.testing.assert_array_equal(model.class_weight_, class_weights("balanced", model.classes_, y[train]))
+        assert model.check_kkt() <= 1e-9
+
+
+def test_cross_validate_probability_calibrates_each_fold_on_its_own_rows():
+    # Before: every fold reused the first fold's sigmoid, fitted on other folds' test rows.
+    from sklearn.model_selection import KFold
+
+    from gpath.model_selection import cross_validate
+
+    X, y = _wine_two_classes()
+    cv = KFold(3, shuffle=True, random_state=0)
+    est = IncrementalSVC(C=1.0, gamma=0.1, probability=True, random_state=0)
+    out = cross_validate(est, X, y, cv=cv, return_estimator=True, scoring="neg_log_loss")
+    sigmoids = [(m.probA_[0], m.probB_[0]) for m in out["estimator"]]
+    assert len(set(sigmoids)) == len(sigmoids)
+    for model in out["estimator"]:
+        # A fit on the fold's training rows, in the model's order (Platt's folds follow it).
+        X_rows, y_rows = to_host(model.state_.X), model.classes_[(model.state_.y_host > 0).astype(int)]
+        fresh = IncrementalSVC(C=1.0, gamma=0.1, probability=True, random_state=0).fit(X_rows, y_rows)
+        np.testing.assert_allclose(model.probA_, fresh.probA_, rtol=1e-6)
+        np.testing.assert_allclose(model.probB_, fresh.probB_, rtol=1e-6, atol=1e-9)
+
+
+def test_predictions_during_updates_from_other_threads_see_whole_models():
+    # Before: 91 of 460 predictions raised a shape error, 4 matched none of the model's states.
+    import threading
+
+    from helpers import dataset
+
+    X, y = dataset("bananas")
+    model = IncrementalSVC(C=100.0, gamma=1.0).fit(X[:800], y[:800])
+    probe = X[3000:3200]
+    states = [model.decision_function(probe)]
+    seen, errors, done = [], [], threading.Event()
+
+    def predict():
+        while not done.is_set():
+            try:
+                seen.append(model.decision_function(probe))
+            except Exception as error:  # noqa: BLE001 (any error is the failure looked for)
+                errors.append(error)
+
+    readers = [threading.Thread(target=predict) for _ in range(2)]
+    for reader in readers:
+        reader.start()
+    try:
+        for step in range(12):
+            at = 800 + 20 * step
+            model.update(X_add=X[at : at + 20], y_add=y[at : at + 20], remove=model.sample_ids_[:20])
+            states.append(model.decision_function(probe))
+    finally:
+        done.set()
+        for reader in readers:
+            reader.join()
+    assert not errors, errors[:3]
+    assert seen
+    for f in seen:
+        assert any(np.array_equal(f, g) for g in states)
