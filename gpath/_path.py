@@ -426,11 +426,15 @@ class SVCState:
         Returns
         -------
         residual : float
-            The largest relative residual before the repair.
+            The largest residual before the repair, relative to :meth:`kkt_scale` (or absolute,
+            an upper bound of it, where that is already at most ``tol``).
         """
         self._balance()
         r = self.margin_residual()
-        worst = float(np.abs(r).max()) / self.kkt_scale()
+        worst = float(np.abs(r).max())
+        if worst <= tol:  # the scale is at least 1: no need to compute it
+            return worst
+        worst /= self.kkt_scale()
         if worst <= tol:
             return worst
         members = self.active.members
