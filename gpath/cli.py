@@ -514,6 +514,10 @@ def run_select(data="waterflow", C_min=0.1, C_max=1e4, gammas=(0.1, 1.0, 10.0, 1
     if plot:
         plot = _checked("--plot", plot_file, plot)
     X, y = _select_data(data)
+    smallest = int(np.bincount(y).min())
+    if folds > smallest:
+        raise UsageError(f"--folds must be at most {smallest} (the points of the smaller class of {data}); "
+                         f"got {folds}")
     cv = StratifiedKFold(folds, shuffle=True, random_state=seed)
     start = time.perf_counter()
     search = SVCPathCV(C_min=C_min, C_max=C_max, gammas=gammas, cv=cv, n_jobs=n_jobs, refit=False).fit(X, y)

@@ -203,8 +203,8 @@ class SlidingWindowSVC(base.Classifier):
             hash(y)
         except TypeError:
             raise TypeError(f"y must be a hashable label; got {type(y).__name__}") from None
-        if y is None:
-            raise ValueError("y must be a label; got None")
+        if y is None or (isinstance(y, Real) and not math.isfinite(y)):
+            raise ValueError(f"y must be a label; got {y!r}")
         if any(y == label for label in self.classes_):
             return self.classes_
         if self.classes is not None:

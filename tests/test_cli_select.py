@@ -53,3 +53,11 @@ def test_bad_select_options_are_refused_before_anything_runs(argv, message, caps
         main(argv)
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_more_folds_than_points_of_a_class_is_a_usage_error(capsys):
+    # Before: a traceback from scikit-learn's splitter (exit 1).
+    with pytest.raises(SystemExit) as exc:
+        main(["select", "--data", "waterflow", "--folds", "100000"])
+    assert exc.value.code == 2
+    assert "--folds must be at most 552" in capsys.readouterr().err

@@ -471,3 +471,13 @@ def _two_class_data():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 3))
     return X, (X[:, 0] > 0).astype(int)
+
+
+def test_a_nan_label_in_a_stream_is_a_value_error():
+    pytest.importorskip("river")
+    from gpath.river import SlidingWindowSVC
+
+    model = SlidingWindowSVC(window=50, batch=1)
+    with pytest.raises(ValueError, match="y must be a label"):
+        model.learn_one({"a": 1.0}, float("nan"))
+    assert model.classes_ == []
