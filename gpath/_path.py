@@ -210,8 +210,8 @@ class SVCState:
             rows = xp.take(QA, to_device(owners, xp, self.device), axis=0)
             held = to_device((self.cache.owner >= 0).astype(np.float64), xp, self.device)
             cache = self.cache.with_rows_appended(rows * held[:, None])
-            share, share_coef = self.__dict__.get("_share"), self.__dict__.get("_share_coef")
-            if share is not None and share_coef.shape[0] == n_old:
+            share, share_coef = self._held_share()
+            if share is not None:
                 # The new rows' share of the scale: Σ_j coef_j |Q[a, j]| = coef · |Q[:n_old, A]|.
                 coef_dev = to_device(share_coef, xp, self.device)
                 new._share = xp.concat([share, coef_dev @ xp.abs(QA[:n_old, :])])
@@ -226,8 +226,8 @@ class SVCState:
         """Keep the points ``keep`` (host int array of row indices), in that order."""
         xp = self.xp
         keep_dev = to_device(keep, xp, self.device)
-        share, coef = self.__dict__.get("_share"), self.__dict__.get("_share_coef")
-        if share is not None and coef.shape[0] == self.n:
+        share, coef = self._held_share()
+        if share is not None:
             gone = np.ones(self.n, dtype=bool)
             gone[keep] = False
             share = self._add_columns(share, np.where(gone, -coef, 0.0))  # the dropped points' share
@@ -367,14 +367,21 @@ class SVCState:
         Kept between calls with the coefficients it was computed for; a call adds the
         absolute columns of the points whose coefficient changed since (fresh kernel values,
         blocks of 256), so its cost is in proportion to what changed."""
-        xp = self.xp
         want = np.where(self.where == M, 0.0, self.alpha)
-        share, coef = self.__dict__.get("_share"), self.__dict__.get("_share_coef")
-        if share is None or coef.shape[0] != self.n:
-            share, coef = xp.zeros(self.n, dtype=xp.float64, device=self.device), np.zeros(self.n)
+        share, coef = self._held_share(create=True)
         share = self._add_columns(share, want - coef)
         self._share, self._share_coef = share, want
         return share
+
+    def _held_share(self, create: bool = False):
+        """The kept ``(share, coefficients)`` of :meth:`_bound_share` if they are of the
+        current rows; else ``(None, None)``, or zeros with ``create``."""
+        share, coef = self.__dict__.get("_share"), self.__dict__.get("_share_coef")
+        if share is not None and coef.shape[0] == self.n:
+            return share, coef
+        if not create:
+            return None, None
+        return self.xp.zeros(self.n, dtype=self.xp.float64, device=self.device), np.zeros(self.n)
 
     def _add_columns(self, share, delta: np.ndarray):
         """``share + |Q[:, j]| · delta_j`` summed over the j with ``delta_j ≠ 0`` (host delta)."""
@@ -389,10 +396,8 @@ class SVCState:
         """Point k's coefficient in :meth:`_bound_share` becomes ``coef``, with its column
         ``Q[:, k]`` at hand (SimpleSVM moves points to and from SC with their cached columns;
         no kernel evaluation)."""
-        share, held = self.__dict__.get("_share"), self.__dict__.get("_share_coef")
-        if share is None or held.shape[0] != self.n:
-            share, held = self.xp.zeros(self.n, dtype=self.xp.float64, device=self.device), np.zeros(self.n)
-            self._share, self._share_coef = share, held
+        share, held = self._held_share(create=True)
+        self._share, self._share_coef = share, held
         delta = float(coef - held[k])
         if delta:
             self._share = share + delta * self.xp.abs(column)
