@@ -143,9 +143,9 @@ class ActiveSet:
         self._slots[j : m - 1] = self._slots[j + 1 : m].copy()
         self.cache.release(k)
 
-    def solve(self, rhs: np.ndarray) -> np.ndarray:
+    def solve(self, rhs: np.ndarray, check: bool = True) -> np.ndarray:
         """The factor's solve (see :meth:`gpath.linalg.BorderedFactor.solve`)."""
-        return self.factor.solve(rhs)
+        return self.factor.solve(rhs, check)
 
     def compact(self) -> None:
         """Compact the cache (:meth:`gpath.cache.QColumnCache.compact`) and follow its slots."""

@@ -31,6 +31,7 @@ from numba import njit
 from ._array_api import is_numpy, to_device, to_host
 from ._ratio import EPS
 from .kernels import q_columns
+from .linalg import all_host_blas_threads
 
 __all__ = ["CupyEngine", "Engine", "NumbaEngine", "engine_for"]
 
@@ -81,11 +82,13 @@ class Engine:
         y_k = None if y is None else y[k : k + 1]
         return q_columns(kernel, X, X[k : k + 1, :], np.array([k]), ridge, y, y_k)[:, 0]
 
-    def q_block(self, kernel, X, cols: np.ndarray, y=None, ridge: float = 0.0):
-        """Columns ``Q[:, cols]`` of the rows X (host int ``cols``; a new device array (n, k))."""
+    def q_block(self, kernel, X, cols: np.ndarray, y=None, ridge: float = 0.0, rows=None):
+        """Columns ``Q[:, cols]`` of the rows X (host int ``cols``; a new device array (n, k));
+        ``rows``: X centred once (:class:`gpath.kernels.CenteredRows`), or None."""
         idx = to_device(cols, self.xp, self.device)
         y_cols = None if y is None else self.xp.take(y, idx)
-        return q_columns(kernel, X, self.xp.take(X, idx, axis=0), cols, ridge, y, y_cols)
+        with all_host_blas_threads():
+            return q_columns(kernel, X, self.xp.take(X, idx, axis=0), cols, ridge, y, y_cols, rows)
 
     def bias_interval(self, b, y, yf, lo, hi):
         """The bounds on the bias that keep every point of O, I and A in its set, with the
@@ -175,6 +178,15 @@ class Engine:
         v_k, k_f = (float(x) for x in to_host(picked))
         return int(k_f), v_k
 
+    def violators(self, z, lo, hi, threshold: float, count: int) -> np.ndarray:
+        """The (at most) ``count`` points whose violation ``max(lo − z, z − hi)`` exceeds
+        ``threshold`` most, most violating first (host int array)."""
+        xp = self.xp
+        viol = xp.maximum(xp.maximum(lo - z, z - hi), 0.0)
+        order = xp.argsort(viol, descending=True, stable=True)[: min(count, viol.shape[0])]
+        values, order = to_host(xp.take(viol, order)), to_host(order)
+        return order[values > threshold].astype(np.int64)
+
 
 class NumbaEngine(Engine):
     """Each pass of :class:`Engine` as one compiled loop over n (NumPy arrays only)."""
@@ -206,15 +218,25 @@ class NumbaEngine(Engine):
         b_lo, i_lo, b_hi, i_hi = _bias_interval(float(b), y, yf, lo, hi)
         return (b_lo, int(i_lo)), (b_hi, int(i_hi))
 
-    def q_block(self, kernel, X, cols: np.ndarray, y=None, ridge: float = 0.0):
+    def q_block(self, kernel, X, cols: np.ndarray, y=None, ridge: float = 0.0, rows=None):
         # Compiled, unless the block is large and has many features: the matrix product's.
         n, d = X.shape
         if d > _BLAS_FEATURES and n * cols.size * d > _BLOCK_LIMIT:
-            return super().q_block(kernel, X, cols, y, ridge)
+            return super().q_block(kernel, X, cols, y, ridge, rows)
         out = np.empty((X.shape[0], cols.size), order="F")
         _q_block(X, np.ascontiguousarray(cols, dtype=np.int64), _KINDS[kernel.kind], kernel.gamma,
                  float(kernel.degree), kernel.coef0, kernel.offset, _vec(y), ridge, out)
         return out
+
+    def violators(self, z, lo, hi, threshold: float, count: int) -> np.ndarray:
+        idx = np.empty(z.shape[0], dtype=np.int64)
+        viol = np.empty(z.shape[0])
+        found = _violating(z, lo, hi, threshold, idx, viol)
+        idx, viol = idx[:found], viol[:found]
+        if found > count:
+            keep = np.argpartition(-viol, count - 1)[:count]
+            idx, viol = idx[keep], viol[keep]
+        return idx[np.argsort(-viol, kind="stable")]
 
     def step(self, z, lo, hi, cache, slots, phi, a, v, c, u, limit):
         if z.shape[0] == 0:
@@ -466,6 +488,19 @@ def _margins(z, lo, hi, data, top, rows, slots, coef, a, v, c, u, prod):
         if viol > worst:
             worst, k = viol, i
     return k, worst
+
+
+@njit(cache=True)
+def _violating(z, lo, hi, threshold, idx, viol):
+    """The points violating lo ≤ z ≤ hi by more than ``threshold``, into ``idx`` and
+    ``viol``; returns how many."""
+    found = 0
+    for i in range(z.shape[0]):
+        v = max(lo[i] - z[i], z[i] - hi[i])
+        if v > threshold:
+            idx[found], viol[found] = i, v
+            found += 1
+    return found
 
 
 def engine_for(xp, device, kernel=None):

@@ -180,6 +180,13 @@ class SVCState:
         self.cache.n_columns_computed += 1
         return self.engine.q_column(self.kernel, self.X, k, self.y, self.ridge)
 
+    def q_training_block(self, cols: np.ndarray, rows=None):
+        """Columns ``Q[:, cols]`` of training points ``cols`` (host ints; device, shape
+        (n, len(cols))), computed as one block and counted;
+        ``rows``: X centred once (:class:`gpath.kernels.CenteredRows`), or None."""
+        self.cache.n_columns_computed += len(cols)
+        return self.engine.q_block(self.kernel, self.X, cols, self.y, self.ridge, rows)
+
     # ------------------------------------------------------------------ copies
     def _extended(self, X_add, y_add, upper_add) -> tuple[SVCState, object]:
         """A copy of the state with the rows ``X_add`` appended (α = 0, set A), and the device

@@ -41,6 +41,7 @@ single-threaded (:func:`single_threaded_host_blas`, through threadpoolctl).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import threading
@@ -51,7 +52,7 @@ from threadpoolctl import ThreadpoolController
 
 from ._blas import dsymv, dtrsv_upper
 
-__all__ = ["BorderedFactor", "SingularMarginError", "single_threaded_host_blas"]
+__all__ = ["BorderedFactor", "SingularMarginError", "all_host_blas_threads", "single_threaded_host_blas"]
 
 
 # A new Cholesky pivot d² below this fraction of the diagonal may be round-off of an exact
@@ -63,8 +64,10 @@ _MAX_RESIDUAL = 1e-11
 
 @functools.cache
 def _blas():
-    """threadpoolctl's controller of the BLAS libraries loaded (NumPy's and SciPy's)."""
-    return ThreadpoolController().select(user_api="blas")
+    """threadpoolctl's controller of the BLAS libraries loaded (NumPy's and SciPy's), and
+    their thread count before any limit."""
+    controller = ThreadpoolController().select(user_api="blas")
+    return controller, max((lib["num_threads"] for lib in controller.info()), default=1)
 
 
 def single_threaded_host_blas(func):
@@ -77,7 +80,7 @@ def single_threaded_host_blas(func):
             return func(*args, **kwargs)
         _limited.on = True
         try:
-            with _blas().limit(limits=1):
+            with _blas()[0].limit(limits=1):
                 return func(*args, **kwargs)
         finally:
             _limited.on = False
@@ -86,6 +89,21 @@ def single_threaded_host_blas(func):
 
 
 _limited = threading.local()
+
+
+@contextlib.contextmanager
+def all_host_blas_threads():
+    """Within :func:`single_threaded_host_blas`, give one large product (a block of kernel
+    columns, n × k × d flops) the BLAS libraries' own threads back; elsewhere nothing."""
+    if not getattr(_limited, "on", False):
+        yield
+        return
+    controller, threads = _blas()
+    if threads <= 1:
+        yield
+        return
+    with controller.limit(limits=threads):
+        yield
 
 
 class SingularMarginError(np.linalg.LinAlgError):
@@ -203,6 +221,8 @@ def _solve(R, Q, y, g, qs, top, m, rho, rhs, x, xs, work, bordered, scale):
             z[i] -= b * g[i]
         x[0] = b
     dtrsv_upper(R, m, z, False)
+    if scale < 0.0:  # no residual check asked for
+        return 0.0
     for i in range(top):
         xs[i] = 0.0
     for i in range(m):
@@ -261,9 +281,10 @@ def factor_delete(R, Q, y, g, basis, qs, work, xs, buf, ints, floats, k):
 
 
 @njit(cache=True)
-def factor_solve(R, Q, y, g, basis, qs, work, xs, buf, ints, floats, rhs, x, bordered):
-    """x = 𝐌⁻¹ rhs; returns the relative residual (see :func:`_solve`)."""
-    return _solve(R, Q, y, g, qs, ints[1], ints[0], floats[0], rhs, x, xs, work, bordered, floats[1])
+def factor_solve(R, Q, y, g, basis, qs, work, xs, buf, ints, floats, rhs, x, bordered, check=True):
+    """x = 𝐌⁻¹ rhs; returns the relative residual (see :func:`_solve`), or 0 unchecked."""
+    return _solve(R, Q, y, g, qs, ints[1], ints[0], floats[0], rhs, x, xs, work, bordered,
+                  floats[1] if check else -1.0)
 
 
 # ---------------------------------------------------------------------- the factor
@@ -514,13 +535,17 @@ class BorderedFactor:
         self._basis[: self.m] = new_index[self._basis[: self.m]]
 
     # ------------------------------------------------------------------ solve
-    def solve(self, rhs: np.ndarray) -> np.ndarray:
+    def solve(self, rhs: np.ndarray, check: bool = True) -> np.ndarray:
         """Solve 𝐌 x = rhs.
 
         Parameters
         ----------
         rhs : ndarray of shape (|M| + 1,) ((|M|,) without the border)
             In factor order, the border first.
+        check : bool, default True
+            Check the residual against Q_MM (as costly as the solve) and refactor first if
+            the factor has drifted. A caller whose next checked solve follows soon, after no
+            more than a few more deletes, may skip it.
 
         Returns
         -------
@@ -539,7 +564,7 @@ class BorderedFactor:
         rhs = np.ascontiguousarray(rhs, dtype=np.float64)
         x = np.empty_like(rhs)
         # Updates keep R exact only to round-off; check, and repair if needed.
-        if factor_solve(*self.arrays, rhs, x, self.bordered) > _MAX_RESIDUAL:
+        if factor_solve(*self.arrays, rhs, x, self.bordered, check) > _MAX_RESIDUAL:
             self.refactor()
             factor_solve(*self.arrays, rhs, x, self.bordered)
         return x

@@ -74,7 +74,8 @@ class SimpleSVC(OneVsOneSVC):
         are the exact ones and the solution of their system is exact; ``tol`` only makes a
         difference where tol/C < 1e-10.
     max_iter : int or None, default None
-        Most iterations (variables added to the working set) of each pairwise problem. A run
+        Most iterations (blocks of variables added to the working set) of each pairwise
+        problem. A run
         stopped by it warns (``ConvergenceWarning``) and returns the current, feasible but
         inexact, solution. None: no limit but a guard against cycling at 20·(n + 50)
         iterations, which raises.
@@ -101,6 +102,12 @@ class SimpleSVC(OneVsOneSVC):
         Fit Platt's sigmoids on 5-fold cross-validated decision values at ``fit``, as LIBSVM
         (5 more exact fits per pair of classes), for :meth:`predict_proba` and
         :meth:`predict_log_proba`.
+    block_size : int or None, default None
+        Violators added to the working set per iteration, their kernel columns computed as
+        one block (a matrix product): 1 is the paper's rule (section 2.1: the worst violator
+        alone; its ``n_kernel_evaluations_`` are the paper's measure); None takes gpath's
+        default, 16 (fewer, larger iterations; see ``benchmarks/RESULTS.md``). The solution is
+        the same exact one for every block size.
 
     Attributes
     ----------
@@ -133,7 +140,8 @@ class SimpleSVC(OneVsOneSVC):
         Linear kernel only: the weights of each pairwise hyperplane (``(1, n_features)`` for
         two classes).
     n_iter_ : int
-        Iterations of SimpleSVM (variables added to the working set), summed over the pairs.
+        Iterations of SimpleSVM (blocks of variables added to the working set), summed over
+        the pairs.
     n_kernel_evaluations_ : int
         Kernel values computed during the training of the model (the paper's speed measure,
         section 4), summed over the pairs (the cross-validation fits of ``probability=True``
@@ -158,7 +166,7 @@ class SimpleSVC(OneVsOneSVC):
 
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, loss="hinge",
                  tol=1e-5, max_iter=None, init="closest_pair", random_state=None, ridge=1e-6,
-                 class_weight=None, decision_function_shape="ovr", probability=False):
+                 class_weight=None, decision_function_shape="ovr", probability=False, block_size=None):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -167,6 +175,7 @@ class SimpleSVC(OneVsOneSVC):
         self.loss = loss
         self.tol = tol
         self.max_iter = max_iter
+        self.block_size = block_size
         self.init = init
         self.random_state = random_state
         self.ridge = ridge
@@ -278,6 +287,7 @@ class SimpleSVC(OneVsOneSVC):
         state, stats = simple_svm(
             X, y, kernel, params["C"], params["ridge"], loss=params["loss"], tol=params["tol"],
             max_iter=params["max_iter"], init=params["init"], random_state=rng, weights=weights,
+            block_size=params["block_size"],
         )
         if not stats.converged:
             warnings.warn(
@@ -320,6 +330,7 @@ class SimpleSVC(OneVsOneSVC):
             "loss": check_choice(self.loss, "loss", LOSSES),
             "init": check_choice(self.init, "init", INITS),
             "max_iter": max_iter,
+            "block_size": None if self.block_size is None else check_int(self.block_size, "block_size", 1),
             **self._more_checked_params(),
         }
 
