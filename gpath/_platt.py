@@ -159,7 +159,9 @@ def cv_decision_values(X, y_pm: np.ndarray, weights: np.ndarray, solve, kernel, 
     ``svm_binary_svc_probability``.
 
     The points with a positive box (LIBSVM drops points of weight 0) are split into
-    ``N_FOLDS`` stratified folds, shuffled by ``rng``; each fold is predicted by the exact SVC
+    ``N_FOLDS`` stratified folds (at most one per point; plain folds of a permutation, as
+    LIBSVM's, where neither class has a point per fold), shuffled by ``rng``; each fold is
+    predicted by the exact SVC
     of the others (``solve``). A fold whose training part holds one class only gets the
     constant decision ±1 of that class, as in LIBSVM.
 
@@ -184,14 +186,17 @@ def cv_decision_values(X, y_pm: np.ndarray, weights: np.ndarray, solve, kernel, 
     first : ndarray of shape (n_used,), bool
         Whether each used point is of class i.
     """
-    from sklearn.model_selection import StratifiedKFold
+    from sklearn.model_selection import KFold, StratifiedKFold
 
     xp, device = get_namespace_and_device(X)
     used = np.flatnonzero(weights > 0)
     y_used = y_pm[used]
     dec = np.zeros(used.size)
     n_splits = min(N_FOLDS, used.size)
-    folds = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=rng)
+    if np.max(np.unique(y_used, return_counts=True)[1]) >= n_splits:
+        folds = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=rng)
+    else:  # both classes smaller than the folds: LIBSVM's own rule, folds of a permutation
+        folds = KFold(n_splits=n_splits, shuffle=True, random_state=rng)
     with warnings.catch_warnings():  # a class with fewer than 5 points: folds without it
         warnings.filterwarnings("ignore", message="The least populated class", category=UserWarning)
         splits = list(folds.split(np.zeros(used.size), y_used))

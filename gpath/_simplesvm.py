@@ -16,8 +16,8 @@ host. Each iteration (section 2.1):
 1. adds the variable that violates its optimality condition most (section 2.3: α_i = 0 with
    g_i < 0, or α_i = U with g_i > 0, where g_i = y_i f_i − 1) to Swork — one row and column
    more in 𝐌, an O(|Swork|²) update of its Cholesky factor (:mod:`gpath.linalg`). By
-   default the ``block_size`` worst violators enter together, their kernel columns computed
-   as one block (a matrix product); the step of 3. moves them all, and a variable the step
+   default the worst violators enter together — up to ``block_size``, one per 16 points of
+   Swork — their kernel columns computed as one block (a matrix product); the step of 3. moves them all, and a variable the step
    sends back to a bound leaves again. A block whose step moves nothing is followed by the
    paper's single violator (which always moves), so the iteration keeps its descent;
 2. solves the equality-constrained problem on Swork (eq. 4: 𝐌 [b; α_W] = [−U y_SCᵀ1;
@@ -70,6 +70,8 @@ _N_RANDOM_PAIRS = 59
 # Violators entered per iteration by default: on Adult (n = 3,000 and 10,000, C from 0.1 to
 # 100) 16 took 0.55–0.9 of the paper's one-at-a-time time, 8 and 32 no less (benchmarks/RESULTS.md).
 _BLOCK = 16
+# A block holds at most one entering point per this many points of Swork.
+_SWORK_PER_ENTRY = 16
 
 
 class NotSeparableError(ValueError):
@@ -152,9 +154,9 @@ def simple_svm(X, y, kernel: Kernel, C: float, ridge: float, *, loss="hinge", to
     random_state : numpy.random.RandomState
         Draws the start of Algorithm 2, or the random pairs.
     block_size : int or None
-        Violators entered per iteration (≥ 1): 1 is the paper's rule (section 2.1), more enter
-        the worst ``block_size`` together, their kernel columns computed as one block; None:
-        16.
+        Most violators entered per iteration (≥ 1): 1 is the paper's rule (section 2.1);
+        more enter the worst ones together, one per 16 points of Swork up to ``block_size``,
+        their kernel columns computed as one block; None: 16.
     weights : host array of shape (n_samples,) or None
         Each point's box is ``C · weights_i`` (hinge loss; sample and class weights as in
         scikit-learn's SVC); None: C for every point. Weights of 0 make a point inert.
@@ -378,7 +380,11 @@ class _SimpleRun:
                 threshold = self._threshold(violation)
                 if violation <= threshold:
                     return self._finish(threshold)
-                entering = [k] if self.block_size == 1 or single else self._violators(threshold)
+                # A block saves margin refreshes, O(n·|Swork|) each, and wastes kernel columns
+                # and factor updates on the points its step sends straight back: worth it only
+                # for a large Swork (measured: Bananas, |Swork| ≈ 60, ran 4× slower with 16).
+                count = 1 if single else min(self.block_size, max(1, s.active.size // _SWORK_PER_ENTRY))
+                entering = [k] if count == 1 else self._violators(threshold, count)
             if self.n_iter >= self.max_iter:
                 self._restore_stalled()
                 return "max_iter", self._max_violation()
@@ -396,11 +402,11 @@ class _SimpleRun:
         violation = self._max_violation()
         return ("converged" if violation <= threshold else "stalled"), violation
 
-    def _violators(self, threshold: float) -> list[int]:
-        """The ``block_size`` points outside Swork that violate their condition most (beyond
+    def _violators(self, threshold: float, count: int) -> list[int]:
+        """The ``count`` points outside Swork that violate their condition most (beyond
         ``threshold``), most violating first."""
         s = self.s
-        return s.engine.violators(s.yf, s.lo, s.hi, threshold, self.block_size).tolist()
+        return s.engine.violators(s.yf, s.lo, s.hi, threshold, count).tolist()
 
     def _enter_block(self, entering: list[int]) -> None:
         """Enter the points ``entering`` (:meth:`_enter`); the kernel columns that are not

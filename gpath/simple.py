@@ -103,11 +103,12 @@ class SimpleSVC(OneVsOneSVC):
         (5 more exact fits per pair of classes), for :meth:`predict_proba` and
         :meth:`predict_log_proba`.
     block_size : int or None, default None
-        Violators added to the working set per iteration, their kernel columns computed as
-        one block (a matrix product): 1 is the paper's rule (section 2.1: the worst violator
-        alone; its ``n_kernel_evaluations_`` are the paper's measure); None takes gpath's
-        default, 16 (fewer, larger iterations; see ``benchmarks/RESULTS.md``). The solution is
-        the same exact one for every block size.
+        Most violators added to the working set per iteration (one per 16 points of the
+        working set, up to ``block_size``), their kernel columns computed as one block (a
+        matrix product): 1 is the paper's rule (section 2.1: the worst violator alone; its
+        ``n_kernel_evaluations_`` are the paper's measure); None takes gpath's default, 16
+        (fewer, larger iterations where the working set is large; see
+        ``benchmarks/RESULTS.md``). The solution is the same exact one for every block size.
 
     Attributes
     ----------

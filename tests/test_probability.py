@@ -213,3 +213,18 @@ def test_probabilities_are_saved(tmp_path):
         loaded = gpath.load(path)
         np.testing.assert_array_equal(loaded.probA_, model.probA_)
         np.testing.assert_allclose(loaded.predict_proba(X), model.predict_proba(X), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("cls", [SimpleSVC, IncrementalSVC])
+def test_probability_with_fewer_points_than_folds(cls):
+    # Both classes smaller than LIBSVM's 5 folds: plain folds of a permutation, as LIBSVM
+    # (before: StratifiedKFold's n_splits error). The probabilities follow the decision values.
+    X, y = real("breast_cancer")
+    rows = np.r_[np.flatnonzero(y == 0)[:3], np.flatnonzero(y == 1)[:4]]
+    model = cls(gamma=0.05, probability=True, random_state=0).fit(X[rows], y[rows])
+    p = model.predict_proba(X[:50])
+    assert p.shape == (50, 2) and np.all(np.isfinite(p))
+    np.testing.assert_allclose(p.sum(axis=1), 1.0)
+    d = model.decision_function(X[:50])
+    order = np.argsort(d)
+    assert np.all(np.diff(p[order, 1]) >= -1e-12) or np.all(np.diff(p[order, 1]) <= 1e-12)
