@@ -161,9 +161,8 @@ def cv_decision_values(X, y_pm: np.ndarray, weights: np.ndarray, solve, kernel, 
     The points with a positive box (LIBSVM drops points of weight 0) are split into
     ``N_FOLDS`` stratified folds (at most one per point; plain folds of a permutation, as
     LIBSVM's, where neither class has a point per fold), shuffled by ``rng``; each fold is
-    predicted by the exact SVC
-    of the others (``solve``). A fold whose training part holds one class only gets the
-    constant decision ±1 of that class, as in LIBSVM.
+    predicted by the exact SVC of the others (``solve``). A fold whose training part holds
+    one class only gets the constant decision ±1 of that class, as in LIBSVM.
 
     Parameters
     ----------

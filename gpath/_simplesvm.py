@@ -17,9 +17,10 @@ host. Each iteration (section 2.1):
    g_i < 0, or α_i = U with g_i > 0, where g_i = y_i f_i − 1) to Swork — one row and column
    more in 𝐌, an O(|Swork|²) update of its Cholesky factor (:mod:`gpath.linalg`). By
    default the worst violators enter together — up to ``block_size``, one per 16 points of
-   Swork — their kernel columns computed as one block (a matrix product); the step of 3. moves them all, and a variable the step
-   sends back to a bound leaves again. A block whose step moves nothing is followed by the
-   paper's single violator (which always moves), so the iteration keeps its descent;
+   Swork — their kernel columns computed as one block (a matrix product); the step of 3.
+   moves them all, and a variable the step sends back to a bound leaves again. A block
+   whose step moves nothing is followed by the paper's single violator (which always
+   moves), so the iteration keeps its descent;
 2. solves the equality-constrained problem on Swork (eq. 4: 𝐌 [b; α_W] = [−U y_SCᵀ1;
    1 − U H_{W,SC} 1]);
 3. if that solution leaves the box, moves from the current point toward it until the first
@@ -43,7 +44,7 @@ from sklearn.utils import check_random_state
 from ._array_api import get_namespace_and_device, scalars, to_device
 from ._path import I, M, O, PathError, SVCState
 from ._ratio import first_bound_hit
-from .kernels import CenteredRows, Kernel
+from .kernels import Kernel
 from .linalg import SingularMarginError, single_threaded_host_blas
 from .persistence import record
 
@@ -153,13 +154,13 @@ def simple_svm(X, y, kernel: Kernel, C: float, ridge: float, *, loss="hinge", to
         closest of 59 random opposite pairs.
     random_state : numpy.random.RandomState
         Draws the start of Algorithm 2, or the random pairs.
+    weights : host array of shape (n_samples,) or None
+        Each point's box is ``C · weights_i`` (hinge loss; sample and class weights as in
+        scikit-learn's SVC); None: C for every point. Weights of 0 make a point inert.
     block_size : int or None
         Most violators entered per iteration (≥ 1): 1 is the paper's rule (section 2.1);
         more enter the worst ones together, one per 16 points of Swork up to ``block_size``,
         their kernel columns computed as one block; None: 16.
-    weights : host array of shape (n_samples,) or None
-        Each point's box is ``C · weights_i`` (hinge loss; sample and class weights as in
-        scikit-learn's SVC); None: C for every point. Weights of 0 make a point inert.
 
     Returns
     -------
@@ -286,7 +287,7 @@ class _SimpleRun:
         s = self.s = state
         self.block_size = block_size
         self.block_budget = 2 * (state.n + 50)  # block iterations before the paper's rule
-        self.rows = None  # X centred once for the blocks of kernel columns (RBF)
+        self.rows = None  # X prepared once for the blocks of kernel columns (Kernel.centered_rows)
         self.uC = s.xp.zeros(s.n, dtype=s.xp.float64, device=s.device)
         self.n_upper = 0  # |SC|
         self.sum_y_upper = 0.0  # Σ_{SC} y_k U_k
@@ -414,8 +415,8 @@ class _SimpleRun:
         s = self.s
         new = np.array([k for k in entering if s.cache.slot(k) < 0], dtype=np.int64)
         if new.size > 1:
-            if self.rows is None and s.kernel.kind == "rbf" and s.kernel.function is None:
-                self.rows = CenteredRows(s.X)
+            if self.rows is None:
+                self.rows = s.kernel.centered_rows(s.X)
             block = s.q_training_block(new, self.rows)
             for j, k in enumerate(new.tolist()):
                 self._column(k, block[:, j])

@@ -171,6 +171,11 @@ class Kernel:
                              f"shape {tuple(X1.shape)} and Z of shape {tuple(X2.shape)}")
         return K
 
+    def centered_rows(self, X):
+        """X prepared for many blocks K(X, Z) (:class:`CenteredRows`) where the kernel
+        centres its rows (RBF); None for the others, whose blocks need no preparation."""
+        return CenteredRows(X) if self.kind == "rbf" and self.function is None else None
+
     def diagonal(self, X):
         """The kernel diagonal ``k(x_i, x_i)``, shape (n,), in the namespace of X."""
         xp, device = get_namespace_and_device(X)
@@ -257,6 +262,19 @@ class CenteredRows:
     Parameters
     ----------
     X : array of shape (n, d), float64
+
+    Attributes
+    ----------
+    X : array of shape (n, d)
+        The rows, as given.
+    center : array of shape (d,)
+        c, the mean of the rows.
+    centered : array of shape (n, d)
+        X − c.
+    norms : array of shape (n,)
+        ‖x − c‖² of every row.
+    max_norm : float
+        The largest of them (0 for no rows).
     """
 
     def __init__(self, X):
