@@ -506,7 +506,7 @@ class OneVsOneSVC(SaveMixin, ClassifierMixin, BaseEstimator):
         if not isinstance(getattr(self, "n_features_in_", None), int) or self.n_features_in_ < 1:
             raise invalid(f"n_features_in_ must be an int >= 1; got {getattr(self, 'n_features_in_', None)!r}")
         persistence.check_kernel(getattr(self, "kernel_", None))
-        classes = attr(self, "classes_", (None,), "biufU")
+        classes = attr(self, "classes_", (None,), "biufUO")
         k = classes.shape[0]
         if k < 2 or np.unique(classes).size != k or not np.array_equal(np.sort(classes), classes):
             raise invalid(f"classes_ must be two or more distinct labels in increasing order; got {classes.tolist()[:5]}")

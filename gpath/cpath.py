@@ -13,6 +13,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
+from . import persistence
 from ._array_api import get_namespace_and_device, to_host
 from ._cpath import CPath, CVErrorPath, c_path, decision_values, error_steps, interpolate, mean_error_steps
 from ._simplesvm import simple_svm
@@ -25,8 +26,12 @@ from ._validation import (
     signed_labels,
 )
 from .kernels import Kernel
+from .persistence import SaveMixin
 
 __all__ = ["CPath", "CVErrorPath", "SVCPath"]
+
+# A loaded path must satisfy the KKT conditions at its ends to this, relative to the scale of y f.
+_LOADED_TOL = 1e-9
 
 
 def start_state(X, y, kernel, C_min, ridge):
@@ -59,7 +64,7 @@ def check_C_range(C_min, C_max) -> tuple[float, float]:
     return C_min, C_max
 
 
-class SVCPath(ClassifierMixin, BaseEstimator):
+class SVCPath(SaveMixin, ClassifierMixin, BaseEstimator):
     """The exact C regularization path of a binary kernel C-SVC.
 
     Solves ``min ½ αᵀQα − 1ᵀα`` s.t. ``0 ≤ α ≤ C``, ``yᵀα = 0`` (``Q_ij = y_i y_j K(x_i, x_j)
@@ -125,6 +130,9 @@ class SVCPath(ClassifierMixin, BaseEstimator):
     >>> model = SVCPath(C_min=0.1, C_max=100.0, gamma=10.0).fit(X[:300], y[:300])
     >>> model.select(X[300:600], y[300:600]).C_  # doctest: +SKIP
     """
+
+    _FITTED_ATTRIBUTES = frozenset({"path_", "C_", "validation_error_", "classes_", "kernel_", "n_features_in_",
+                                    "feature_names_in_", "_X", "_y_host"})
 
     def __init__(self, C_min=0.01, C_max=1000.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, ridge=1e-6):
         self.C_min = C_min
@@ -313,4 +321,60 @@ class SVCPath(ClassifierMixin, BaseEstimator):
         self.validation_error_ = curve
         self.C_ = curve.best_C
         return self
+
+    # ------------------------------------------------------------------ loaded models
+    def _check_loaded(self) -> None:
+        """A loaded path fits together: the shapes of the path and of the training data,
+        increasing Cs with ``C_`` among them, α in its box [0, C] at every point, and the KKT
+        conditions at both ends recomputed from scratch from X, y, α and b, to
+        ``_LOADED_TOL`` relative to the scale of y f (bounded by ``1 + max K_ii · Σ α``, as
+        |K_ij| ≤ max K_ii for a positive semi-definite kernel).
+
+        Raises
+        ------
+        gpath.persistence.ModelFileError
+        """
+        invalid, attr = persistence.ModelFileError, persistence.fitted_attribute
+        d = getattr(self, "n_features_in_", None)
+        if not isinstance(d, int) or d < 1:
+            raise invalid(f"n_features_in_ must be an int >= 1; got {d!r}")
+        persistence.check_kernel(getattr(self, "kernel_", None))
+        n = attr(self, "_X", (None, d)).shape[0]
+        y = attr(self, "_y_host", (n,))
+        classes = attr(self, "classes_", (2,), "biufUO")
+        if classes[0] == classes[1] or not np.all(np.abs(y) == 1.0) or np.unique(y).size != 2:
+            raise invalid("classes_ must be two labels and _y_host -1 and +1 labels of both classes")
+        p = getattr(self, "path_", None)
+        if not isinstance(p, CPath):
+            raise invalid(f"path_ must be a CPath; got {type(p).__name__}")
+        Cs = attr(p, "Cs", (None,))
+        k = Cs.shape[0]
+        alpha, b = attr(p, "alpha", (k, n)), attr(p, "intercept", (k,))
+        attr(p, "margin_size", (k,), "iu")
+        if k < 1 or Cs[0] <= 0 or np.any(np.diff(Cs) < 0):
+            raise invalid("path_.Cs must be one or more increasing C > 0")
+        if not (isinstance(self.C_, float) and Cs[0] <= self.C_ <= Cs[-1]):
+            raise invalid(f"C_ must be a float in [{Cs[0]:g}, {Cs[-1]:g}]; got {self.C_!r}")
+        if np.any(alpha < 0) or np.any(alpha > Cs[:, None]):
+            raise invalid("path_.alpha must lie in [0, C] at every point of the path")
+        curve = getattr(self, "validation_error_", None)
+        if curve is not None and not isinstance(curve, CVErrorPath):
+            raise invalid(f"validation_error_ must be a CVErrorPath; got {type(curve).__name__}")
+        try:
+            ridge = self._check_params()["ridge"]
+        except ValueError as exc:
+            raise invalid(f"bad parameter: {exc}") from None
+        ends = [0, k - 1]
+        xp, device = get_namespace_and_device(self._X)
+        F = to_host(decision_values(self.kernel_, self._X, y, alpha[ends], b[ends], self._X, xp, device))
+        diag = float(np.max(to_host(self.kernel_.diagonal(self._X))))
+        for end, C in zip(ends, Cs[ends]):
+            a = alpha[end]
+            g = y * F[:, ends.index(end)] + ridge * a - 1.0
+            stat = max(np.max(np.where(a < C, -g, -np.inf)), np.max(np.where(a > 0, g, -np.inf)))
+            scale = 1.0 + (diag + ridge) * float(a.sum())
+            violation = max(stat / scale, abs(float(y @ a)) / C)
+            if violation > _LOADED_TOL:
+                raise invalid(f"the path at C={C:g} violates the KKT conditions by {violation:.3g} relative to the "
+                              f"scale of y f, recomputed from scratch (allowed: {_LOADED_TOL:g})")
 

@@ -762,7 +762,8 @@ class IncrementalSVC(OneVsOneSVC):
         states = self.states_
         s0 = states[0]
         classes = np.asarray(self.classes_)
-        if classes.dtype == object:
+        labels_dtype = str(classes.dtype)
+        if classes.dtype == object and all(isinstance(c, str) for c in classes):
             classes = classes.astype(str)
         if classes.dtype.kind not in "biufU":
             raise TypeError(f"classes_ must be numbers or strings to be saved; got dtype {classes.dtype}")
@@ -778,6 +779,7 @@ class IncrementalSVC(OneVsOneSVC):
             "next_id": self._next_id,
             "last_update": self.last_update_.__dict__,
             "fitted_class_weight": persistence.json_class_weight(getattr(self, "_fitted_class_weight", None)),
+            "classes_dtype": "object" if labels_dtype == "object" else None,
         }
         arrays = dict(
             X=to_host(_rows_of(states, self._class_index, len(classes), np.arange(self._class_index.shape[0]))),
@@ -846,6 +848,8 @@ class IncrementalSVC(OneVsOneSVC):
             bs = meta["b"]
             sizes = persistence.finite_array(data, "margin_sizes", "iu", ndim=1)
             fitted_cw = persistence.class_weight_from_json(meta.get("fitted_class_weight"))
+        if meta.get("classes_dtype") == "object":  # string labels that fit got as objects
+            classes = classes.astype(object)
         k = classes.shape[0]
         if k < 2 or np.unique(classes).size != k or not np.array_equal(np.sort(classes), classes):
             raise invalid(f"classes must be two or more distinct labels in increasing order; got {classes.tolist()[:5]}")

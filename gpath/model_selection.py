@@ -39,6 +39,7 @@ from ._validation import check_bool, check_labels, check_positive, check_X, sign
 from .cpath import SVCPath, check_C_range, start_state
 from .incremental import IncrementalSVC
 from .kernels import Kernel
+from .persistence import ModelFileError, SaveMixin, fitted_attribute
 
 __all__ = ["CVErrorPath", "SVCPathCV", "cross_validate", "cv_error_path"]
 
@@ -359,7 +360,7 @@ def cv_error_path(X, y, *, cv=5, C_min, C_max, kernel="rbf", gamma="scale", degr
 
 
 # ---------------------------------------------------------------------- grid search
-class SVCPathCV(ClassifierMixin, BaseEstimator):
+class SVCPathCV(SaveMixin, ClassifierMixin, BaseEstimator):
     """Choose C and gamma of an RBF (or other kernel) C-SVC by the exact cross-validation error.
 
     For every gamma of ``gammas`` the exact k-fold CV error over all of [C_min, C_max]
@@ -408,6 +409,9 @@ class SVCPathCV(ClassifierMixin, BaseEstimator):
     ----------
     Hastie et al. (2004), JMLR 5, section 6; Karasuyama & Takeuchi (2009), section 4.2.
     """
+
+    _FITTED_ATTRIBUTES = frozenset({"cv_error_paths_", "best_index_", "best_C_", "best_gamma_", "best_score_",
+                                    "best_estimator_", "classes_", "n_features_in_"})
 
     def __init__(self, C_min=0.01, C_max=1000.0, gammas=("scale",), cv=5, kernel="rbf", degree=3,
                  coef0=0.0, ridge=1e-6, n_jobs=None, refit=True):
@@ -539,3 +543,34 @@ class SVCPathCV(ClassifierMixin, BaseEstimator):
         As :meth:`decision_function`.
         """
         return self._best().predict(X)
+
+    def _check_loaded(self) -> None:
+        """A loaded search fits together: one CV error curve per gamma, the best point the
+        curve's best, and ``best_estimator_`` (checked by its own loader) fitted there on
+        data of the same classes and features.
+
+        Raises
+        ------
+        gpath.persistence.ModelFileError
+        """
+        d = getattr(self, "n_features_in_", None)
+        if not isinstance(d, int) or d < 1:
+            raise ModelFileError(f"n_features_in_ must be an int >= 1; got {d!r}")
+        classes = fitted_attribute(self, "classes_", (2,), "biufUO")
+        paths = getattr(self, "cv_error_paths_", None)
+        if not (isinstance(paths, list) and paths and all(isinstance(p, CVErrorPath) for p in paths)):
+            raise ModelFileError("cv_error_paths_ must be a non-empty list of CVErrorPath")
+        best = getattr(self, "best_index_", None)
+        if not (isinstance(best, int) and 0 <= best < len(paths)):
+            raise ModelFileError(f"best_index_ must name one of the {len(paths)} gammas; got {best!r}")
+        curve = paths[best]
+        if (self.best_C_, self.best_gamma_, self.best_score_) != (curve.best_C, curve.gamma, 1.0 - curve.best_error):
+            raise ModelFileError("best_C_, best_gamma_ and best_score_ must be those of cv_error_paths_[best_index_]")
+        model = getattr(self, "best_estimator_", None)
+        if model is not None:
+            if not isinstance(model, IncrementalSVC):
+                raise ModelFileError(f"best_estimator_ must be an IncrementalSVC; got {type(model).__name__}")
+            if (model.n_features_in_ != d or not np.array_equal(model.classes_, classes)
+                    or (model.C, model.gamma) != (self.best_C_, self.best_gamma_)):
+                raise ModelFileError("best_estimator_ must be fitted at (best_C_, best_gamma_) on the same classes "
+                                     "and features")

@@ -17,7 +17,9 @@ key           dtype, shape       meaning
 ============= ================== ===========================================================
 meta          str, ()            JSON: format, version, estimator parameters, kernel, C,
                                  ridge, b (one bias per pair, label +1 for its class j),
-                                 next id, last update record, the class_weight of fit
+                                 next id, last update record, the class_weight of fit,
+                                 classes_dtype ("object" for string labels fit got as
+                                 Python objects; absent or null otherwise)
 X             float64, (n, d)    training rows, in training order
 y             int64, (n,)        class of each row (index into ``classes``)
 weights       float64, (n,)      each row's box over C (sample weight × class weight)
@@ -41,6 +43,7 @@ C for every point, ``b`` a number, no ``weights``, ``class_weight``, ``margin_si
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 import os
 import zipfile
@@ -66,9 +69,11 @@ __all__ = [
 
 FORMAT = "gpath.IncrementalSVC"
 VERSION = 1  # of FITTED_FORMAT (the IncrementalSVC format has its own, gpath.incremental._VERSION)
-# The other estimators (SimpleSVC, RobustSVC, RobustSVR, CCCPRobustSVC, CCCPRobustSVR) are
-# stored as their fitted attributes: arrays as entries ``attr:<name>``, everything else in
-# the JSON under "attributes" (kernels and result records by their fields).
+# The other estimators (SimpleSVC, SVCPath, SVCPathCV, RobustSVC, RobustSVR, CCCPRobustSVC,
+# CCCPRobustSVR) are stored as their fitted attributes: arrays as entries ``attr:<name>``
+# (arrays of strings held as Python objects marked "dtype": "object"), a fitted estimator
+# inside (SVCPathCV's best_estimator_) in its own format with its entries under ``<name>/``,
+# everything else in the JSON under "attributes" (kernels and result records by their fields).
 FITTED_FORMAT = "gpath.fitted"
 
 # Every public estimator (a SaveMixin subclass) and result record, by class name: how a file
@@ -78,17 +83,68 @@ _RECORDS: dict[str, type] = {}
 
 
 def json_params(params: dict) -> dict:
-    """An estimator's ``get_params()`` as JSON values: a ``class_weight`` dict becomes
-    ``{"dict": [[label, weight], ...]}`` (JSON object keys are strings, and labels may be
-    numbers); :func:`params_from_json` undoes it."""
-    return {**params, "class_weight": json_class_weight(params["class_weight"])} if "class_weight" in params else params
+    """An estimator's ``get_params()`` as JSON values, each by :func:`_json_param`;
+    :func:`params_from_json` undoes it."""
+    return {name: _json_param(value, name) for name, value in params.items()}
 
 
 def params_from_json(params: dict) -> dict:
     """The ``get_params()`` that :func:`json_params` stored."""
-    if "class_weight" in params:
-        return {**params, "class_weight": class_weight_from_json(params["class_weight"])}
-    return params
+    return {name: _param_from_json(value) for name, value in params.items()}
+
+
+def _json_param(value, name):
+    """One parameter as a JSON value: a dict (``class_weight``) becomes ``{"dict": [[key,
+    value], ...]}`` (JSON object keys are strings, and labels may be numbers), a tuple
+    ``{"tuple": [...]}``, a scikit-learn splitter (``cv``) ``{"splitter": class name,
+    "params": its parameters}``; other values are kept (``json.dumps`` refuses what is not
+    JSON)."""
+    if isinstance(value, dict):
+        return json_class_weight(value) if name == "class_weight" else {"dict": [[_item(k), _json_param(v, name)]
+                                                                                 for k, v in value.items()]}
+    if isinstance(value, tuple):
+        return {"tuple": [_json_param(v, name) for v in value]}
+    splitter = _splitters().get(type(value).__name__)
+    if splitter is not None and type(value) is splitter:
+        names = [p for p in inspect.signature(splitter.__init__).parameters if p != "self"]
+        if all(hasattr(value, p) for p in names):  # else json.dumps refuses it, naming it
+            return {"splitter": splitter.__name__, "params": json_params({p: getattr(value, p) for p in names})}
+    return _item(value)
+
+
+def _param_from_json(value):
+    if isinstance(value, dict) and "dict" in value:
+        return {k: _param_from_json(v) for k, v in value["dict"]}
+    if isinstance(value, dict) and "tuple" in value:
+        return tuple(_param_from_json(v) for v in value["tuple"])
+    if isinstance(value, dict) and "splitter" in value:
+        cls = _splitters().get(value["splitter"])
+        if cls is None:
+            raise ModelFileError(f"unknown cross-validation splitter {value['splitter']!r}")
+        return cls(**params_from_json(value["params"]))
+    return value
+
+
+def _splitters() -> dict:
+    """scikit-learn's cross-validation splitters by class name (what a ``cv`` parameter may
+    be saved as): the classes of :mod:`sklearn.model_selection` with ``split`` and
+    ``get_n_splits`` and without ``fit``."""
+    import sklearn.model_selection as ms
+
+    found = {}
+    for name in ms.__all__:
+        try:
+            cls = getattr(ms, name)
+        except ImportError:  # the experimental searches
+            continue
+        if isinstance(cls, type) and hasattr(cls, "split") and hasattr(cls, "get_n_splits") and not hasattr(cls, "fit"):
+            found[name] = cls
+    return found
+
+
+def _item(value):
+    """A NumPy scalar as the Python number it holds; anything else unchanged."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def json_class_weight(class_weight):
@@ -189,9 +245,19 @@ def _encode(value, name, arrays):
         return {"record": type(value).__name__,
                 "fields": {f.name: _encode(getattr(value, f.name), f"{name}.{f.name}", arrays)
                            for f in dataclasses.fields(value)}}
+    if isinstance(value, SaveMixin):  # a fitted estimator inside (SVCPathCV.best_estimator_)
+        from .kernels import check_saveable
+
+        check_saveable(getattr(value, "kernel_", None), type(value).__name__)
+        meta, inner = value._to_saved()
+        arrays.update({f"{name}/{key}": a for key, a in inner.items()})
+        return {"estimator": type(value).__name__, "meta": meta}
     if isinstance(value, np.ndarray):
-        if value.dtype == object:
-            value = value.astype(str)
+        if value.dtype == object:  # labels or column names: strings, kept as object
+            if not all(isinstance(v, str) for v in value.flat):
+                raise TypeError(f"cannot save attribute {name!r}: an object array must hold strings")
+            arrays[f"attr:{name}"] = value.astype(str)
+            return {"array": name, "dtype": "object"}
         arrays[f"attr:{name}"] = value
         return {"array": name}
     if is_array_api(value):
@@ -208,9 +274,10 @@ def _encode(value, name, arrays):
     raise TypeError(f"cannot save attribute {name!r} of type {type(value).__name__}")
 
 
-def _decode(spec, data, xp, device):
+def _decode(spec, data, like, name):
+    xp, device = get_namespace_and_device(like)
     if isinstance(spec, list):
-        return [_decode(v, data, xp, device) for v in spec]
+        return [_decode(v, data, like, f"{name}.{i}") for i, v in enumerate(spec)]
     if not isinstance(spec, dict):
         return spec
     if "kernel" in spec:
@@ -219,13 +286,21 @@ def _decode(spec, data, xp, device):
         cls = _RECORDS.get(spec["record"])
         if cls is None:
             raise ModelFileError(f"unknown record {spec['record']!r}")
-        return cls(**{k: _decode(v, data, xp, device) for k, v in spec["fields"].items()})
+        return cls(**{k: _decode(v, data, like, f"{name}.{k}") for k, v in spec["fields"].items()})
+    if "estimator" in spec:
+        cls = _ESTIMATORS.get(spec["estimator"])
+        if cls is None or not isinstance(spec.get("meta"), dict):
+            raise ModelFileError(f"attribute {name!r} names unknown estimator {spec['estimator']!r}")
+        prefix = f"{name}/"
+        return cls._from_saved(spec["meta"], {k[len(prefix):]: a for k, a in data.items() if k.startswith(prefix)},
+                               like)
     if "array" in spec:
-        return finite_array(data, f"attr:{spec['array']}", "biufU")
+        a = finite_array(data, f"attr:{spec['array']}", "biufU")
+        return a.astype(object) if spec.get("dtype") == "object" else a
     if "device_array" in spec:
         return to_device(finite_array(data, f"attr:{spec['device_array']}", "f"), xp, device)
     if "tuple" in spec:
-        return tuple(_decode(v, data, xp, device) for v in spec["tuple"])
+        return tuple(_decode(v, data, like, f"{name}.{i}") for i, v in enumerate(spec["tuple"]))
     raise ModelFileError(f"cannot read attribute description {spec!r}")
 
 
@@ -234,8 +309,12 @@ class SaveMixin:
     :func:`load`.
 
     An estimator with its own format overrides ``_to_saved(self) -> (meta, arrays)`` and the
-    class method ``_from_saved(meta, arrays, like)``; the default stores the fitted attributes.
+    class method ``_from_saved(meta, arrays, like)``; the default stores the fitted attributes
+    named in ``_FITTED_ATTRIBUTES``, and :func:`load` refuses a file naming any other.
     """
+
+    # The attributes beyond the parameters that a fitted model may hold (the default format).
+    _FITTED_ATTRIBUTES: frozenset = frozenset()
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -266,8 +345,11 @@ class SaveMixin:
         if not hasattr(self, "n_features_in_"):
             raise TypeError(f"model must be a fitted gpath estimator; {type(self).__name__} is not fitted")
         arrays: dict = {}
-        attributes = {name: _encode(value, name, arrays) for name, value in vars(self).items()
-                      if name not in params}
+        names = [name for name in vars(self) if name not in params]
+        undeclared = sorted(set(names) - self._FITTED_ATTRIBUTES)
+        if undeclared:  # a new attribute not added to the format: the file could not be read back
+            raise TypeError(f"cannot save {type(self).__name__}: attributes {undeclared} are not in its file format")
+        attributes = {name: _encode(getattr(self, name), name, arrays) for name in names}
         meta = {"format": FITTED_FORMAT, "version": VERSION, "estimator": type(self).__name__,
                 "params": json_params(params), "attributes": attributes}
         return meta, arrays
@@ -284,14 +366,17 @@ class SaveMixin:
         if meta.get("version") != VERSION:
             raise ModelFileError(f"unknown {FITTED_FORMAT} format version {meta.get('version')!r}; "
                                  f"this gpath reads {VERSION}")
-        xp, device = get_namespace_and_device(like)
         params, attributes = meta.get("params"), meta.get("attributes")
         if not isinstance(params, dict) or not isinstance(attributes, dict):
             raise ModelFileError("'meta' lacks the estimator's params or attributes")
+        unknown = sorted(set(attributes) - cls._FITTED_ATTRIBUTES)
+        if unknown:
+            raise ModelFileError(f"unknown attributes {unknown[:5]} for {cls.__name__} "
+                                 f"(it has {sorted(cls._FITTED_ATTRIBUTES)})")
         model = cls(**params_from_json(params))
         for name, spec in attributes.items():
-            value = _decode(spec, data, xp, device)
-            if name == "feature_names_in_":  # saved as str, scikit-learn keeps object
+            value = _decode(spec, data, like, name)
+            if name == "feature_names_in_":  # files before the "dtype" mark kept them as str
                 value = np.asarray(value, dtype=object)
             setattr(model, name, value)
         model._check_loaded()
@@ -307,8 +392,10 @@ def save(model, file) -> None:
 
     Parameters
     ----------
-    model : IncrementalSVC, SimpleSVC, RobustSVC, RobustSVR, CCCPRobustSVC or CCCPRobustSVR
-        Fitted; its arrays may live on any device (they are copied to the host).
+    model : IncrementalSVC, SimpleSVC, SVCPath, SVCPathCV, RobustSVC, RobustSVR, CCCPRobustSVC or CCCPRobustSVR
+        Fitted; its arrays may live on any device (they are copied to the host). Parameters
+        are stored as JSON values; tuples, ``class_weight`` dicts and scikit-learn's
+        cross-validation splitters (``cv``) come back as they were.
     file : str, os.PathLike or binary file object
         A path is used exactly as given, as :func:`load` reads it: no suffix is added
         (``save(model, "model")`` writes ``model``, not ``model.npz``; ``.npz`` is the
@@ -368,7 +455,8 @@ def load(file, like=None):
         finite or of the wrong shapes, index sets inconsistent, α outside its box [0, C_i], or
         (an IncrementalSVC) the KKT conditions of a pair recomputed from scratch from X, y, α and b
         violated by more than ``tol · (1 + max_i Σ_j |Q_ij| α_j)`` (``tol``: the model's),
-        or the saved margins y f further than that from the recomputed ones.
+        or the saved margins y f further than that from the recomputed ones (an SVCPath: at
+        both ends of its path), or an attribute the estimator does not have.
     FileNotFoundError, PermissionError, IsADirectoryError
         If the path cannot be opened.
     TypeError

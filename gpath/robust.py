@@ -64,6 +64,10 @@ class _RobustBase(SaveMixin, BaseEstimator):
     """Shared fitting, evaluation along the path, and model selection."""
 
     _classification = True
+    _FITTED_ATTRIBUTES = frozenset({
+        "path_", "alpha_", "param_", "selected_index_", "classes_", "kernel_", "ridge_", "n_iter_",
+        "n_features_in_", "feature_names_in_", "_X", "_y_host",
+    })
 
     def _check_params(self) -> dict:
         """Every parameter, checked before anything is computed: C, ridge, path,
@@ -241,7 +245,7 @@ class _RobustBase(SaveMixin, BaseEstimator):
         if not p.selectable[i]:
             raise invalid(f"selected_index_={i} names the point before a D-step jump (not locally optimal)")
         if self._classification:
-            attr(self, "classes_", (2,), "biufU")
+            attr(self, "classes_", (2,), "biufUO")
             if not np.all(np.abs(y) == 1.0):
                 raise invalid("_y_host must hold -1 and +1 labels")
 

@@ -165,6 +165,12 @@ class SimpleSVC(OneVsOneSVC):
     H.-T. Lin, C.-J. Lin and R. C. Weng (2007): the probabilities (:mod:`gpath._platt`).
     """
 
+    _FITTED_ATTRIBUTES = frozenset({
+        "classes_", "class_weight_", "support_", "support_vectors_", "dual_coef_", "intercept_", "n_support_",
+        "alpha_", "kernel_", "n_features_in_", "feature_names_in_", "n_iter_", "n_kernel_evaluations_",
+        "fit_stats_", "probA_", "probB_", "_problem", "_weights",
+    })
+
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, loss="hinge",
                  tol=1e-5, max_iter=None, init="closest_pair", random_state=None, ridge=1e-6,
                  class_weight=None, decision_function_shape="ovr", probability=False, block_size=None):

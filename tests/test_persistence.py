@@ -326,3 +326,77 @@ def test_a_parameter_that_is_not_json_is_a_type_error_and_writes_nothing(tmp_pat
     with pytest.raises(TypeError, match="parameters must be JSON values"):
         model.save(tmp_path / "model.npz")
     assert not (tmp_path / "model.npz").exists()
+
+
+# ---------------------------------------------------------------- issue 20, part 2
+def test_load_refuses_an_attribute_the_estimator_does_not_have(tmp_path):
+    # A file must not set arbitrary attributes (a method's name, say) on the loaded model.
+    X, y = dataset("breast_cancer")
+    path = tmp_path / "model.npz"
+    gpath.SimpleSVC(C=1.0, gamma=0.05).fit(X[:100], y[:100]).save(path)
+    for name in ("predict", "evil_"):
+        bad = _rewrite(path, tmp_path / "bad.npz", edit_meta=lambda m: {**m, "attributes": {**m["attributes"], name: 1}})
+        with pytest.raises(ValueError, match=rf"unknown attributes \['{name}'\] for SimpleSVC"):
+            gpath.load(bad)
+
+
+@pytest.mark.parametrize("make", [lambda: gpath.IncrementalSVC(C=1.0, gamma=0.05),
+                                  lambda: gpath.SimpleSVC(C=1.0, gamma=0.05),
+                                  lambda: gpath.SVCPath(C_min=0.1, C_max=10.0, gamma=0.05)],
+                         ids=["IncrementalSVC", "SimpleSVC", "SVCPath"])
+def test_object_labels_keep_their_dtype_through_save_and_load(make, tmp_path):
+    X, y = dataset("breast_cancer")
+    labels = np.array(["benign", "malignant"], dtype=object)[y]
+    model = make().fit(X[:150], labels[:150])
+    model.save(tmp_path / "model.npz")
+    loaded = gpath.load(tmp_path / "model.npz")
+    assert model.classes_.dtype == object and loaded.classes_.dtype == object
+    assert loaded.predict(X[150:160]).dtype == model.predict(X[150:160]).dtype
+    np.testing.assert_array_equal(loaded.predict(X[150:]), model.predict(X[150:]))
+
+
+def test_svc_path_saves_and_loads_with_its_whole_path(tmp_path):
+    X, y = dataset("breast_cancer")
+    strict = make_backend("array_api_strict")
+    model = gpath.SVCPath(C_min=0.01, C_max=100.0, gamma=0.05).fit(X[:200], y[:200]).select(X[200:300], y[200:300])
+    path = tmp_path / "path.npz"
+    model.save(path)
+    loaded = gpath.load(path)
+    assert type(loaded) is gpath.SVCPath and loaded.get_params() == model.get_params()
+    assert loaded.C_ == model.C_ and loaded.validation_error_.best_C == model.validation_error_.best_C
+    np.testing.assert_array_equal(loaded.path_.alpha, model.path_.alpha)
+    for C in (0.01, 0.37, model.C_, 100.0):
+        np.testing.assert_array_equal(loaded.decision_function(X[300:], C), model.decision_function(X[300:], C))
+    on_device = gpath.load(path, like=strict.asarray(np.zeros(1)))
+    np.testing.assert_array_equal(to_host(on_device.decision_function(strict.asarray(X[300:]))),
+                                  model.decision_function(X[300:]))
+    # A path whose end no longer solves its problem is refused (the KKT check from scratch).
+    key = "attr:path_.intercept"
+    b = _entries(path)[key]
+    bad = _rewrite(path, tmp_path / "bad.npz", **{key: b + np.r_[np.zeros(b.size - 1), 0.5]})
+    with pytest.raises(ValueError, match=r"the path at C=100 violates the KKT conditions by .* recomputed from scratch"):
+        gpath.load(bad)
+
+
+def test_svc_path_cv_saves_and_loads_with_its_splitter_and_best_estimator(tmp_path):
+    from sklearn.model_selection import StratifiedKFold
+
+    from gpath.model_selection import SVCPathCV
+
+    X, y = dataset("breast_cancer")
+    cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    model = SVCPathCV(C_min=0.1, C_max=100.0, gammas=(0.01, 0.05), cv=cv).fit(X[:150], y[:150])
+    model.save(tmp_path / "search.npz")
+    loaded = gpath.load(tmp_path / "search.npz")
+    assert type(loaded) is SVCPathCV and repr(loaded.get_params()) == repr(model.get_params())
+    assert (loaded.best_C_, loaded.best_gamma_, loaded.best_score_) == (model.best_C_, model.best_gamma_,
+                                                                        model.best_score_)
+    np.testing.assert_array_equal(loaded.cv_error_paths_[1].error, model.cv_error_paths_[1].error)
+    np.testing.assert_array_equal(loaded.decision_function(X[150:]), model.decision_function(X[150:]))
+    loaded.best_estimator_.update(X_add=X[150:160], y_add=y[150:160], remove=[0])  # a model that updates
+    assert loaded.best_estimator_.check_kkt() <= 1e-9
+    # The refit model must be the one of the best point.
+    bad = _rewrite(tmp_path / "search.npz", tmp_path / "bad.npz",
+                   edit_meta=lambda m: {**m, "attributes": {**m["attributes"], "best_index_": 1 - model.best_index_}})
+    with pytest.raises(ValueError, match="must be those of cv_error_paths_"):
+        gpath.load(bad)
