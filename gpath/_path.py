@@ -74,6 +74,10 @@ class PathStats:
         Wall time in seconds.
     margin_size : int
         |M| at the end.
+    method : str
+        How the solution was reached: "path" (followed), "refit" (SimpleSVM warm-started
+        from the previous solution: ``IncrementalSVC(method="auto")``), "path and refit"
+        (a multiclass update, pair by pair), or "fit".
     """
 
     n_breakpoints: int
@@ -81,6 +85,7 @@ class PathStats:
     n_removed: int
     time: float
     margin_size: int
+    method: str = "path"
 
 
 class SVCState:
@@ -409,6 +414,15 @@ class SVCState:
         if delta:
             self._share = share + delta * self.xp.abs(column)
             held[k] = coef
+
+    def set_bound_columns(self, cols: np.ndarray, block, coefs: np.ndarray) -> None:
+        """:meth:`set_bound_column` for the points ``cols`` (host ints) at once, with their
+        columns ``Q[:, cols]`` (device, (n, len(cols))) at hand."""
+        share, held = self._held_share(create=True)
+        delta = np.asarray(coefs, dtype=np.float64) - held[cols]
+        self._share = share + self.xp.abs(block) @ to_device(delta, self.xp, self.device)
+        held[cols] = coefs
+        self._share_coef = held
 
     def kkt_violation(self) -> float:
         """The largest KKT violation of the maintained margins, relative to :meth:`kkt_scale`

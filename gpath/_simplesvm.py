@@ -48,7 +48,7 @@ from .kernels import Kernel
 from .linalg import SingularMarginError, single_threaded_host_blas
 from .persistence import record
 
-__all__ = ["INITS", "LOSSES", "NotSeparableError", "SimpleStats", "polish", "simple_svm"]
+__all__ = ["INITS", "LOSSES", "NotSeparableError", "SimpleStats", "polish", "simple_svm", "warm_simple_svm"]
 
 log = logging.getLogger("gpath")
 
@@ -207,6 +207,19 @@ def simple_svm(X, y, kernel: Kernel, C: float, ridge: float, *, loss="hinge", to
                      cap if max_iter is None else max_iter, rng, _BLOCK if block_size is None else block_size)
     pair = run.closest_pair() if init == "closest_pair" else run.randomized_pair()
     status, violation = run.run(pair)
+    return state, _concluded(run, status, violation, max_iter is None, loss, pair, start)
+
+
+def _concluded(run, status: str, violation: float, capped: bool, loss: str, pair: tuple, start: float) -> SimpleStats:
+    """The stats of a finished run, or the error that its status means.
+
+    Raises
+    ------
+    PathError, NotSeparableError
+        As :func:`simple_svm`.
+    """
+    state = run.s
+    xp = state.xp
     if status == "stalled":
         # The violators leave the working set as soon as they enter it: the solves of 𝐌 can
         # resolve y f no better. That is exact if it is round-off relative to the scale of y f
@@ -220,20 +233,20 @@ def simple_svm(X, y, kernel: Kernel, C: float, ridge: float, *, loss="hinge", to
                 f"the features, or lower gamma or the degree of a polynomial kernel; the model is unchanged"
             )
         status = "converged"
-    if status == "max_iter" and max_iter is None:
-        k_max = scalars(xp, xp.max(kernel.diagonal(X)))[0]
+    if status == "max_iter" and capped:
+        k_max = scalars(xp, xp.max(state.kernel.diagonal(state.X)))[0]
         raise PathError(
-            f"SimpleSVM did not finish after {cap} iterations (largest KKT violation "
+            f"SimpleSVM did not finish after {run.max_iter} iterations (largest KKT violation "
             f"{violation:.3g} in units of y f): degenerate cycling, or a problem beyond float64 "
             f"(the largest kernel value K(x, x) is {k_max:.3g}): standardize the features, or lower "
             f"gamma or the degree of a polynomial kernel; the model is unchanged"
         )
-    if loss == "hinge" and not np.isfinite(upper) and state.active.size:
+    if loss == "hinge" and not np.isfinite(state.C) and state.active.size:
         run.check_separated()
     stats = SimpleStats(
         n_iter=run.n_iter,
         n_bound_steps=run.n_bound_steps,
-        n_kernel_evaluations=n * state.cache.n_columns_computed + run.n_other_evaluations,
+        n_kernel_evaluations=state.n * state.cache.n_columns_computed + run.n_other_evaluations,
         n_columns=state.cache.n_columns_computed,
         init_pair=pair,
         working_set_size=state.active.size,
@@ -242,7 +255,75 @@ def simple_svm(X, y, kernel: Kernel, C: float, ridge: float, *, loss="hinge", to
         time=time.perf_counter() - start,
     )
     log.debug("SimpleSVM: %s", stats)
-    return state, stats
+    return stats
+
+
+@single_threaded_host_blas
+def warm_simple_svm(X, y, kernel: Kernel, C: float, ridge: float, alpha, *, weights=None,
+                    block_size=None) -> tuple[SVCState, SimpleStats]:
+    """Solve the C-SVC dual exactly by SimpleSVM started from the point ``alpha`` (a warm
+    start: the solution of a nearby problem, such as the model before an update or the
+    full-data model for one of its folds).
+
+    ``alpha`` is clipped to the boxes and made to satisfy ``yᵀα = 0`` by moving the
+    coefficients strictly inside their boxes first (then the others) by what the constraint
+    needs (:func:`_balanced`). The sets follow from it: SC where α = C_i, Swork strictly
+    inside, S0 at 0. The iteration of section 2 then runs from there, each step from a
+    feasible point, so the result is the exact solution whatever the start; a good start
+    only makes it short.
+
+    Parameters
+    ----------
+    X, y, kernel, C, ridge, weights, block_size
+        As :func:`simple_svm` (hinge loss, C finite).
+    alpha : host array of shape (n_samples,), float64
+        The starting point (any values; clipped to [0, C_i]).
+
+    Returns
+    -------
+    state : SVCState
+    stats : SimpleStats
+        ``init_pair`` is ``()``; ``n_iter`` counts the iterations after the start.
+
+    Raises
+    ------
+    PathError
+        As :func:`simple_svm`.
+
+    References
+    ----------
+    Vishwanathan, Smola & Murty (2003), section 2 (the iteration from any feasible point
+    with its sets).
+    """
+    start = time.perf_counter()
+    xp, device = get_namespace_and_device(X, y)
+    boxes = None if weights is None else float(C) * np.asarray(weights, dtype=np.float64)
+    state = SVCState.at_zero(xp, device, X, y, kernel, float(C), float(ridge), boxes)
+    alpha = _balanced(np.clip(np.asarray(alpha, dtype=np.float64), 0.0, state.upper), state.y_host, state.upper)
+    run = _SimpleRun(state, _EXACT, 20 * (state.n + 50), None, _BLOCK if block_size is None else block_size)
+    run.start_at(alpha)
+    status, violation = run.run(())
+    return state, _concluded(run, status, violation, True, "hinge", (), start)
+
+
+def _balanced(alpha: np.ndarray, y: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """``alpha`` (in its box) changed to satisfy ``yᵀα = 0``: the coefficients strictly
+    inside their boxes absorb the residual first, then those at a bound, each by as much as
+    its box allows, in row order.
+
+    There is always room: if ``r = yᵀα > 0`` the positive coefficients alone sum to at least
+    r, and they may all fall to 0 (likewise for r < 0)."""
+    r = float(y @ alpha)
+    if r == 0.0:
+        return alpha
+    # How far each coefficient can move yᵀα toward 0: down for y_k = sign(r), up otherwise.
+    room = np.where(y * r > 0, alpha, upper - alpha)
+    free = (alpha > 0) & (alpha < upper)
+    order = np.concatenate([np.flatnonzero(free), np.flatnonzero(~free)])
+    taken = np.minimum(room[order], np.maximum(abs(r) - (np.cumsum(room[order]) - room[order]), 0.0))
+    alpha = alpha.copy()
+    alpha[order] -= np.sign(r) * y[order] * taken
+    return np.clip(alpha, 0.0, upper)
 
 
 @single_threaded_host_blas
@@ -351,6 +432,28 @@ class _SimpleRun:
             slot = cache.store(k, self.s.q_column(k) if column is None else column)
             cache.release(k)
         return cache.column(slot)
+
+    def start_at(self, alpha: np.ndarray) -> None:
+        """Put the state (at α = 0) at the feasible point ``alpha``: SC where α = U_k (their
+        share of the margins as blocks of columns, not cached), Swork where strictly inside
+        (their columns as blocks, cached, and 𝐌 factored), S0 elsewhere."""
+        s, xp = self.s, self.s.xp
+        bounded = np.flatnonzero((alpha >= s.upper) & (s.upper > 0.0))
+        free = np.flatnonzero((alpha > 0.0) & (alpha < s.upper))
+        self.rows = s.kernel.centered_rows(s.X)
+        for lo in range(0, bounded.size, 256):
+            part = bounded[lo : lo + 256]
+            block = s.q_training_block(part, self.rows)
+            self.uC = self.uC + block @ to_device(s.upper[part], xp, s.device)
+            s.set_bound_columns(part, block, s.upper[part])  # and their share of kkt_scale
+        for k in bounded.tolist():
+            s.alpha[k] = s.upper[k]
+            s.place(k, I)
+        self.n_upper = int(bounded.size)
+        self.sum_y_upper = float(s.y_host[bounded] @ s.upper[bounded])
+        s.alpha[free] = alpha[free]  # before the factor: a singular 𝐌's null step moves them
+        for lo in range(0, free.size, 256):
+            self._enter_block(free[lo : lo + 256].tolist())
 
     # ------------------------------------------------------------------ the iteration
     def run(self, entering) -> tuple[str, float]:

@@ -114,7 +114,7 @@ class SlidingWindowSVC(base.Classifier):
     """
 
     def __init__(self, window=1000, batch=30, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
-                 method="multiple", ridge=1e-6, tol=1e-9, cache_size=1024, classes=None, like=None):
+                 method="auto", ridge=1e-6, tol=1e-9, cache_size=1024, classes=None, like=None):
         self.window = window
         self.batch = batch
         self.C = C

@@ -302,22 +302,26 @@ def test_updates_leaving_fewer_than_two_classes_are_refused(bad, error, match):
     assert snapshot(model) == before
 
 
-def test_a_failure_in_a_later_pair_leaves_the_model_as_it_was(monkeypatch):
-    from gpath import _path
+@pytest.mark.parametrize("way", ["path", "refit"])
+def test_a_failure_in_a_later_pair_leaves_the_model_as_it_was(monkeypatch, way):
+    from gpath import _path, incremental
 
     X, y = real("wine")
-    model = IncrementalSVC(C=10.0, gamma=0.1).fit(X[:150], y[:150])
+    model = IncrementalSVC(C=10.0, gamma=0.1, method="multiple" if way == "path" else "auto").fit(X[:150], y[:150])
     before = snapshot(model)
     calls = {"n": 0}
-    follow = _path.SVCState.follow
+    owner, name = (_path.SVCState, "follow") if way == "path" else (incremental, "warm_simple_svm")
+    original = getattr(owner, name)
 
-    def failing(self, *args, **kwargs):
+    def failing(*args, **kwargs):
         calls["n"] += 1
         if calls["n"] == 3:
             raise KeyboardInterrupt
-        return follow(self, *args, **kwargs)
+        return original(*args, **kwargs)
 
-    monkeypatch.setattr(_path.SVCState, "follow", failing)
+    monkeypatch.setattr(owner, name, failing)
+    if way == "refit":
+        monkeypatch.setattr(incremental, "_refit_is_cheaper", lambda *args: True)
     with pytest.raises(KeyboardInterrupt):
         model.update(X_add=X[150:], y_add=y[150:], remove=model.sample_ids_[:20])
     assert calls["n"] == 3
