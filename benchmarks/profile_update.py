@@ -48,7 +48,7 @@ def _cumulative(stats, path_suffix, names) -> float:
 
 def breakdown(data, n, m, C, gamma, top=0) -> dict:
     X, y = load(data, n + 3 * m)
-    model = IncrementalSVC(C=C, gamma=gamma).fit(X[:n], y[:n])
+    model = IncrementalSVC(C=C, gamma=gamma, method="multiple").fit(X[:n], y[:n])
     model.update(X_add=X[n : n + m], y_add=y[n : n + m], remove=model.sample_ids_[:m])  # warm-up
     state = model.states_[0]
     columns_before = state.cache.n_columns_computed

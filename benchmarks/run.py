@@ -1,6 +1,8 @@
 """Every speed benchmark of gpath in one run: the tables of benchmarks/RESULTS.md.
 
-1. Window updates against retraining peers and against the n × |M| product (`speed.py`).
+1. Window updates against retraining peers and against the n × |M| product (`speed.py`; the
+   MID path itself, `method="multiple"`), and large updates by the path, the warm-started
+   refit and `method="auto"` (`large_update.py`).
 2. SimpleSVC fits against the same peers (`simplesvm.py`).
 3. One outlier path against CCCP at 5 to 50 grid points (`outlier_path.py --timing-only`).
 4. MID, SID and LIBSVM retrains over the C × γ grid of Karasuyama & Takeuchi (2009), section
@@ -24,6 +26,7 @@ import time
 from pathlib import Path
 
 import grid
+import large_update
 import outlier_path
 import simplesvm
 import speed
@@ -41,6 +44,8 @@ def main(argv=None):
     print("## 1. Window updates\n", flush=True)
     speed.main(["--device", args.device, *quick] + (["--n", *args.n] if args.n else []))
     if args.device == "cpu":
+        print("\n## 1b. Large updates: path, warm-started refit, auto\n", flush=True)
+        large_update.main(quick)
         print("\n## 2. SimpleSVC fits\n", flush=True)
         simplesvm.main(quick)
         print("\n## 3. Outlier path against CCCP\n", flush=True)

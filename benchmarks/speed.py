@@ -90,7 +90,7 @@ def bandwidth(xp, now):
 def slide(X, y, n, steps, updates, C, gamma, now):
     """Fit on the first n rows, then for each step m slide ``updates`` times: yields
     (m, mean update s, mean breakpoints, mean |M|, window start, model)."""
-    model = IncrementalSVC(C=C, gamma=gamma).fit(X[:n], y[:n])
+    model = IncrementalSVC(C=C, gamma=gamma, method="multiple").fit(X[:n], y[:n])
     lo = n
     for m in steps:
         k = min(updates, (X.shape[0] - lo) // m)

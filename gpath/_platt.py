@@ -173,8 +173,9 @@ def cv_decision_values(X, y_pm: np.ndarray, weights: np.ndarray, solve, kernel, 
     weights : ndarray of shape (n,), float64
         Each point's box over C (C_i / C).
     solve : callable
-        ``solve(X_sub, y_sub, weights_sub) -> SVCState``: the exact SVC of a subset (the
-        estimator's problem: loss, C, ridge; boxes C · weights_sub).
+        ``solve(X_sub, y_sub, weights_sub, rows) -> SVCState``: the exact SVC of the subset
+        ``rows`` (host ints into the pair's points; the estimator's problem: loss, C, ridge;
+        boxes C · weights_sub). ``rows`` lets it start from the full solution's α there.
     kernel : Kernel
     rng : numpy.random.RandomState
 
@@ -206,7 +207,7 @@ def cv_decision_values(X, y_pm: np.ndarray, weights: np.ndarray, solve, kernel, 
             continue
         rows = used[train]
         state = solve(xp.take(X, to_device(rows, xp, device), axis=0), to_device(y_pm[rows], xp, device),
-                      weights[rows])
+                      weights[rows], rows)
         X_test = xp.take(X, to_device(used[test], xp, device), axis=0)
         f = decision_values(kernel, state.X, state.y_host, state.alpha[None, :], [state.b], X_test, xp, device)
         dec[test] = -to_host(f[:, 0])

@@ -287,6 +287,45 @@ def factor_solve(R, Q, y, g, basis, qs, work, xs, buf, ints, floats, rhs, x, bor
                   floats[1] if check else -1.0)
 
 
+# ---------------------------------------------------------------------- host memory
+def available_memory() -> float | None:
+    """Bytes of host memory a new allocation can take: ``MemAvailable`` of /proc/meminfo,
+    or less where a cgroup (a container) limits the process; None where neither is readable
+    (then nothing is checked)."""
+    found = []
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    found.append(float(line.split()[1]) * 1024.0)
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        with open("/sys/fs/cgroup/memory.max") as f:
+            limit = f.read().strip()
+        with open("/sys/fs/cgroup/memory.current") as f:
+            used = float(f.read().strip())
+        if limit != "max":
+            found.append(float(limit) - used)
+    except (OSError, ValueError):
+        pass
+    return min(found) if found else None
+
+
+def _check_memory(capacity: int, size: int) -> None:
+    """Raise MemoryError if the factor's arrays for ``capacity`` points (R and Q_MM, 16
+    bytes per entry) would not fit in the available host memory (:func:`available_memory`)."""
+    needed = 16.0 * capacity * capacity
+    available = available_memory()
+    if available is not None and needed > available:
+        raise MemoryError(
+            f"the working (margin) set has grown to |W| = {size} points; its factor on the host needs "
+            f"{needed / 2**30:.2f} GiB for {capacity} points (16·|W|² bytes), more than the "
+            f"{available / 2**30:.2f} GiB of memory available: lower C, use a smaller gamma (fewer free "
+            f"support vectors), or fit a subsample; the model is unchanged"
+        )
+
+
 # ---------------------------------------------------------------------- the factor
 def _slot_order(used: np.ndarray, capacity: int) -> np.ndarray:
     """Q's storage slots: those in ``used`` (in factor order), then the free ones, lowest
@@ -346,6 +385,8 @@ class BorderedFactor:
             return
         cap = max(16, capacity, 2 * (0 if old is None else old.shape[0]))
         m, top = self.m, self._top
+        if cap > 256:  # small factors cannot run out of memory (and reading /proc costs)
+            _check_memory(cap, m)
         # Not zeroed: only R[:m, :m] and Q[:top, :top] are read (see _insert).
         arrays = dict(_r=np.empty((cap, cap)), _q=np.empty((cap, cap)), _y=np.zeros(cap), _g=np.zeros(cap),
                       _basis=np.zeros(cap, dtype=np.int64), _qs=np.arange(cap, dtype=np.int64),

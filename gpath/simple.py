@@ -225,6 +225,9 @@ class SimpleSVC(OneVsOneSVC):
         PathError
             ``max_iter=None`` and the iteration cycles (20·(n + 50) iterations), or it ends
             with a KKT violation above 1e-8 (the model is not returned then).
+        MemoryError
+            The working set's factor (16·|W|² bytes on the host) would not fit in the available
+            memory; the message gives |W|, the bytes and what to do. The estimator is unchanged.
 
         Warns
         -----
@@ -318,7 +321,7 @@ class SimpleSVC(OneVsOneSVC):
         decision values."""
         A, B = [], []
 
-        def solve(X_sub, y_sub, weights_sub):
+        def solve(X_sub, y_sub, weights_sub, rows):
             return self._solve(X_sub, y_sub, kernel, params, rng, weights_sub if weighted else None)[0]
 
         for X_p, y_p, weights in problems:

@@ -133,3 +133,26 @@ def test_the_refit_rule():
     assert rule(Pair(10_000, 20), np.arange(3000), 3000)
     assert rule(Pair(10_000, 500), np.arange(1000), 1000)  # a large margin set: 2,000 · 6 > 5,000
     assert not rule(Pair(10_000, 500), np.arange(10), 10)
+
+
+def test_a_working_set_beyond_memory_is_a_memory_error_and_changes_nothing(monkeypatch):
+    # The factor holds 16·|W|² bytes on the host: with too little memory left the fit stops
+    # with a MemoryError that says what to do, before it allocates.
+    from helpers import snapshot
+
+    from gpath import SimpleSVC, linalg
+
+    X, y = dataset("breast_cancer")
+    X = np.vstack([X, X + 0.01])  # C = 1e4 with gamma = 0.5: most points are free support vectors
+    y = np.r_[y, y]
+    model = IncrementalSVC(C=1e4, gamma=0.5).fit(X[:100], y[:100])
+    before = snapshot(model)
+    assert linalg.available_memory() is None or linalg.available_memory() > 2**20
+    monkeypatch.setattr(linalg, "available_memory", lambda: 16.0 * 300**2)  # room for 300 points
+    for estimator in (model, SimpleSVC(C=1e4, gamma=0.5)):
+        with pytest.raises(MemoryError, match=r"\|W\| = \d+ points; its factor on the host needs .* GiB for 512 "
+                                              r"points .* lower C, use a smaller gamma .* or fit a subsample"):
+            estimator.fit(X, y)
+    assert snapshot(model) == before
+    monkeypatch.setattr(linalg, "available_memory", lambda: None)  # unknown: no check
+    SimpleSVC(C=1e4, gamma=0.5).fit(X[:300], y[:300])
