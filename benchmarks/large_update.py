@@ -33,9 +33,10 @@ QUICK = [(1000, (30, 300))]
 CS = [0.1, 1.0, 10.0, 100.0]
 
 
-def timed(f):
+def timed(f, *args, **kwargs):
+    """``(f(*args, **kwargs), seconds)``."""
     t = time.perf_counter()
-    out = f()
+    out = f(*args, **kwargs)
     return out, time.perf_counter() - t
 
 
@@ -62,12 +63,12 @@ def main(argv=None):
                     model = copy.deepcopy(base).set_params(method="multiple" if way == "path" else "auto")
                     forced = mock.patch("gpath.incremental._refit_is_cheaper", lambda *a: True)
                     with forced if way == "refit" else contextlib.nullcontext():
-                        _, times[way] = timed(lambda: model.update(X_add=X_all[n : n + m], y_add=y_all[n : n + m],
-                                                                   remove=np.arange(m)))
+                        _, times[way] = timed(model.update, X_add=X_all[n : n + m], y_add=y_all[n : n + m],
+                                              remove=np.arange(m))
                     assert model.check_kkt() <= 1e-9
                     models[way] = model
-                fit, t_fit = timed(lambda: IncrementalSVC(C=C, gamma=gamma).fit(X_new, y_new))
-                peer_times = [timed(lambda make=make: make(C, gamma).fit(X_new, y_new))[1] for make in available.values()]
+                fit, t_fit = timed(IncrementalSVC(C=C, gamma=gamma).fit, X_new, y_new)
+                peer_times = [timed(make(C, gamma).fit, X_new, y_new)[1] for make in available.values()]
                 auto = times["auto"]
                 print(f"| {n} | {C:g} | {m} | {fit.states_[0].active.size} | {times['path']:.3f} | {times['refit']:.3f} "
                       f"| {auto:.3f} | {models['auto'].last_update_.method} | {t_fit:.3f} | "

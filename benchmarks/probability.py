@@ -19,6 +19,7 @@ import time
 from unittest import mock
 
 import numpy as np
+from large_update import timed
 from sklearn.svm import SVC
 
 import gpath
@@ -32,12 +33,6 @@ def from_scratch(X, y, kernel, C, ridge, alpha, weights=None):
     return simple_svm(X, y, kernel, C, ridge, random_state=np.random.RandomState(0), weights=weights)
 
 
-def timed(f):
-    t = time.perf_counter()
-    out = f()
-    return out, time.perf_counter() - t
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="n = 1,000 only (a smoke run)")
@@ -49,15 +44,13 @@ def main(argv=None):
         X, y = load_adult(n_samples=n)
         gamma = 1.0 / X.shape[1]
 
-        def make(**kw):
-            return gpath.IncrementalSVC(C=C, gamma=gamma, random_state=0, **kw)
-
         for C in (0.1, 1.0, 10.0):
-            warm, t_warm = timed(lambda: make(probability=True).fit(X, y))
+            warm, t_warm = timed(gpath.IncrementalSVC(C=C, gamma=gamma, random_state=0, probability=True).fit, X, y)
             with mock.patch.object(gpath.incremental, "warm_simple_svm", from_scratch):
-                scratch, t_scratch = timed(lambda: make(probability=True).fit(X, y))
-            _, t_fit = timed(lambda: make().fit(X, y))
-            _, t_svc = timed(lambda: SVC(C=C, gamma=gamma, probability=True, random_state=0).fit(X, y))
+                scratch, t_scratch = timed(gpath.IncrementalSVC(C=C, gamma=gamma, random_state=0,
+                                                                probability=True).fit, X, y)
+            _, t_fit = timed(gpath.IncrementalSVC(C=C, gamma=gamma, random_state=0).fit, X, y)
+            _, t_svc = timed(SVC(C=C, gamma=gamma, probability=True, random_state=0).fit, X, y)
             print(f"| {n} | {C:g} | {t_warm:.2f} | {t_scratch:.2f} | {t_fit:.2f} | {t_svc:.2f} | {t_warm / t_svc:.2f} "
                   f"| {t_scratch / t_svc:.2f} | {np.abs(warm.probA_ - scratch.probA_).max():.0e} |", flush=True)
 

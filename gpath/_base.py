@@ -33,6 +33,7 @@ from ._multiclass import (
     pairs,
     vote,
 )
+from ._path import kkt_violation
 from ._platt import couple, sigmoid_predict
 from ._validation import check_choice, check_feature_names, check_labels, check_X
 from .persistence import SaveMixin
@@ -450,12 +451,8 @@ class OneVsOneSVC(SaveMixin, ClassifierMixin, BaseEstimator):
         implementation behind :meth:`check_kkt` and the check of a loaded model (the rule is
         :meth:`check_kkt`'s)."""
         C, _ = self._kkt_problem()
-        g = yf - 1.0
-        stat = max(np.max(np.where(alpha < upper, -g, -np.inf)), np.max(np.where(alpha > 0, g, -np.inf)))
         box = C if np.isfinite(C) else max(1.0, float(np.max(alpha)))
-        over = float(np.max(alpha - upper, initial=0.0))
-        feas = max(abs(float(y_pm @ alpha)), float(np.max(-alpha)), over) / box
-        return float(max(stat / (1.0 + scale), feas, 0.0))
+        return kkt_violation(yf, y_pm, alpha, upper, scale, box)
 
     def _pair_training_data(self, X, y):
         """For each pair: its training rows X (device), their labels ±1 (host, +1 for the
@@ -503,8 +500,7 @@ class OneVsOneSVC(SaveMixin, ClassifierMixin, BaseEstimator):
         gpath.persistence.ModelFileError
         """
         invalid, attr = persistence.ModelFileError, persistence.fitted_attribute
-        if not isinstance(getattr(self, "n_features_in_", None), int) or self.n_features_in_ < 1:
-            raise invalid(f"n_features_in_ must be an int >= 1; got {getattr(self, 'n_features_in_', None)!r}")
+        persistence.fitted_n_features(self)
         persistence.check_kernel(getattr(self, "kernel_", None))
         classes = attr(self, "classes_", (None,), "biufUO")
         k = classes.shape[0]

@@ -53,6 +53,35 @@ def _levels(codes: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return lo, hi
 
 
+def kkt_violation(yf: np.ndarray, y: np.ndarray, alpha: np.ndarray, upper: np.ndarray, scale: float,
+                  box: float) -> float:
+    """The largest KKT violation of α given its margins recomputed from scratch: the
+    stationarity violations (a point below y f = 1 with α < C_i, above it with α > 0)
+    divided by ``1 + scale``, and those of yᵀα = 0 and 0 ≤ α ≤ C_i divided by ``box``.
+
+    Parameters
+    ----------
+    yf : ndarray of shape (n,), float64
+        Margins y_i f(x_i), the ridge's ``d α_i`` included.
+    y, alpha, upper : ndarray of shape (n,), float64
+        Labels ±1, dual coefficients and boxes C_i (inf: none).
+    scale : float
+        ``max_i Σ_j |Q_ij| α_j``, or a bound of it.
+    box : float
+        The constraints' unit (C).
+
+    Returns
+    -------
+    float
+        The rule of ``check_kkt`` (Karasuyama & Takeuchi 2009, eq. 1: the conditions (1a–1c)).
+    """
+    g = yf - 1.0
+    stat = max(np.max(np.where(alpha < upper, -g, -np.inf)), np.max(np.where(alpha > 0, g, -np.inf)))
+    over = float(np.max(alpha - upper, initial=0.0))
+    feas = max(abs(float(y @ alpha)), float(np.max(-alpha)), over) / box
+    return float(max(stat / (1.0 + scale), feas, 0.0))
+
+
 class PathError(RuntimeError):
     """The path could not be followed (cycling among degenerate breakpoints, or a broken
     invariant); the model it started from is unchanged."""

@@ -42,7 +42,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from ._array_api import get_namespace_and_device, scalars, to_device
-from ._path import I, M, O, PathError, SVCState
+from ._path import I, M, O, PathError, SVCState, _levels
 from ._ratio import first_bound_hit
 from .kernels import Kernel
 from .linalg import SingularMarginError, single_threaded_host_blas
@@ -446,9 +446,9 @@ class _SimpleRun:
             block = s.q_training_block(part, self.rows)
             self.uC = self.uC + block @ to_device(s.upper[part], xp, s.device)
             s.set_bound_columns(part, block, s.upper[part])  # and their share of kkt_scale
-        for k in bounded.tolist():
-            s.alpha[k] = s.upper[k]
-            s.place(k, I)
+        s.alpha[bounded] = s.upper[bounded]
+        s.where[bounded] = I
+        s.lo, s.hi = (to_device(v, xp, s.device) for v in _levels(s.where, s.upper))
         self.n_upper = int(bounded.size)
         self.sum_y_upper = float(s.y_host[bounded] @ s.upper[bounded])
         s.alpha[free] = alpha[free]  # before the factor: a singular 𝐌's null step moves them

@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from . import persistence
 from ._array_api import get_namespace_and_device, to_host
 from ._cpath import CPath, CVErrorPath, c_path, decision_values, error_steps, interpolate, mean_error_steps
+from ._path import kkt_violation
 from ._simplesvm import simple_svm
 from ._validation import (
     check_feature_names,
@@ -335,9 +336,7 @@ class SVCPath(SaveMixin, ClassifierMixin, BaseEstimator):
         gpath.persistence.ModelFileError
         """
         invalid, attr = persistence.ModelFileError, persistence.fitted_attribute
-        d = getattr(self, "n_features_in_", None)
-        if not isinstance(d, int) or d < 1:
-            raise invalid(f"n_features_in_ must be an int >= 1; got {d!r}")
+        d = persistence.fitted_n_features(self)
         persistence.check_kernel(getattr(self, "kernel_", None))
         n = attr(self, "_X", (None, d)).shape[0]
         y = attr(self, "_y_host", (n,))
@@ -368,12 +367,10 @@ class SVCPath(SaveMixin, ClassifierMixin, BaseEstimator):
         xp, device = get_namespace_and_device(self._X)
         F = to_host(decision_values(self.kernel_, self._X, y, alpha[ends], b[ends], self._X, xp, device))
         diag = float(np.max(to_host(self.kernel_.diagonal(self._X))))
-        for end, C in zip(ends, Cs[ends]):
+        for column, (end, C) in enumerate(zip(ends, Cs[ends])):
             a = alpha[end]
-            g = y * F[:, ends.index(end)] + ridge * a - 1.0
-            stat = max(np.max(np.where(a < C, -g, -np.inf)), np.max(np.where(a > 0, g, -np.inf)))
-            scale = 1.0 + (diag + ridge) * float(a.sum())
-            violation = max(stat / scale, abs(float(y @ a)) / C)
+            violation = kkt_violation(y * F[:, column] + ridge * a, y, a, np.full(n, C), (diag + ridge) * float(a.sum()),
+                                      float(C))
             if violation > _LOADED_TOL:
                 raise invalid(f"the path at C={C:g} violates the KKT conditions by {violation:.3g} relative to the "
                               f"scale of y f, recomputed from scratch (allowed: {_LOADED_TOL:g})")

@@ -39,7 +39,7 @@ from ._validation import check_bool, check_labels, check_positive, check_X, sign
 from .cpath import SVCPath, check_C_range, start_state
 from .incremental import IncrementalSVC
 from .kernels import Kernel
-from .persistence import ModelFileError, SaveMixin, fitted_attribute
+from .persistence import ModelFileError, SaveMixin, fitted_attribute, fitted_n_features
 
 __all__ = ["CVErrorPath", "SVCPathCV", "cross_validate", "cv_error_path"]
 
@@ -553,9 +553,7 @@ class SVCPathCV(SaveMixin, ClassifierMixin, BaseEstimator):
         ------
         gpath.persistence.ModelFileError
         """
-        d = getattr(self, "n_features_in_", None)
-        if not isinstance(d, int) or d < 1:
-            raise ModelFileError(f"n_features_in_ must be an int >= 1; got {d!r}")
+        d = fitted_n_features(self)
         classes = fitted_attribute(self, "classes_", (2,), "biufUO")
         paths = getattr(self, "cv_error_paths_", None)
         if not (isinstance(paths, list) and paths and all(isinstance(p, CVErrorPath) for p in paths)):

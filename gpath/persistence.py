@@ -62,6 +62,7 @@ __all__ = [
     "check_kernel",
     "finite_array",
     "fitted_attribute",
+    "fitted_n_features",
     "load",
     "record",
     "save",
@@ -221,6 +222,19 @@ def fitted_attribute(model, name, shape=None, kinds="f"):
     value = getattr(model, name)
     a = to_host(value) if is_array_api(value) and not isinstance(value, np.ndarray) else np.asarray(value)
     return finite_array({name: a}, name, kinds, shape=shape)
+
+
+def fitted_n_features(model) -> int:
+    """A loaded model's ``n_features_in_``, an int ≥ 1.
+
+    Raises
+    ------
+    ModelFileError
+    """
+    d = getattr(model, "n_features_in_", None)
+    if not isinstance(d, int) or isinstance(d, bool) or d < 1:
+        raise ModelFileError(f"n_features_in_ must be an int >= 1; got {d!r}")
+    return d
 
 
 def record(cls):

@@ -223,9 +223,7 @@ class _RobustBase(SaveMixin, BaseEstimator):
         from . import persistence
 
         invalid, attr = persistence.ModelFileError, persistence.fitted_attribute
-        d = getattr(self, "n_features_in_", None)
-        if not isinstance(d, int) or d < 1:
-            raise invalid(f"n_features_in_ must be an int >= 1; got {d!r}")
+        d = persistence.fitted_n_features(self)
         persistence.check_kernel(getattr(self, "kernel_", None), offsets=(0.0, 1.0))
         n = attr(self, "_X", (None, d)).shape[0]
         y = attr(self, "_y_host", (n,))

@@ -335,7 +335,7 @@ def test_load_refuses_an_attribute_the_estimator_does_not_have(tmp_path):
     path = tmp_path / "model.npz"
     gpath.SimpleSVC(C=1.0, gamma=0.05).fit(X[:100], y[:100]).save(path)
     for name in ("predict", "evil_"):
-        bad = _rewrite(path, tmp_path / "bad.npz", edit_meta=lambda m: {**m, "attributes": {**m["attributes"], name: 1}})
+        bad = _rewrite(path, tmp_path / "bad.npz", edit_meta=lambda m, name=name: {**m, "attributes": {**m["attributes"], name: 1}})
         with pytest.raises(ValueError, match=rf"unknown attributes \['{name}'\] for SimpleSVC"):
             gpath.load(bad)
 
