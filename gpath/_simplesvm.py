@@ -368,7 +368,7 @@ class _SimpleRun:
         s = self.s = state
         self.block_size = block_size
         self.block_budget = 2 * (state.n + 50)  # block iterations before the paper's rule
-        self.rows = None  # X prepared once for the blocks of kernel columns (Kernel.centered_rows)
+        self._rows = None  # X prepared once for the blocks of kernel columns (Kernel.centered_rows)
         self.uC = s.xp.zeros(s.n, dtype=s.xp.float64, device=s.device)
         self.n_upper = 0  # |SC|
         self.sum_y_upper = 0.0  # Σ_{SC} y_k U_k
@@ -423,15 +423,21 @@ class _SimpleRun:
         j = int(scalars(xp, xp.argmin(d))[0])
         return int(p[j]), int(m[j])
 
-    def _column(self, k: int, column=None):
-        """Column ``H[:, k]`` (device), computed once (or ``column``, computed in a block) and
-        left in the cache, unclaimed."""
-        cache = self.s.cache
-        slot = cache.slot(k)
+    @property
+    def rows(self):
+        """X prepared once for the run's blocks of kernel columns (:meth:`Kernel.centered_rows`)."""
+        if self._rows is None:
+            self._rows = self.s.kernel.centered_rows(self.s.X)
+        return self._rows
+
+    def _column(self, k: int):
+        """Column ``H[:, k]`` (device), computed once and left in the cache, unclaimed."""
+        s = self.s
+        slot = s.cache.slot(k)
         if slot < 0:
-            slot = cache.store(k, self.s.q_column(k) if column is None else column)
-            cache.release(k)
-        return cache.column(slot)
+            slot = s.cache.store(k, s.q_column(k))
+            s.cache.release(k)
+        return s.cache.column(slot)
 
     def start_at(self, alpha: np.ndarray) -> None:
         """Put the state (at α = 0) at the feasible point ``alpha``: SC where α = U_k (their
@@ -440,7 +446,6 @@ class _SimpleRun:
         s, xp = self.s, self.s.xp
         bounded = np.flatnonzero((alpha >= s.upper) & (s.upper > 0.0))
         free = np.flatnonzero((alpha > 0.0) & (alpha < s.upper))
-        self.rows = s.kernel.centered_rows(s.X)
         for lo in range(0, bounded.size, 256):
             part = bounded[lo : lo + 256]
             block = s.q_training_block(part, self.rows)
@@ -518,11 +523,13 @@ class _SimpleRun:
         s = self.s
         new = np.array([k for k in entering if s.cache.slot(k) < 0], dtype=np.int64)
         if new.size > 1:
-            if self.rows is None:
-                self.rows = s.kernel.centered_rows(s.X)
             block = s.q_training_block(new, self.rows)
+            # All claimed before any is released: a released slot is free to take, and the
+            # block's later columns would overwrite its earlier ones when few slots are free.
             for j, k in enumerate(new.tolist()):
-                self._column(k, block[:, j])
+                s.cache.store(k, block[:, j])
+            for k in new.tolist():
+                s.cache.release(k)
         for k in entering:
             self._enter(k)
 

@@ -48,6 +48,7 @@ import threading
 
 import numpy as np
 from numba import njit
+from scipy.linalg.lapack import dsycon, dsytrf
 from threadpoolctl import ThreadpoolController
 
 from ._blas import dsymv, dtrsv_upper
@@ -56,7 +57,7 @@ __all__ = ["BorderedFactor", "SingularMarginError", "all_host_blas_threads", "si
 
 
 # A new Cholesky pivot d² below this fraction of the diagonal may be round-off of an exact
-# zero: the singular values of 𝐌 then decide (an SVD, rare).
+# zero: the condition number of 𝐌 then decides (_reciprocal_condition, rare).
 _TINY_PIVOT = 1e-8
 # A solve whose relative residual exceeds this refactors first.
 _MAX_RESIDUAL = 1e-11
@@ -287,6 +288,17 @@ def factor_solve(R, Q, y, g, basis, qs, work, xs, buf, ints, floats, rhs, x, bor
                   floats[1] if check else -1.0)
 
 
+def _reciprocal_condition(matrix: np.ndarray) -> float:
+    """LAPACK's estimate of 1 / κ₁ of a symmetric (possibly indefinite) matrix, from its
+    Bunch-Kaufman factor (dsytrf, dsycon): O(n³/3), against the O(n³)·10 of an SVD. 0 for an
+    exactly singular one."""
+    ldu, ipiv, info = dsytrf(matrix, lower=1)
+    if info > 0:
+        return 0.0
+    estimate, _ = dsycon(ldu, ipiv, np.abs(matrix).sum(axis=0).max(), lower=1)
+    return float(estimate)
+
+
 # ---------------------------------------------------------------------- host memory
 def available_memory() -> float | None:
     """Bytes of host memory a new allocation can take: ``MemAvailable`` of /proc/meminfo,
@@ -345,9 +357,10 @@ class BorderedFactor:
     Parameters
     ----------
     rcond : float, default 1e-13
-        𝐌 with a singular value below ``rcond`` times its largest is numerically singular:
-        :meth:`insert` then raises :class:`SingularMarginError` (checked by an SVD only when
-        the new Cholesky pivot is tiny, below 1e-8 of the diagonal).
+        𝐌 with a reciprocal condition number below ``rcond`` is numerically singular:
+        :meth:`insert` then raises :class:`SingularMarginError` (checked, by LAPACK's estimate
+        of the 1-norm condition number, only when the new Cholesky pivot is tiny, below 1e-8 of
+        the diagonal).
     bordered : bool, default True
         Whether 𝐌 has the border row and column of the equality constraint yᵀα = 0.
     """
@@ -497,43 +510,30 @@ class BorderedFactor:
             self._insert_tiny_pivot(point, y_k, q_kB, q_kk, d2)
 
     def _insert_tiny_pivot(self, point, y_k, q_kB, q_kk, d2) -> None:
-        """A pivot this small may be round-off of an exact zero: the singular values decide."""
-        m = self.m
-        if self._singular_with(y_k, q_kB, q_kk):
-            raise SingularMarginError(
-                f"the margin matrix became singular when a point entered the margin set "
-                f"(|M| = {m + 1}, squared pivot {d2:.3g}): duplicate margin points, or with "
-                f"ridge = 0 margin points whose kernel columns are linearly dependent; use "
-                f"ridge > 0"
-            )
-        # 𝐌 is nonsingular but the updated factor would be inaccurate: factor it anew.
-        top, slot = self._top, int(self._qs[m])  # _insert chose the slot
+        """A pivot this small may be round-off of an exact zero: the condition number of 𝐌
+        with the point decides (LAPACK's estimate from a symmetric indefinite factor, as
+        costly as one Cholesky factor); a nonsingular 𝐌 is factored anew, since the updated
+        factor would be inaccurate."""
+        m, top, slot = self.m, self._top, int(self._qs[self.m])  # _insert chose the slot
         qs = self._qs[:m]
         self._q[slot, qs] = self._q[qs, slot] = q_kB
         self._q[slot, slot] = q_kk
         self._y[m], self._basis[m] = y_k, point
         self.m, self._top = m + 1, max(top, slot + 1)
         try:
+            if _reciprocal_condition(self.matrix) <= self.rcond:
+                raise SingularMarginError(
+                    f"the margin matrix became singular when a point entered the margin set "
+                    f"(|M| = {m + 1}, squared pivot {d2:.3g}): duplicate margin points, or with "
+                    f"ridge = 0 margin points whose kernel columns are linearly dependent; use "
+                    f"ridge > 0"
+                )
             self.refactor()
         except SingularMarginError:
             self.m, self._top = m, top
             self._q[slot, :] = 0.0
             self._q[:, slot] = 0.0
             raise
-
-    def _singular_with(self, y_k, q_kB, q_kk) -> bool:
-        """Whether 𝐌 with the new point has a singular value below ``rcond`` times its
-        largest (an SVD, O(|M|³): only for the rare tiny pivot, e.g. ``ridge=0``)."""
-        m = self.matrix
-        o = 1 if self.bordered else 0
-        big = np.zeros((m.shape[0] + 1, m.shape[0] + 1))
-        big[:-1, :-1] = m
-        big[-1, o:-1] = big[o:-1, -1] = q_kB
-        if o:
-            big[-1, 0] = big[0, -1] = y_k
-        big[-1, -1] = q_kk
-        sv = np.linalg.svd(big, compute_uv=False)
-        return bool(sv[-1] <= self.rcond * sv[0])
 
     def delete(self, k: int) -> None:
         """Remove the k-th margin point (0-based, in factor order).

@@ -59,6 +59,37 @@ def test_duplicate_point_without_ridge_is_singular_and_factor_kept():
     np.testing.assert_allclose(before @ x, [0.0, 1.0, 1.0], atol=1e-14)
 
 
+@pytest.mark.parametrize("gap", [1e-5, 3e-6])
+def test_near_duplicate_point_with_a_tiny_pivot_enters_by_a_new_factor(gap):
+    # A pivot below 1e-8 of the diagonal, but 𝐌 far from singular at rcond 1e-13: the point
+    # goes in (the factor rebuilt), and solves stay accurate. A near duplicate at distance
+    # 1e-9 (kernel gap ~1e-18) is singular to round-off and refused.
+    rng = np.random.default_rng(3)
+    pool = rng.standard_normal((30, 3))
+    pool = np.vstack([pool, pool[:1] + gap])
+    labels = np.append(rng.choice([-1.0, 1.0], 30), 1.0)
+    labels[0] = 1.0
+    K = np.exp(-0.5 * ((pool[:, None] - pool[None]) ** 2).sum(-1))
+    Q = labels[:, None] * labels[None] * K
+    f = BorderedFactor()
+    for k in range(31):
+        f.insert(k, labels[k], Q[k, f.basis], Q[k, k])
+    big = _bordered(labels, Q)
+    np.testing.assert_array_equal(f.matrix, big)
+    rhs = rng.standard_normal(32)
+    x = f.solve(rhs)
+    assert np.abs(big @ x - rhs).max() <= 1e-8 * np.abs(big).max() * np.abs(x).max()
+    twin = np.vstack([pool[:30], pool[:1] + 1e-9])
+    Kt = np.exp(-0.5 * ((twin[:, None] - twin[None]) ** 2).sum(-1))
+    Qt = labels[:, None] * labels[None] * Kt
+    g = BorderedFactor()
+    for k in range(30):
+        g.insert(k, labels[k], Qt[k, g.basis], Qt[k, k])
+    with pytest.raises(SingularMarginError, match="ridge > 0"):
+        g.insert(30, labels[30], Qt[30, g.basis], Qt[30, 30])
+    assert g.size == 30
+
+
 def test_empty_margin_solve_raises():
     with pytest.raises(SingularMarginError, match="empty"):
         BorderedFactor().solve(np.zeros(1))
