@@ -86,14 +86,32 @@ class OneVsOneSVC(SaveMixin, ClassifierMixin, BaseEstimator):
                 setattr(self, key, value)
 
     def _more_checked_params(self) -> dict:
-        """``decision_function_shape`` and ``probability``, checked (every fit)."""
+        """The parameters every gpath SVC shares with ``SVC``, checked (every fit):
+        ``decision_function_shape``, ``probability``, ``break_ties``, ``verbose`` and
+        ``shrinking`` (accepted for ``SVC`` code, without effect on an exact solver)."""
         from ._validation import check_bool
 
+        verbose = self.verbose
+        if not isinstance(verbose, (bool, np.bool_, int, np.integer)):
+            raise ValueError(f"verbose must be a bool or an int; got {verbose!r}")
         return {
             "decision_function_shape": check_choice(self.decision_function_shape, "decision_function_shape",
                                                     DECISION_SHAPES),
             "probability": check_bool(self.probability, "probability"),
+            "break_ties": check_bool(self.break_ties, "break_ties"),
+            "shrinking": check_bool(self.shrinking, "shrinking"),
+            "verbose": bool(verbose),
         }
+
+    def _report(self, params: dict, pair: tuple, n_iter: int, alpha: np.ndarray, upper: np.ndarray,
+                seconds: float) -> None:
+        """With ``verbose``, one line per pair of classes on stdout (as LIBSVM's
+        "optimization finished" lines): iterations, support vectors, those at their bound."""
+        if params["verbose"]:
+            n_sv = int(np.count_nonzero(alpha > 0))
+            n_bsv = int(np.count_nonzero((alpha > 0) & (alpha >= upper)))
+            print(f"{type(self).__name__}: classes {pair[0]} and {pair[1]}: exact solution after {n_iter} iterations, "
+                  f"{n_sv} support vectors ({n_bsv} at C), {seconds:.3f} s", flush=True)
 
     # ------------------------------------------------------------------ publishing
     @staticmethod
@@ -212,7 +230,8 @@ class OneVsOneSVC(SaveMixin, ClassifierMixin, BaseEstimator):
     def predict(self, X):
         """Class labels of X: for two classes ``classes_[1]`` where ``decision_function(X) >
         0``; for more, the class with the most pairwise votes (pair (i, j) votes for i where
-        its "ovo" value is > 0, else for j; ties go to the lowest index), as LIBSVM.
+        its "ovo" value is > 0, else for j; ties go to the lowest index, or with
+        ``break_ties=True`` to the class of the largest "ovr" decision value), as ``SVC``.
 
         Parameters
         ----------
@@ -224,17 +243,24 @@ class OneVsOneSVC(SaveMixin, ClassifierMixin, BaseEstimator):
 
         Raises
         ------
-        As :meth:`decision_function`.
+        ValueError
+            ``break_ties=True`` with ``decision_function_shape="ovo"`` (as ``SVC``); else as
+            :meth:`decision_function`.
 
         References
         ----------
         Hsu & Lin (2002), section II.C ("Max Wins" voting).
         """
+        break_ties = getattr(self, "break_ties", False)
+        if break_ties and self.decision_function_shape == "ovo":
+            raise ValueError("break_ties must be False when decision_function_shape is 'ovo'")
         X, xp = self._checked_input(X)
         k = len(self.classes_)
         dec = to_host(self._ovo_decision(X, xp))
         if k == 2:
             return self.classes_[(dec[:, 0] > 0).astype(int)]
+        if break_ties:  # the most votes, ties broken by the summed confidence ("ovr" values)
+            return self.classes_[np.argmax(ovr_decision(dec, k, np), axis=1)]
         return self.classes_[vote(dec, k)]
 
     def _check_proba(self):
@@ -278,8 +304,9 @@ class OneVsOneSVC(SaveMixin, ClassifierMixin, BaseEstimator):
         """
         X, xp = self._checked_input(X)
         if not hasattr(self, "probA_"):
-            raise NotFittedError(f"This {type(self).__name__} has no probability model: it was fitted with "
-                                 "probability=False; call calibrate() (or fit) with probability=True")
+            raise NotFittedError(f"predict_proba is not available when fitted with probability=False: this "
+                                 f"{type(self).__name__} has no probability model; call calibrate() (or fit) with "
+                                 "probability=True")
         k = len(self.classes_)
         _, device = get_namespace_and_device(X)
         dec = self._ovo_decision(X, xp)
@@ -318,7 +345,8 @@ class OneVsOneSVC(SaveMixin, ClassifierMixin, BaseEstimator):
         coef : array of shape (1, n_features) for two classes, else
             (n_classes·(n_classes−1)/2, n_features): row p is ``Σ_s dual_coef · x_s`` over the
             support vectors of pair p, so that its "ovo" decision value is
-            ``X @ coef_[p] + intercept_[p]``. In the model's namespace.
+            ``X @ coef_[p] + intercept_[p]``. In the model's namespace; read-only for NumPy
+            (computed from the dual coefficients, a write would change nothing).
 
         Raises
         ------
@@ -331,13 +359,18 @@ class OneVsOneSVC(SaveMixin, ClassifierMixin, BaseEstimator):
         xp, _ = get_namespace_and_device(self.support_vectors_)
         k = len(self.classes_)
         if k == 2:
-            return xp.reshape(self.dual_coef_[0, :] @ self.support_vectors_, (1, -1))
-        rows = []
-        for p in range(k * (k - 1) // 2):
-            sv, coef = pair_coefficients(self.dual_coef_, self.n_support_, k, p, xp)
-            _, device = get_namespace_and_device(self.support_vectors_)
-            rows.append(coef @ xp.take(self.support_vectors_, to_device(sv, xp, device), axis=0))
-        return xp.stack(rows, axis=0)
+            coef = xp.reshape(self.dual_coef_[0, :] @ self.support_vectors_, (1, -1))
+        else:
+            rows = []
+            for p in range(k * (k - 1) // 2):
+                sv, pair_coef = pair_coefficients(self.dual_coef_, self.n_support_, k, p, xp)
+                _, device = get_namespace_and_device(self.support_vectors_)
+                rows.append(pair_coef @ xp.take(self.support_vectors_, to_device(sv, xp, device), axis=0))
+            coef = xp.stack(rows, axis=0)
+        if isinstance(coef, np.ndarray):
+            # Computed from the dual: a write to it would change nothing, so it is refused (as SVC).
+            coef.flags.writeable = False
+        return coef
 
     @serialized
     def score(self, X, y, sample_weight=None):
@@ -561,7 +594,9 @@ def check_every_class_weighted(weights, class_index, classes) -> None:
     """
     present = np.bincount(class_index[weights > 0], minlength=classes.shape[0]) > 0
     if not np.all(present):
+        same = ("Invalid input - all samples with positive weights belong to the same class "
+                if np.count_nonzero(present) == 1 else "")
         raise ValueError(
-            f"every point of class {classes[~present].tolist()[:5]} has weight 0; each class needs a point of "
-            f"positive weight (weight-0 points are kept but inert)"
+            f"{same}(every point of class {classes[~present].tolist()[:5]} has weight <= 0; each class needs a "
+            f"point of positive weight: weight-0 points are kept but inert)"
         )

@@ -249,7 +249,8 @@ def check_labels(y, n_samples, name="y", classes=None, owner=None, x_name="X", m
     return labels, classes
 
 
-def check_sample_weight(sample_weight, n_samples, name="sample_weight", allow_all_zero=False):
+def check_sample_weight(sample_weight, n_samples, name="sample_weight", allow_all_zero=False,
+                        inert_negative=False):
     """Validate per-sample weights with scikit-learn's ``_check_sample_weight``.
 
     Parameters
@@ -263,6 +264,9 @@ def check_sample_weight(sample_weight, n_samples, name="sample_weight", allow_al
         Argument name used in messages.
     allow_all_zero : bool
         Whether weights that are all 0 are accepted (an update may add inert points only).
+    inert_negative : bool
+        Read a negative weight as 0 (the point is inert), as LIBSVM and ``SVC`` do, instead
+        of refusing it.
 
     Returns
     -------
@@ -272,9 +276,10 @@ def check_sample_weight(sample_weight, n_samples, name="sample_weight", allow_al
     Raises
     ------
     ValueError
-        Weights of another shape, NaN, inf or negative weights, or (unless
-        ``allow_all_zero``) weights that are all 0 (scikit-learn's messages, naming
-        ``name``).
+        Weights of another shape, NaN, inf or (unless ``inert_negative``) negative weights,
+        or (unless ``allow_all_zero``) weights that are all 0, or all ≤ 0 with
+        ``inert_negative`` (scikit-learn's messages, naming ``name``; SVC's "Invalid input -
+        all samples have zero or negative weights.").
     """
     from sklearn.utils.validation import _check_sample_weight
 
@@ -285,13 +290,20 @@ def check_sample_weight(sample_weight, n_samples, name="sample_weight", allow_al
         raise ValueError(f"{name} must hold real numbers; got dtype {values.dtype}")
     try:
         weights = _check_sample_weight(values, np.empty((n_samples, 0)), dtype=np.float64,
-                                       ensure_non_negative=True, allow_all_zero_weights=allow_all_zero)
+                                       ensure_non_negative=not inert_negative,
+                                       allow_all_zero_weights=allow_all_zero or inert_negative)
     except ValueError as exc:
         message = str(exc)
         if name != "sample_weight":
             message = message.replace("sample_weight", name).replace("Sample weights", f"{name}")
         raise ValueError(message) from None
-    return np.asarray(weights, dtype=np.float64)
+    weights = np.asarray(weights, dtype=np.float64)
+    if inert_negative:
+        weights = np.maximum(weights, 0.0)
+        if not allow_all_zero and n_samples and not np.any(weights > 0):
+            raise ValueError(f"Invalid input - all samples have zero or negative weights. ({name} must have a "
+                             f"positive weight somewhere)")
+    return weights
 
 
 def check_targets(y, n_samples, name="y", x_name="X"):

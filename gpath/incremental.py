@@ -21,6 +21,7 @@ from ._validation import (
     check_choice,
     check_feature_names,
     check_ids,
+    check_int,
     check_labels,
     check_positive,
     check_sample_weight,
@@ -121,6 +122,19 @@ class IncrementalSVC(OneVsOneSVC):
     random_state : int, RandomState instance or None, default None
         Shuffles the cross-validation folds of ``probability=True`` (as ``SVC``); nothing
         else is random.
+    break_ties : bool, default False
+        As ``SVC``: with more than two classes and ``decision_function_shape="ovr"``,
+        :meth:`predict` breaks ties of the votes by the "ovr" decision values.
+    shrinking : bool, default True
+        Accepted for ``SVC`` code; no effect on an exact solver.
+    max_iter : int, default -1
+        Most SimpleSVM iterations of each pair in :meth:`fit`, as ``SVC``'s limit; -1 (or
+        None): none. A pair that needs more fails with ``PathError`` and the model is left as
+        it was: an early-stopped model is not the exact solution the updates move along a
+        path (``SimpleSVC`` returns one, with a ``ConvergenceWarning``).
+    verbose : bool or int, default False
+        Print one line per pair of classes at the end of ``fit`` (iterations, support vectors,
+        those at C, time).
 
     Attributes
     ----------
@@ -163,6 +177,14 @@ class IncrementalSVC(OneVsOneSVC):
         pair followed its path), "refit" (every changed pair was refitted by warm-started
         SimpleSVM), "path and refit", or "fit" (after ``fit``, with SimpleSVM's iterations in
         place of breakpoints).
+    n_iter_ : ndarray of shape (n_classes·(n_classes − 1)/2,), int32
+        Per pair, the work of the last call that changed it: SimpleSVM's iterations (``fit``,
+        a refit) or the path's breakpoints (``update``); 0 in a model loaded from a file
+        written before gpath kept them.
+    fit_status_ : int
+        0, as ``SVC`` after a successful fit (a failure raises).
+    shape_fit_ : tuple of int
+        ``(n_samples, n_features)`` of the points the model holds now.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,), object
         Column names of the pandas DataFrame given to ``fit`` (only then): ``X_add`` and
@@ -182,7 +204,8 @@ class IncrementalSVC(OneVsOneSVC):
 
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
                  method="auto", ridge=1e-6, tol=1e-9, cache_size=1024, class_weight=None,
-                 decision_function_shape="ovr", probability=False, random_state=None):
+                 decision_function_shape="ovr", probability=False, random_state=None, break_ties=False,
+                 shrinking=True, max_iter=-1, verbose=False):
         self.cache_size = cache_size
         self.C = C
         self.kernel = kernel
@@ -196,6 +219,10 @@ class IncrementalSVC(OneVsOneSVC):
         self.decision_function_shape = decision_function_shape
         self.probability = probability
         self.random_state = random_state
+        self.break_ties = break_ties
+        self.shrinking = shrinking
+        self.max_iter = max_iter
+        self.verbose = verbose
 
     @property
     def state_(self) -> SVCState:
@@ -230,9 +257,9 @@ class IncrementalSVC(OneVsOneSVC):
         y : array-like of shape (n_samples,)
             Two or more distinct labels (numbers or strings).
         sample_weight : array-like of shape (n_samples,) or None
-            Weights ≥ 0: point i's box is ``C · sample_weight_i · class_weight_[y_i]``, as in
-            ``SVC``. A point of weight 0 is kept (it has an id and can be removed) but inert
-            (α_i = 0).
+            Point i's box is ``C · sample_weight_i · class_weight_[y_i]``, as in ``SVC``. A
+            point of weight ≤ 0 is kept (it has an id and can be removed) but inert (α_i = 0;
+            ``SVC`` drops it: the same model).
 
         Returns
         -------
@@ -242,8 +269,8 @@ class IncrementalSVC(OneVsOneSVC):
         ------
         ValueError
             Bad parameters, non-finite or mis-shaped X, y with fewer than two classes,
-            ``sample_weight`` of another length, negative, NaN or all 0, or a class whose
-            points all have weight 0.
+            ``sample_weight`` of another length, NaN or all ≤ 0, or a class whose points all
+            have weight ≤ 0.
         TypeError
             Non-numeric X, or a DataFrame whose column names mix strings and other types.
         PathError, SingularMarginError, CacheFullError
@@ -258,7 +285,7 @@ class IncrementalSVC(OneVsOneSVC):
         names = feature_names(X)
         X, _, _ = check_X(X, owner=name)
         labels, classes = check_labels(y, X.shape[0], owner=name, multiclass=True)
-        weights = check_sample_weight(sample_weight, X.shape[0])
+        weights = check_sample_weight(sample_weight, X.shape[0], inert_negative=True)
         self._fit(X, labels, classes, weights, names, params, declared=None)
         return self
 
@@ -277,6 +304,8 @@ class IncrementalSVC(OneVsOneSVC):
             X_p = X if k == 2 else xp.take(X, to_device(rows, xp, device), axis=0)
             y_p = np.where(class_index[rows] == j, 1.0, -1.0)
             state, iterations = self._fit_pair(X_p, y_p, weights[rows], kernel, params, k)
+            self._report(params, (classes[i], classes[j]), iterations, state.alpha, state.upper,
+                         time.perf_counter() - start)
             states.append(state)
             n_iter += iterations
         probability = self._calibrated(states, class_index, weights, kernel, params, k) if params["probability"] else {}
@@ -306,7 +335,14 @@ class IncrementalSVC(OneVsOneSVC):
         if start is None:
             # A fixed start for the closest-pair search: fit is deterministic.
             state, simple = simple_svm(X_s, to_device(y_s, xp, device), kernel, params["C"], params["ridge"],
-                                       random_state=np.random.RandomState(0), weights=w_s)
+                                       random_state=np.random.RandomState(0), weights=w_s,
+                                       max_iter=params["max_iter"])
+            if not simple.converged:
+                raise PathError(
+                    f"fit stopped at max_iter={params['max_iter']} iterations before the exact solution (KKT "
+                    f"violation {simple.max_violation:.3g} in units of y f): IncrementalSVC keeps only exact models, "
+                    f"which its updates start from; raise max_iter or leave it -1. The model is unchanged"
+                )
         else:
             state, simple = warm_simple_svm(X_s, to_device(y_s, xp, device), kernel, params["C"], params["ridge"],
                                             start, weights=w_s)
@@ -322,6 +358,7 @@ class IncrementalSVC(OneVsOneSVC):
         state.cache.check_limit()
         state.refine()
         self._check_state(state)
+        state.n_iter = simple.n_iter  # n_iter_ of its pair
         return state, simple.n_iter
 
     @staticmethod
@@ -397,10 +434,10 @@ class IncrementalSVC(OneVsOneSVC):
             xp, device = get_namespace_and_device(buffer["X"])
             X, _, _ = check_X(X, "X", buffer["X"].shape[1], xp, device, owner=name)
         labels = _declared_labels(y, X.shape[0], "y", "X", declared) if declared is not None else host_values(y)
-        weights = check_sample_weight(sample_weight, X.shape[0], allow_all_zero=True)
+        weights = check_sample_weight(sample_weight, X.shape[0], allow_all_zero=True, inert_negative=True)
         if declared is None and buffer is None:
             if weights is not None and not np.any(weights > 0):
-                check_sample_weight(weights, X.shape[0])  # scikit-learn's message for all-zero weights
+                check_sample_weight(weights, X.shape[0], inert_negative=True)  # SVC's message for all-zero weights
             labels, classes_seen = check_labels(y, X.shape[0], owner=name, multiclass=True)
             self._fit(X, labels, classes_seen, weights, names, params, declared=None)
             return self
@@ -416,7 +453,7 @@ class IncrementalSVC(OneVsOneSVC):
             self._declared_classes = declared
             return self
         if weights is not None and not np.any(weights > 0):
-            check_sample_weight(weights, X.shape[0])
+            check_sample_weight(weights, X.shape[0], inert_negative=True)
         self._fit(X, labels, seen, weights, names if buffer is None else buffer["names"], params, declared=declared)
         return self
 
@@ -437,8 +474,8 @@ class IncrementalSVC(OneVsOneSVC):
             NumPy integer, e.g. ``model.sample_ids_[0]``) or several (list, tuple, range,
             array of any namespace). Removing the last points of a class drops the class.
         sample_weight_add : array-like of shape (m,) or None
-            Weights ≥ 0 of the added points (their boxes are ``C · w · class_weight_[y]``;
-            weight 0: kept but inert); None: 1.
+            Weights of the added points (their boxes are ``C · w · class_weight_[y]``;
+            weight ≤ 0: kept but inert, as ``SVC`` reads it); None: 1.
 
         Returns
         -------
@@ -495,7 +532,7 @@ class IncrementalSVC(OneVsOneSVC):
             X_add = xp.zeros((0, s0.X.shape[1]), dtype=xp.float64, device=device)
             labels, known = old_classes[:0], True
         m = X_add.shape[0]
-        weights_add = check_sample_weight(sample_weight_add, m, w_name, allow_all_zero=True)
+        weights_add = check_sample_weight(sample_weight_add, m, w_name, allow_all_zero=True, inert_negative=True)
         rows = check_ids([] if remove is None else remove, self.sample_ids_)
         # The classes after the update: those that keep a point, and the labels added.
         kept_index = np.delete(self._class_index, rows)
@@ -567,6 +604,7 @@ class IncrementalSVC(OneVsOneSVC):
                 y_dev = to_device(np.where(y_p == j, 1.0, -1.0), xp, device)
                 limit = max_columns(self._pair_cache_size(params, k), state.n + y_p.size)
                 new, bp = _follow(state, X_p, y_dev, local_remove, limit, params["method"], u_p)
+                new.n_iter = bp
                 new.refine()
                 if new.kkt_violation() > params["tol"]:
                     # The path's float64 steps missed events (C·max K beyond what they resolve):
@@ -712,8 +750,15 @@ class IncrementalSVC(OneVsOneSVC):
             "tol": check_positive(self.tol, "tol"),
             "method": check_choice(self.method, "method", ("auto", "multiple", "single")),
             "cache_size": check_positive(self.cache_size, "cache_size"),
+            "max_iter": self._checked_max_iter(),
             **self._more_checked_params(),
         }
+
+    def _checked_max_iter(self):
+        """``max_iter`` as SVC's: -1 (or None) for no limit, else an integer >= 1."""
+        if self.max_iter is None or (isinstance(self.max_iter, (int, np.integer)) and self.max_iter == -1):
+            return None
+        return check_int(self.max_iter, "max_iter (-1: no limit)", 1)
 
     _KERNEL_PARAMS = ("kernel", "gamma", "degree", "coef0")
 
@@ -763,7 +808,9 @@ class IncrementalSVC(OneVsOneSVC):
         attrs = self._fitted_attributes(class_index, [s.alpha for s in states], [s.b for s in states], classes,
                                         kernel, take_rows, states[0].X.shape[1], weights, cw)
         return {**attrs, "states_": states, "sample_ids_": ids, "_class_index": class_index,
-                "_next_id": int(next_id), "last_update_": stats}
+                "_next_id": int(next_id), "last_update_": stats,
+                "n_iter_": np.array([getattr(s, "n_iter", 0) for s in states], dtype=np.int32),
+                "fit_status_": 0, "shape_fit_": (int(class_index.shape[0]), int(states[0].X.shape[1]))}
 
     def __copy__(self):
         """An independent model: ``states_`` is copied too (an update reuses the device cache
@@ -812,6 +859,7 @@ class IncrementalSVC(OneVsOneSVC):
             "last_update": self.last_update_.__dict__,
             "fitted_class_weight": persistence.json_class_weight(getattr(self, "_fitted_class_weight", None)),
             "classes_dtype": "object" if labels_dtype == "object" else None,
+            "n_iter": [int(getattr(s, "n_iter", 0)) for s in states],
         }
         arrays = dict(
             X=to_host(_rows_of(states, self._class_index, len(classes), np.arange(self._class_index.shape[0]))),
@@ -895,6 +943,10 @@ class IncrementalSVC(OneVsOneSVC):
         for b in bs:
             if not (isinstance(b, (int, float)) and not isinstance(b, bool) and np.isfinite(b)):
                 raise invalid(f"the bias b must be a finite number; got {b!r}")
+        n_iters = meta.get("n_iter", [0] * n_pairs)  # files before n_iter_: 0 per pair
+        if not (isinstance(n_iters, list) and len(n_iters) == n_pairs
+                and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in n_iters)):
+            raise invalid(f"'meta' n_iter must be {n_pairs} integers >= 0; got {n_iters!r}")
         if np.unique(ids).size != n or not isinstance(meta["next_id"], int) or meta["next_id"] <= ids.max():
             raise invalid(f"sample ids must be distinct and below next_id={meta['next_id']!r}")
         rows_of_pairs = [pair_rows(class_index, i, j, k) for i, j in pairs(k)]
@@ -929,6 +981,7 @@ class IncrementalSVC(OneVsOneSVC):
                                    yf[part], m_part, C * weights[rows], model.tol, (int(i), int(j)) if k > 2 else None)
             state.cache = state.cache.with_spare_rows()  # room for the next updates, as after fit
             state.cache.max_columns = max_columns(model._pair_cache_size(params, k), size)
+            state.n_iter = n_iters[p]
             states.append(state)
         attrs = model._attributes(states, class_index, classes, kernel, ids.astype(np.int64), meta["next_id"],
                                   PathStats(**meta["last_update"]), weights, cw)

@@ -75,9 +75,9 @@ class SimpleSVC(OneVsOneSVC):
         difference where tol/C < 1e-10.
     max_iter : int or None, default None
         Most iterations (blocks of variables added to the working set) of each pairwise
-        problem. A run
-        stopped by it warns (``ConvergenceWarning``) and returns the current, feasible but
-        inexact, solution. None: no limit but a guard against cycling at 20·(n + 50)
+        problem. A run stopped by it warns (``ConvergenceWarning``, "Solver terminated
+        early", as ``SVC``) and returns the current, feasible but inexact, solution. None or
+        -1 (``SVC``'s "no limit"): no limit but a guard against cycling at 20·(n + 50)
         iterations, which raises.
     init : {"closest_pair", "randomized"}, default "closest_pair"
         The starting pair of opposite-class points (section 3.1): "closest_pair" runs the
@@ -109,6 +109,20 @@ class SimpleSVC(OneVsOneSVC):
         ``n_kernel_evaluations_`` are the paper's measure); None takes gpath's default, 16
         (fewer, larger iterations where the working set is large; see
         ``benchmarks/RESULTS.md``). The solution is the same exact one for every block size.
+    break_ties : bool, default False
+        As ``SVC``: with more than two classes and ``decision_function_shape="ovr"``,
+        :meth:`predict` breaks ties of the votes by the "ovr" decision values (else the lowest
+        class index wins).
+    shrinking : bool, default True
+        Accepted for ``SVC`` code; no effect (SimpleSVM refreshes every margin each
+        iteration and ends only when the KKT conditions hold on all of them).
+    cache_size : float, default 200
+        Accepted for ``SVC`` code (MB); no effect: SimpleSVM keeps the kernel columns of its
+        working set, all of which it needs (the factor's memory is checked instead, see
+        ``MemoryError`` below).
+    verbose : bool or int, default False
+        Print one line per pair of classes at the end of its solve (iterations, support
+        vectors, those at C, time), as LIBSVM's output of ``SVC(verbose=True)``.
 
     Attributes
     ----------
@@ -140,9 +154,14 @@ class SimpleSVC(OneVsOneSVC):
     coef_ : array of shape (n_classes·(n_classes − 1)/2, n_features)
         Linear kernel only: the weights of each pairwise hyperplane (``(1, n_features)`` for
         two classes).
-    n_iter_ : int
-        Iterations of SimpleSVM (blocks of variables added to the working set), summed over
-        the pairs.
+    n_iter_ : ndarray of shape (n_classes·(n_classes − 1)/2,), int32
+        Iterations of SimpleSVM (blocks of variables added to the working set) of each
+        pair, as ``SVC.n_iter_``.
+    fit_status_ : int
+        0: every pair was solved exactly (a failure raises); 1: ``max_iter`` stopped some
+        pair early (as ``SVC``).
+    shape_fit_ : tuple of int
+        ``(n_samples, n_features)`` of the training X.
     n_kernel_evaluations_ : int
         Kernel values computed during the training of the model (the paper's speed measure,
         section 4), summed over the pairs (the cross-validation fits of ``probability=True``
@@ -168,12 +187,13 @@ class SimpleSVC(OneVsOneSVC):
     _FITTED_ATTRIBUTES = frozenset({
         "classes_", "class_weight_", "support_", "support_vectors_", "dual_coef_", "intercept_", "n_support_",
         "alpha_", "kernel_", "n_features_in_", "feature_names_in_", "n_iter_", "n_kernel_evaluations_",
-        "fit_stats_", "probA_", "probB_", "_problem", "_weights",
+        "fit_stats_", "probA_", "probB_", "_problem", "_weights", "fit_status_", "shape_fit_",
     })
 
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, loss="hinge",
                  tol=1e-5, max_iter=None, init="closest_pair", random_state=None, ridge=1e-6,
-                 class_weight=None, decision_function_shape="ovr", probability=False, block_size=None):
+                 class_weight=None, decision_function_shape="ovr", probability=False, block_size=None,
+                 break_ties=False, shrinking=True, cache_size=200, verbose=False):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -189,6 +209,10 @@ class SimpleSVC(OneVsOneSVC):
         self.class_weight = class_weight
         self.decision_function_shape = decision_function_shape
         self.probability = probability
+        self.break_ties = break_ties
+        self.shrinking = shrinking
+        self.cache_size = cache_size
+        self.verbose = verbose
 
     @serialized
     def fit(self, X, y, sample_weight=None):
@@ -202,9 +226,9 @@ class SimpleSVC(OneVsOneSVC):
         y : array-like of shape (n_samples,)
             Two or more distinct labels (numbers or strings).
         sample_weight : array-like of shape (n_samples,) or None
-            Weights ≥ 0: point i's box is ``C · sample_weight_i · class_weight_[y_i]``, as in
-            ``SVC``. A point of weight 0 is kept but inert (α_i = 0). Needs the hinge loss
-            and a finite C.
+            Point i's box is ``C · sample_weight_i · class_weight_[y_i]``, as in ``SVC``. A
+            point of weight ≤ 0 is kept but inert (α_i = 0; ``SVC`` drops it: the same
+            model). Needs the hinge loss and a finite C.
 
         Returns
         -------
@@ -215,7 +239,7 @@ class SimpleSVC(OneVsOneSVC):
         ValueError
             A bad parameter (naming it), X not 2-D, empty, complex or with NaN or inf, y of
             another length or with fewer than two classes, ``sample_weight`` of another
-            length, negative, NaN or all 0, a class without a point of positive weight, or
+            length, NaN or all ≤ 0, a class without a point of positive weight, or
             weights with the squared hinge or C = inf.
         NotSeparableError (a ValueError)
             Hard margin (``C=inf``, hinge) on data not separable in feature space.
@@ -239,7 +263,7 @@ class SimpleSVC(OneVsOneSVC):
         names = feature_names(X)
         X, xp, device = check_X(X, owner=name)
         labels, classes = check_labels(y, X.shape[0], owner=name, multiclass=True)
-        weights = check_sample_weight(sample_weight, X.shape[0])
+        weights = check_sample_weight(sample_weight, X.shape[0], inert_negative=True)
         kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X)
         class_index = np.searchsorted(classes, labels)
         cw = class_weights(self.class_weight, classes, labels)
@@ -258,6 +282,8 @@ class SimpleSVC(OneVsOneSVC):
             y_p = np.where(class_index[rows] == j, 1.0, -1.0)
             alpha, b, stats, problem = self._solve_pair(X_p, y_p, kernel, params, rng,
                                                          relative[rows] if weighted else None)
+            self._report(params, (classes[i], classes[j]), stats.n_iter, alpha, problem[0] * relative[rows],
+                         stats.time)
             problems.append((X_p, y_p, relative[rows]))
             alphas.append(alpha)
             biases.append(b)
@@ -266,7 +292,8 @@ class SimpleSVC(OneVsOneSVC):
         attrs = self._fitted_attributes(
             class_index, alphas, biases, classes, kernel,
             lambda rows: xp.take(X, to_device(rows, xp, device), axis=0), X.shape[1], relative, cw)
-        attrs.update(n_iter_=sum(s.n_iter for s in all_stats),
+        attrs.update(n_iter_=np.array([s.n_iter for s in all_stats], dtype=np.int32),
+                     fit_status_=int(not all(s.converged for s in all_stats)), shape_fit_=tuple(X.shape),
                      n_kernel_evaluations_=sum(s.n_kernel_evaluations for s in all_stats),
                      fit_stats_=all_stats[0] if k == 2 else all_stats, _problem=problem,
                      feature_names_in_=names, probA_=probability.get("A"), probB_=probability.get("B"))
@@ -301,7 +328,7 @@ class SimpleSVC(OneVsOneSVC):
         )
         if not stats.converged:
             warnings.warn(
-                f"SimpleSVC stopped at max_iter={params['max_iter']} iterations with a KKT "
+                f"Solver terminated early: SimpleSVC stopped at max_iter={params['max_iter']} iterations with a KKT "
                 f"violation of {stats.max_violation:.3g} (units of y f); the solution is feasible "
                 f"but not exact: raise max_iter or leave it None",
                 ConvergenceWarning, stacklevel=3,
@@ -332,7 +359,7 @@ class SimpleSVC(OneVsOneSVC):
         return {"A": np.array(A), "B": np.array(B)}
 
     def _check_params(self) -> dict:
-        max_iter = None if self.max_iter is None else check_int(self.max_iter, "max_iter", 1)
+        max_iter = None if self.max_iter is None or self.max_iter == -1 else check_int(self.max_iter, "max_iter", 1)
         return {
             "C": check_positive(self.C, "C", allow_inf=True),
             "ridge": check_positive(self.ridge, "ridge", allow_zero=True),
@@ -341,6 +368,7 @@ class SimpleSVC(OneVsOneSVC):
             "init": check_choice(self.init, "init", INITS),
             "max_iter": max_iter,
             "block_size": None if self.block_size is None else check_int(self.block_size, "block_size", 1),
+            "cache_size": check_positive(self.cache_size, "cache_size"),
             **self._more_checked_params(),
         }
 

@@ -155,7 +155,7 @@ def test_removing_the_last_weighted_point_of_a_class_is_refused():
     w = np.where((y[:200] == 1) & (np.arange(200) >= 100), 0.0, 1.0)  # class 1 weighted only in the first 100
     model = IncrementalSVC(C=1.0, gamma=0.05).fit(X[:200], y[:200], sample_weight=w)
     before = snapshot(model)
-    with pytest.raises(ValueError, match=r"every point of class \[1\] has weight 0"):
+    with pytest.raises(ValueError, match=r"every point of class \[1\] has weight <= 0"):
         model.update(remove=np.flatnonzero((y[:200] == 1) & (w > 0)))
     assert snapshot(model) == before
 
@@ -182,6 +182,23 @@ def test_a_class_weight_is_fixed_at_fit_and_new_classes_get_theirs():
                        weights=model.class_weight_[y[np.r_[rows, twos]]])
 
 
+@pytest.mark.parametrize("cls", [SimpleSVC, IncrementalSVC], ids=lambda c: c.__name__)
+def test_a_negative_weight_makes_a_point_inert_as_in_svc(cls):
+    # LIBSVM (SVC) drops the points of weight <= 0; gpath keeps them inert (α = 0).
+    X, y = dataset("breast_cancer")
+    X, y = X[:150], y[:150]
+    w = np.random.default_rng(4).uniform(0.5, 2.0, size=150)
+    w[::9] = -0.7
+    model = cls(C=3.0, gamma=0.05).fit(X, y, sample_weight=w)
+    zero = cls(C=3.0, gamma=0.05).fit(X, y, sample_weight=np.maximum(w, 0.0))
+    np.testing.assert_allclose(model.alpha_, zero.alpha_, rtol=0, atol=1e-9 * 3.0 * 2.0)
+    assert np.all(np.atleast_2d(model.alpha_)[:, ::9] == 0)
+    if cls is IncrementalSVC:
+        model.update(X_add=X[:5] + 0.01, y_add=y[:5], sample_weight_add=-np.ones(5))
+        assert np.all(np.atleast_2d(model.alpha_)[:, -5:] == 0)
+        assert model.check_kkt() <= 1e-9
+
+
 # ---------------------------------------------------------------- bad input
 @pytest.fixture
 def fitted():
@@ -190,8 +207,6 @@ def fitted():
 
 
 @pytest.mark.parametrize("kwargs,match", [
-    (lambda X, y: dict(X_add=X[200:210], y_add=y[200:210], sample_weight_add=-np.ones(10)),
-     "Negative values in data passed to `sample_weight_add`"),
     (lambda X, y: dict(X_add=X[200:210], y_add=y[200:210], sample_weight_add=np.ones(9)),
      r"sample_weight_add.shape == \(9,\), expected \(10,\)"),
     (lambda X, y: dict(X_add=X[200:210], y_add=y[200:210], sample_weight_add=np.full(10, np.nan)),
@@ -200,7 +215,7 @@ def fitted():
      "sample_weight_add must hold real numbers"),
     (lambda X, y: dict(sample_weight_add=np.ones(3)), "sample_weight_add needs X_add"),
     (lambda X, y: dict(X_add=X[200:210], y_add=np.full(10, 5), sample_weight_add=np.zeros(10)),
-     r"every point of class \[5\] has weight 0"),
+     r"every point of class \[5\] has weight <= 0"),
 ])
 def test_bad_weights_leave_the_model_unchanged(fitted, kwargs, match):
     model, X, y = fitted
@@ -212,9 +227,11 @@ def test_bad_weights_leave_the_model_unchanged(fitted, kwargs, match):
 
 @pytest.mark.parametrize("cls", [SimpleSVC, IncrementalSVC], ids=lambda c: c.__name__)
 @pytest.mark.parametrize("make,match", [
-    (lambda y: dict(sample_weight=np.zeros(len(y))), "Sample weights must contain at least one non-zero number"),
-    (lambda y: dict(sample_weight=np.where(y == 1, 0.0, 1.0)), r"every point of class \[1\] has weight 0"),
-    (lambda y: dict(sample_weight=-np.ones(len(y))), "Negative values in data passed to `sample_weight`"),
+    (lambda y: dict(sample_weight=np.zeros(len(y))), "Invalid input - all samples have zero or negative weights"),
+    (lambda y: dict(sample_weight=np.where(y == 1, 0.0, 1.0)), r"every point of class \[1\] has weight <= 0"),
+    (lambda y: dict(sample_weight=-np.ones(len(y))), "Invalid input - all samples have zero or negative weights"),
+    (lambda y: dict(sample_weight=np.where(y == 1, -0.5, 1.0)),
+     "Invalid input - all samples with positive weights belong to the same class"),
     (lambda y: dict(sample_weight=np.ones(len(y) + 1)), r"sample_weight.shape == \(101,\), expected \(100,\)"),
 ])
 def test_bad_sample_weight_at_fit(cls, make, match):
