@@ -71,6 +71,11 @@ EXPECTED_FAILURES: dict[str, str] = {
 
 if not all((_TESTS / name).is_file() for name in _SOURCES):
     pytest.skip("this scikit-learn installation has no tests", allow_module_level=True)
+# The expected failures below were named, one by one, for this release's tests.
+_WRITTEN_FOR = "1.9."
+if not sklearn.__version__.startswith(_WRITTEN_FOR):
+    pytest.skip(f"EXPECTED_FAILURES were named for scikit-learn {_WRITTEN_FOR}x's tests; this is "
+                f"{sklearn.__version__}: run the suite and name its failures anew", allow_module_level=True)
 
 
 @pytest.fixture
