@@ -145,6 +145,9 @@ class SVCState:
         The margin set M: its points in factor order, the factor of 𝐌 and the cached columns.
     engine : Engine
         The n-sized passes of a breakpoint for this namespace (:mod:`gpath._engine`).
+    n_iter : int
+        Set by :class:`gpath.IncrementalSVC` only (its ``n_iter_``): the SimpleSVM
+        iterations or path breakpoints that made this state.
     """
 
     def __init__(self, xp, device, kernel: Kernel, C: float, ridge: float, n_features: int):

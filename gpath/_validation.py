@@ -466,6 +466,16 @@ def check_choice(value, name, choices):
     return value
 
 
+def check_max_iter(value, name="max_iter"):
+    """An iteration limit as ``SVC``'s: -1 or None for none (returns None), else an integer
+    >= 1 (returned as int). Raises ValueError otherwise."""
+    if value is None or (isinstance(value, Integral) and not isinstance(value, bool) and value == -1):
+        return None
+    if not isinstance(value, Integral) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{name} must be an integer >= 1, or -1 for no limit; got {value!r}")
+    return int(value)
+
+
 def check_int(value, name, minimum):
     """An integer ≥ ``minimum``; returns it as int. Raises ValueError otherwise."""
     if not isinstance(value, Integral) or isinstance(value, bool) or value < minimum:

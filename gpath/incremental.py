@@ -21,8 +21,8 @@ from ._validation import (
     check_choice,
     check_feature_names,
     check_ids,
-    check_int,
     check_labels,
+    check_max_iter,
     check_positive,
     check_sample_weight,
     check_X,
@@ -303,9 +303,10 @@ class IncrementalSVC(OneVsOneSVC):
             rows = pair_rows(class_index, i, j, k)
             X_p = X if k == 2 else xp.take(X, to_device(rows, xp, device), axis=0)
             y_p = np.where(class_index[rows] == j, 1.0, -1.0)
+            pair_start = time.perf_counter()
             state, iterations = self._fit_pair(X_p, y_p, weights[rows], kernel, params, k)
             self._report(params, (classes[i], classes[j]), iterations, state.alpha, state.upper,
-                         time.perf_counter() - start)
+                         time.perf_counter() - pair_start)
             states.append(state)
             n_iter += iterations
         probability = self._calibrated(states, class_index, weights, kernel, params, k) if params["probability"] else {}
@@ -750,15 +751,9 @@ class IncrementalSVC(OneVsOneSVC):
             "tol": check_positive(self.tol, "tol"),
             "method": check_choice(self.method, "method", ("auto", "multiple", "single")),
             "cache_size": check_positive(self.cache_size, "cache_size"),
-            "max_iter": self._checked_max_iter(),
+            "max_iter": check_max_iter(self.max_iter),
             **self._more_checked_params(),
         }
-
-    def _checked_max_iter(self):
-        """``max_iter`` as SVC's: -1 (or None) for no limit, else an integer >= 1."""
-        if self.max_iter is None or (isinstance(self.max_iter, (int, np.integer)) and self.max_iter == -1):
-            return None
-        return check_int(self.max_iter, "max_iter (-1: no limit)", 1)
 
     _KERNEL_PARAMS = ("kernel", "gamma", "degree", "coef0")
 

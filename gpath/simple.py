@@ -23,6 +23,7 @@ from ._validation import (
     check_choice,
     check_int,
     check_labels,
+    check_max_iter,
     check_positive,
     check_sample_weight,
     check_X,
@@ -359,14 +360,13 @@ class SimpleSVC(OneVsOneSVC):
         return {"A": np.array(A), "B": np.array(B)}
 
     def _check_params(self) -> dict:
-        max_iter = None if self.max_iter is None or self.max_iter == -1 else check_int(self.max_iter, "max_iter", 1)
         return {
             "C": check_positive(self.C, "C", allow_inf=True),
             "ridge": check_positive(self.ridge, "ridge", allow_zero=True),
             "tol": check_positive(self.tol, "tol"),
             "loss": check_choice(self.loss, "loss", LOSSES),
             "init": check_choice(self.init, "init", INITS),
-            "max_iter": max_iter,
+            "max_iter": check_max_iter(self.max_iter),
             "block_size": None if self.block_size is None else check_int(self.block_size, "block_size", 1),
             "cache_size": check_positive(self.cache_size, "cache_size"),
             **self._more_checked_params(),

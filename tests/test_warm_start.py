@@ -32,25 +32,17 @@ def test_warm_start_from_any_point_reaches_the_exact_solution(backend, C, start)
     assert stats.init_pair == () and stats.converged
 
 
-def test_warm_start_from_the_solution_takes_one_iteration():
-    X, y = dataset("bananas")
-    X, y = X[:800], np.where(y[:800] == 1, 1.0, -1.0)
-    ref = exact_svc(X, y, 10.0, "rbf", 1.0, ridge=1e-6)
-    kernel = Kernel.from_params("rbf", 1.0, 3, 0.0, X)
-    state, stats = warm_simple_svm(X, y, kernel, 10.0, 1e-6, ref.alpha)
-    assert stats.n_iter == 1 and state.kkt_violation() <= 1e-9
-
-
-def test_warm_start_from_the_solution_computes_each_support_vector_column_once():
+@pytest.mark.parametrize("n,C,gamma,min_sv", [(800, 10.0, 1.0, 0), (1500, 1e3, 5.0, 300)])
+def test_warm_start_from_the_solution_takes_one_iteration_and_each_column_once(n, C, gamma, min_sv):
     # The free points enter in blocks; a block's columns once overwrote each other in the
     # cache and were computed again, one at a time (Adult 10,000, C = 10: 4,601 for 3,577).
     X, y = dataset("bananas")
-    X, y = X[:1500], np.where(y[:1500] == 1, 1.0, -1.0)
-    ref = exact_svc(X, y, 1e3, "rbf", 5.0, ridge=1e-6)
-    kernel = Kernel.from_params("rbf", 5.0, 3, 0.0, X)
-    state, stats = warm_simple_svm(X, y, kernel, 1e3, 1e-6, ref.alpha)
-    assert state.kkt_violation() <= 1e-9
-    assert np.count_nonzero(ref.alpha > 0) > 300
+    X, y = X[:n], np.where(y[:n] == 1, 1.0, -1.0)
+    ref = exact_svc(X, y, C, "rbf", gamma, ridge=1e-6)
+    kernel = Kernel.from_params("rbf", gamma, 3, 0.0, X)
+    state, stats = warm_simple_svm(X, y, kernel, C, 1e-6, ref.alpha)
+    assert stats.n_iter == 1 and state.kkt_violation() <= 1e-9
+    assert np.count_nonzero(ref.alpha > 0) > min_sv
     assert stats.n_columns == np.count_nonzero(state.alpha > 0)
 
 
