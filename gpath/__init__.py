@@ -9,6 +9,7 @@ from .linalg import SingularMarginError
 from .persistence import load, save
 from .robust import CCCPRobustSVC, CCCPRobustSVR, OutlierPath, RobustSVC, RobustSVR
 from .simple import NotSeparableError, SimpleStats, SimpleSVC
+from .svr import IncrementalSVR
 
 __version__ = "0.1.0"
 
@@ -18,6 +19,7 @@ __all__ = [
     "CPath",
     "CacheFullError",
     "IncrementalSVC",
+    "IncrementalSVR",
     "NotSeparableError",
     "OutlierPath",
     "PathError",

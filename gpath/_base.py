@@ -38,7 +38,7 @@ from ._platt import couple, sigmoid_predict
 from ._validation import check_choice, check_feature_names, check_labels, check_X
 from .persistence import SaveMixin
 
-__all__ = ["OneVsOneSVC", "check_every_class_weighted"]
+__all__ = ["Locked", "OneVsOneSVC", "check_every_class_weighted", "serialized"]
 
 DECISION_SHAPES = ("ovr", "ovo")
 
@@ -59,7 +59,16 @@ def serialized(method):
     return locked
 
 
-class OneVsOneSVC(SaveMixin, ClassifierMixin, BaseEstimator):
+class Locked:
+    """A model whose public methods run one at a time (:func:`serialized`)."""
+
+    def _lock(self) -> threading.RLock:
+        """The model's lock (:func:`serialized`), made on first use. Kept beside the model,
+        not in it: it is no part of its state (pickles, copies and saved files hold none)."""
+        return _LOCKS.setdefault(self, threading.RLock())
+
+
+class OneVsOneSVC(Locked, SaveMixin, ClassifierMixin, BaseEstimator):
     """Base class of gpath's kernel SVCs (not public).
 
     Fitted attributes (scikit-learn's ``SVC`` names and shapes, set by
@@ -69,11 +78,6 @@ class OneVsOneSVC(SaveMixin, ClassifierMixin, BaseEstimator):
     ``feature_names_in_`` where ``fit`` got a pandas DataFrame with string column names;
     the private ``_weights`` holds each training point's box over C, ``C_i / C``.
     """
-
-    def _lock(self) -> threading.RLock:
-        """The model's lock (:func:`serialized`), made on first use. Kept beside the model,
-        not in it: it is no part of its state (pickles, copies and saved files hold none)."""
-        return _LOCKS.setdefault(self, threading.RLock())
 
     def _set_fitted(self, attrs: dict) -> None:
         """Set the fitted attributes all at once; a value None for ``feature_names_in_``,

@@ -12,6 +12,9 @@ that state as it was; after a success that state is spent (:mod:`gpath.cache`).
 Notation (../shared/DESIGN.md): ``Q_ij = y_i y_j K(x_i, x_j) + ridge·[i = j]``; index sets
 O (α = 0, y f > 1), M (y f = 1), I (α = C, y f < 1), A (being added), R (being removed).
 Each point's box is its own, ``0 ≤ α_i ≤ C_i`` (``upper``; C for every point unless weighted).
+The dual's linear term may be any ``p`` (``min ½ αᵀQα + pᵀα``; C-SVC: p = −1): the state keeps
+``y f + p + 1`` in ``yf`` (``shift = p + 1``, None for C-SVC), so every level stays at 1 and the
+path is that of C-SVC; ε-SVR is this problem on each point twice (DESIGN.md, "ε-SVR").
 The sets are kept on the device as the levels a point's margin may not cross: O lies above
 ``lo = 1``, I and A below ``hi = 1``, M and R are unbounded; a breakpoint is a margin reaching
 its level (:mod:`gpath._engine`) or a margin coefficient reaching 0 or C_i.
@@ -35,7 +38,7 @@ from .kernels import Kernel, q_columns
 from .linalg import BorderedFactor, single_threaded_host_blas
 from .persistence import record
 
-__all__ = ["A", "I", "M", "O", "PathError", "PathStats", "R", "SVCState"]
+__all__ = ["A", "I", "M", "O", "PathError", "PathStats", "R", "SVCState", "check_state", "follow_update"]
 
 # Set codes of the host array ``where``, and the levels (lo, hi) of each set.
 O, M, I, A, R = 0, 1, 2, 3, 4
@@ -130,12 +133,15 @@ class SVCState:
     ridge : float
         Constant added to the kernel diagonal (Q_ii includes it everywhere, also in y f).
     n_features : int
+    shift : device array of shape (n,) or None
+        ``p + 1`` for the dual's linear term p (module docstring); None: C-SVC (p = −1).
 
     Attributes
     ----------
     X, y, yf, lo, hi : device arrays
-        Training rows (n, d), labels ±1, margins y f (ridge included),
+        Training rows (n, d), labels ±1, margins y f (ridge included; plus ``shift``),
         and the levels of each point's set (module docstring).
+    shift : device array of shape (n,) or None
     y_host, alpha, upper : ndarray of shape (n,)
         Labels, dual coefficients and each point's box C_i (host).
     where : ndarray of shape (n,), int8
@@ -150,8 +156,9 @@ class SVCState:
         iterations or path breakpoints that made this state.
     """
 
-    def __init__(self, xp, device, kernel: Kernel, C: float, ridge: float, n_features: int):
+    def __init__(self, xp, device, kernel: Kernel, C: float, ridge: float, n_features: int, shift=None):
         self.xp, self.device = xp, device
+        self.shift = shift
         self.kernel, self.C, self.ridge = kernel, float(C), float(ridge)
         f64 = xp.float64
         self.X = xp.zeros((0, n_features), dtype=f64, device=device)
@@ -225,7 +232,7 @@ class SVCState:
         return self.engine.q_block(self.kernel, self.X, cols, self.y, self.ridge, rows)
 
     # ------------------------------------------------------------------ copies
-    def _extended(self, X_add, y_add, upper_add) -> tuple[SVCState, object]:
+    def _extended(self, X_add, y_add, upper_add, shift_add=None) -> tuple[SVCState, object]:
         """A copy of the state with the rows ``X_add`` appended (α = 0, set A), and the device
         block ``Q[:, A]`` of the new points (n_new × m)."""
         xp = self.xp
@@ -244,6 +251,9 @@ class SVCState:
             # Margins of the new points: y_A f(x_A) = Q[:, A]ᵀ α + y_A b (α_A = 0).
             alpha_dev = to_device(new.alpha, xp, self.device)
             yf_add = alpha_dev @ QA + self.b * y_add
+            if self.shift is not None:
+                yf_add = yf_add + shift_add
+                new.shift = xp.concat([self.shift, shift_add])
             new.yf = xp.concat([self.yf, yf_add])
             codes = np.full(m, A, dtype=np.int8)
             lo_add, hi_add = (to_device(v, xp, self.device) for v in _levels(codes, upper_add))
@@ -276,7 +286,7 @@ class SVCState:
             gone[keep] = False
             share = self._add_columns(share, np.where(gone, -coef, 0.0))  # the dropped points' share
             self._share, self._share_coef = xp.take(share, keep_dev), coef[keep]
-        for name in ("X", "y", "yf", "lo", "hi"):
+        for name in ("X", "y", "yf", "lo", "hi") + (() if self.shift is None else ("shift",)):
             setattr(self, name, xp.take(getattr(self, name), keep_dev, axis=0))
         new_index = np.full(self.n, -1, dtype=np.int64)
         new_index[keep] = np.arange(keep.shape[0])
@@ -287,7 +297,8 @@ class SVCState:
 
     # ------------------------------------------------------------------ the path
     @single_threaded_host_blas
-    def follow(self, X_add, y_add, remove: np.ndarray, max_columns=None, upper_add=None) -> tuple[SVCState, PathStats]:
+    def follow(self, X_add, y_add, remove: np.ndarray, max_columns=None, upper_add=None,
+               shift_add=None) -> tuple[SVCState, PathStats]:
         """Add the rows ``X_add`` and remove the rows ``remove`` along one path.
 
         Parameters
@@ -300,6 +311,8 @@ class SVCState:
             Limit of the kernel-column cache (see :class:`QColumnCache`).
         upper_add : host array of shape (m,) or None
             Box C_i of each added point (None: C).
+        shift_add : device array of shape (m,) or None
+            ``p + 1`` of each added point (a state with a ``shift`` only).
 
         Returns
         -------
@@ -323,7 +336,7 @@ class SVCState:
         m = X_add.shape[0]
         upper_add = np.full(m, self.C) if upper_add is None else np.asarray(upper_add, dtype=np.float64)
         with self.cache.transaction():  # the new state writes into the shared cache buffer
-            state, QA = self._extended(X_add, y_add, upper_add)
+            state, QA = self._extended(X_add, y_add, upper_add, shift_add)
             state.cache.max_columns = max_columns
             state.cache.check_limit()
             run = _PathRun(state, QA, self.n, np.asarray(remove, dtype=np.int64))
@@ -349,6 +362,7 @@ class SVCState:
     def release_bounded_margin(self) -> None:
         """If no margin coefficient is strictly inside (0, C_i), the bias is not unique: move
         those points to O or I and take the middle of the bias interval, as LIBSVM does."""
+        self._balance()  # a lone member is pinned by yᵀα = 0: exactly 0 when every other α is
         members = self.active.members.copy()
         a, c = self.alpha[members], self.upper[members]
         # At a bound to round-off of the coefficients' own size, the largest α of the model
@@ -357,7 +371,7 @@ class SVCState:
         a_max = float(np.max(self.alpha, initial=0.0))
         if not np.all((a <= 1e-8 * a_max) | (a >= c * (1.0 - 1e-8))):
             return
-        if members.size:
+        if members.size and a_max > 0.0:  # (every α = 0: the members are exactly at 0)
             # Every member is near a bound: judge them on α_M corrected by one solve of the
             # margin equations, since a path's steps or the working-set solves leave α_M off
             # its bound by their round-off (1e-11 seen with tiny kernel values), which would
@@ -383,11 +397,14 @@ class SVCState:
             return np.array([r_eq])
         alpha = to_device(self.alpha, xp, self.device)
         yf_m = to_host(self.cache.column_dots(self.active.slots, alpha)) + self.y_host[members] * self.b
+        if self.shift is not None:
+            yf_m = yf_m + self.engine.gather(self.shift, members)
         return np.concatenate([[r_eq], 1.0 - yf_m])
 
     def kkt_scale(self) -> float:
-        """``1 + max_i Σ_j |Q_ij| α_j``: the size of the terms that make up a margin
-        y_i f(x_i), and so the scale of its round-off; the scale of ``check_kkt``.
+        """``1 + max_i Σ_j |Q_ij| α_j`` (``+ max_i |shift_i|`` with a linear term): the size of
+        the terms that make up a margin y_i f(x_i), and so the scale of its round-off; the
+        scale of ``check_kkt``.
 
         The margin set's share is one product with the absolute cached columns (O(n·|M|));
         the share of the points at a bound is kept between calls (:meth:`_bound_share`).
@@ -402,6 +419,8 @@ class SVCState:
             coef = np.zeros(self.cache.capacity)
             coef[self.active.slots] = self.alpha[members]
             sizes = sizes + self.cache.matvec(coef, absolute=True)
+        if self.shift is not None:
+            return 1.0 + sum(scalars(self.xp, self.xp.max(sizes), self.xp.max(self.xp.abs(self.shift))))
         return 1.0 + scalars(self.xp, self.xp.max(sizes))[0]
 
     def _bound_share(self):
@@ -516,10 +535,13 @@ class SVCState:
             self.alpha[members] = np.clip(shifted, 0.0, self.upper[members])
 
     def margins_from_alpha(self):
-        """``y ⊙ f`` on the training rows from α with fresh kernel values (device, (n,))."""
+        """``y ⊙ f`` on the training rows from α with fresh kernel values (device, (n,)), plus
+        ``shift``."""
         xp = self.xp
         sv = np.flatnonzero(self.alpha)
         yf = self.y * self.b + self.ridge * to_device(self.alpha, xp, self.device)
+        if self.shift is not None:
+            yf = yf + self.shift
         for start in range(0, sv.size, 2048):
             part = sv[start : start + 2048]
             part_dev = to_device(part, xp, self.device)
@@ -543,7 +565,7 @@ class SVCState:
         self.b = b
 
     @classmethod
-    def at_zero(cls, xp, device, X, y, kernel: Kernel, C: float, ridge: float, upper=None) -> SVCState:
+    def at_zero(cls, xp, device, X, y, kernel: Kernel, C: float, ridge: float, upper=None, shift=None) -> SVCState:
         """The feasible point α = 0 on the rows (X, y): every point in O, M empty, b = 0.
 
         SimpleSVM (:mod:`gpath._simplesvm`) starts here and moves this state, in place, to the
@@ -563,12 +585,14 @@ class SVCState:
             Constant on the diagonal of Q.
         upper : host array of shape (n_samples,) or None
             Each point's box C_i (None: C for every point).
+        shift : device array of shape (n_samples,) or None
+            ``p + 1`` for the dual's linear term p (None: C-SVC, p = −1).
         """
-        state = cls(xp, device, kernel, C, ridge, X.shape[1])
+        state = cls(xp, device, kernel, C, ridge, X.shape[1], shift)
         n = X.shape[0]
         state.X, state.y = X, y
         state.y_host = to_host(y).astype(np.float64)
-        state.yf = xp.zeros(n, dtype=xp.float64, device=device)
+        state.yf = xp.zeros(n, dtype=xp.float64, device=device) if shift is None else xp.asarray(shift, copy=True)
         state.alpha = np.zeros(n)
         state.upper = np.full(n, float(C)) if upper is None else np.asarray(upper, dtype=np.float64)
         state.where = np.full(n, O, dtype=np.int8)
@@ -580,7 +604,7 @@ class SVCState:
         return state
 
 
-def restored(xp, device, X, y, kernel, C, ridge, alpha, b, where, yf, margin, upper=None) -> SVCState:
+def restored(xp, device, X, y, kernel, C, ridge, alpha, b, where, yf, margin, upper=None, shift=None) -> SVCState:
     """The state of a saved model: α, b, sets and margins as saved, the margin set entered in
     its saved (factor) order, which rebuilds the factor and the cached columns.
 
@@ -589,7 +613,7 @@ def restored(xp, device, X, y, kernel, C, ridge, alpha, b, where, yf, margin, up
     ValueError
         If a margin row is not marked as a margin point.
     """
-    state = SVCState.at_zero(xp, device, X, y, kernel, C, ridge, upper)
+    state = SVCState.at_zero(xp, device, X, y, kernel, C, ridge, upper, shift)
     state.alpha, state.b = alpha.copy(), float(b)
     state.yf = to_device(yf, xp, device)
     state.where = np.asarray(where, dtype=np.int8).copy()
@@ -767,3 +791,63 @@ class _PathRun:
         self._margin_insert(k)
         self.n_breakpoints += 1
         self.zero_steps += 1
+
+
+def follow_update(state: SVCState, X_add, y_add, remove: np.ndarray, limit, method: str, upper_add,
+                  shift_add=None, rows_per_point: int = 1) -> tuple[SVCState, int]:
+    """The state after adding the rows ``X_add`` and removing the rows ``remove``, and its
+    breakpoints: one path (MID, any ``method`` but "single"), or one path per point (SID,
+    Cauwenberghs & Poggio's single update; section 3.1), adding the points in order, then
+    removing them in order.
+
+    Parameters
+    ----------
+    state : SVCState
+    X_add, y_add, upper_add, shift_add
+        As :meth:`SVCState.follow`.
+    remove : host int array of shape (ℓ,)
+        Rows to remove, increasing, whole points (``rows_per_point`` consecutive rows each).
+    limit : int or None
+        ``max_columns`` of the cache.
+    method : str
+    rows_per_point : int
+        Rows that make up one point (2 for ε-SVR: its α and α* rows move together).
+    """
+    if method != "single":
+        state, stats = state.follow(X_add, y_add, remove, max_columns=limit, upper_add=upper_add,
+                                    shift_add=shift_add)
+        return state, stats.n_breakpoints
+    n_bp, g = 0, rows_per_point
+    for j in range(0, X_add.shape[0], g):
+        state, stats = state.follow(X_add[j : j + g, :], y_add[j : j + g], np.zeros(0, dtype=np.int64),
+                                    max_columns=limit, upper_add=upper_add[j : j + g],
+                                    shift_add=None if shift_add is None else shift_add[j : j + g])
+        n_bp += stats.n_breakpoints
+    # Rows shift as points leave: find each by its position among the survivors.
+    alive = np.ones(state.n, dtype=bool)
+    for start in range(0, remove.size, g):
+        point = remove[start : start + g]
+        first = int(np.count_nonzero(alive[: point[0]]))
+        state, stats = state.follow(X_add[:0, :], y_add[:0], np.arange(first, first + g), max_columns=limit)
+        alive[point] = False
+        n_bp += stats.n_breakpoints
+    return state, n_bp
+
+
+def check_state(state: SVCState, tol: float, violation: float | None = None) -> None:
+    """The maintained margins must satisfy the KKT conditions to ``tol``, relative to the
+    scale of y f (:meth:`SVCState.kkt_violation`, or ``violation`` where the caller has it).
+
+    Raises
+    ------
+    PathError
+        If they do not (the message says what to change).
+    """
+    viol = state.kkt_violation() if violation is None else violation
+    if viol > tol:
+        raise PathError(
+            f"the path ended with a KKT violation of {viol:.3g} (relative to the scale of y f, "
+            f"{state.kkt_scale():.3g}) > tol={tol:g}; the model is unchanged. The margin system is "
+            f"too ill-conditioned for float64 at C={state.C:g}: raise ridge (e.g. ridge=1e-4), "
+            f"lower C, or standardize the features"
+        )

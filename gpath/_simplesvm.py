@@ -260,7 +260,7 @@ def _concluded(run, status: str, violation: float, capped: bool, loss: str, pair
 
 @single_threaded_host_blas
 def warm_simple_svm(X, y, kernel: Kernel, C: float, ridge: float, alpha, *, weights=None,
-                    block_size=None) -> tuple[SVCState, SimpleStats]:
+                    block_size=None, shift=None) -> tuple[SVCState, SimpleStats]:
     """Solve the C-SVC dual exactly by SimpleSVM started from the point ``alpha`` (a warm
     start: the solution of a nearby problem, such as the model before an update or the
     full-data model for one of its folds).
@@ -278,6 +278,9 @@ def warm_simple_svm(X, y, kernel: Kernel, C: float, ridge: float, alpha, *, weig
         As :func:`simple_svm` (hinge loss, C finite).
     alpha : host array of shape (n_samples,), float64
         The starting point (any values; clipped to [0, C_i]).
+    shift : device array of shape (n_samples,) or None
+        ``p + 1`` for the dual's linear term p, ``min ½ αᵀQα + pᵀα`` (:mod:`gpath._path`;
+        ε-SVR's doubled problem); None: C-SVC's p = −1.
 
     Returns
     -------
@@ -298,7 +301,7 @@ def warm_simple_svm(X, y, kernel: Kernel, C: float, ridge: float, alpha, *, weig
     start = time.perf_counter()
     xp, device = get_namespace_and_device(X, y)
     boxes = None if weights is None else float(C) * np.asarray(weights, dtype=np.float64)
-    state = SVCState.at_zero(xp, device, X, y, kernel, float(C), float(ridge), boxes)
+    state = SVCState.at_zero(xp, device, X, y, kernel, float(C), float(ridge), boxes, shift)
     alpha = _balanced(np.clip(np.asarray(alpha, dtype=np.float64), 0.0, state.upper), state.y_host, state.upper)
     run = _SimpleRun(state, _EXACT, 20 * (state.n + 50), None, _BLOCK if block_size is None else block_size)
     run.start_at(alpha)
@@ -360,7 +363,8 @@ def polish(state: SVCState) -> int:
 class _SimpleRun:
     """The working variables of one SimpleSVM run on ``state`` (moved in place).
 
-    SC's share of the margins, ``uC = Σ_{k∈SC} U_k H[:, k]`` (device), and of the equality
+    SC's share of the margins, ``uC = Σ_{k∈SC} U_k H[:, k]`` (device; plus the state's
+    ``shift``, the constant part of every margin, if it has one), and of the equality
     constraint, ``Σ_{k∈SC} y_k U_k``, change by one cached column when a variable enters or
     leaves SC."""
 
@@ -369,7 +373,8 @@ class _SimpleRun:
         self.block_size = block_size
         self.block_budget = 2 * (state.n + 50)  # block iterations before the paper's rule
         self._rows = None  # X prepared once for the blocks of kernel columns (Kernel.centered_rows)
-        self.uC = s.xp.zeros(s.n, dtype=s.xp.float64, device=s.device)
+        self.uC = (s.xp.zeros(s.n, dtype=s.xp.float64, device=s.device) if s.shift is None
+                   else s.xp.asarray(s.shift, copy=True))
         self.n_upper = 0  # |SC|
         self.sum_y_upper = 0.0  # Σ_{SC} y_k U_k
         self.h_max = 0.0  # largest H_kk of a point that entered Swork
@@ -600,7 +605,7 @@ class _SimpleRun:
             W = s.active.members.copy()
             rhs = np.ones(W.size + 1)
             rhs[0] = -self.sum_y_upper
-            if self.n_upper:
+            if self.n_upper or s.shift is not None:
                 rhs[1:] -= s.engine.gather(self.uC, W)
             # The first solve of an iteration (after the inserts) checks the factor; the
             # re-solves after each bound step (deletes, orthogonal updates) skip the check.
@@ -662,7 +667,7 @@ class _SimpleRun:
         s = self.s
         W = s.active.members
         return s.engine.margins(s.yf, s.lo, s.hi, s.cache, s.active.slots, s.alpha[W], s.b, s.y, 1.0,
-                                self.uC if self.n_upper else None)
+                                self.uC if self.n_upper or s.shift is not None else None)
 
     def _threshold(self, violation: float) -> float:
         """The violation (units of y f) below which the margins are exact: ``tol_margin``, or

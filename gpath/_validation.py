@@ -23,6 +23,7 @@ __all__ = [
     "check_targets",
     "feature_names",
     "host_values",
+    "numeric_targets",
 ]
 
 
@@ -304,6 +305,17 @@ def check_sample_weight(sample_weight, n_samples, name="sample_weight", allow_al
             raise ValueError(f"Invalid input - all samples have zero or negative weights. ({name} must have a "
                              f"positive weight somewhere)")
     return weights
+
+
+def numeric_targets(y):
+    """Targets in a NumPy object array (numbers stored as objects) as float64, as
+    scikit-learn reads them; anything else unchanged (:func:`check_targets` judges it)."""
+    if isinstance(y, np.ndarray) and y.dtype == object:
+        try:
+            return y.astype(np.float64)
+        except (TypeError, ValueError):
+            return y
+    return y
 
 
 def check_targets(y, n_samples, name="y", x_name="X"):

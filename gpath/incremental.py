@@ -14,7 +14,7 @@ from . import persistence
 from ._array_api import get_namespace_and_device, to_device, to_host
 from ._base import OneVsOneSVC, check_every_class_weighted, serialized
 from ._multiclass import class_weights, new_class_weight, pair_index, pair_rows, pairs
-from ._path import PathError, PathStats, SVCState, restored
+from ._path import PathError, PathStats, SVCState, check_state, follow_update, restored
 from ._platt import cv_decision_values, sigmoid_train
 from ._simplesvm import polish, simple_svm, warm_simple_svm
 from ._validation import (
@@ -604,7 +604,7 @@ class IncrementalSVC(OneVsOneSVC):
                 stack.enter_context(state.cache.transaction())
                 y_dev = to_device(np.where(y_p == j, 1.0, -1.0), xp, device)
                 limit = max_columns(self._pair_cache_size(params, k), state.n + y_p.size)
-                new, bp = _follow(state, X_p, y_dev, local_remove, limit, params["method"], u_p)
+                new, bp = follow_update(state, X_p, y_dev, local_remove, limit, params["method"], u_p)
                 new.n_iter = bp
                 new.refine()
                 if new.kkt_violation() > params["tol"]:
@@ -776,17 +776,7 @@ class IncrementalSVC(OneVsOneSVC):
         )
 
     def _check_state(self, state: SVCState) -> None:
-        """The maintained margins must satisfy the KKT conditions to ``tol``, relative to the
-        scale of y f (:meth:`gpath._path.SVCState.kkt_violation`)."""
-        tol = check_positive(self.tol, "tol")
-        viol = state.kkt_violation()
-        if viol > tol:
-            raise PathError(
-                f"the path ended with a KKT violation of {viol:.3g} (relative to the scale of y f, "
-                f"{state.kkt_scale():.3g}) > tol={tol:g}; the model is unchanged. The margin system is "
-                f"too ill-conditioned for float64 at C={state.C:g}: raise ridge (e.g. ridge=1e-4), "
-                f"lower C, or standardize the features"
-            )
+        check_state(state, check_positive(self.tol, "tol"))
 
     def _attributes(self, states, class_index, classes, kernel, ids, next_id, stats, weights, cw) -> dict:
         """Every fitted attribute of the new states, computed before the first one is set."""
@@ -1057,7 +1047,7 @@ def _rows_of(states, class_index, k, rows):
     return xp.take(grouped, to_device(inverse, xp, device), axis=0)
 
 
-def _restored_pair(xp, device, X, y, kernel, C, ridge, alpha, b, where, yf, margin, upper, tol, pair):
+def _restored_pair(xp, device, X, y, kernel, C, ridge, alpha, b, where, yf, margin, upper, tol, pair, shift=None):
     """One pair's state from a model file, its sets checked against α and the boxes.
 
     Raises
@@ -1083,7 +1073,7 @@ def _restored_pair(xp, device, X, y, kernel, C, ridge, alpha, b, where, yf, marg
         boxes = f"C={C:g}" if np.all(upper == C) else "its box C_i"
         raise invalid(f"alpha{of} must be 0 on the set O and {boxes} on the set I")
     state = restored(xp, device, X, to_device(y, xp, device), kernel, C, ridge, alpha, b, where, yf, margin,
-                     upper)
+                     upper, shift)
     return state
 
 
@@ -1105,26 +1095,6 @@ def _refit_is_cheaper(state, remove: np.ndarray, m: int) -> bool:
     """
     n = state.n
     return n >= _REFIT_MIN_ROWS and (m + remove.size) * (1.0 + state.active.size / 100.0) > 0.5 * n
-
-
-def _follow(state, X_add, y_add, rows, limit, method, upper_add):
-    """The new state and its number of breakpoints: one path (MID) or one per point (SID)."""
-    if method != "single":
-        state, stats = state.follow(X_add, y_add, rows, max_columns=limit, upper_add=upper_add)
-        return state, stats.n_breakpoints
-    n_bp = 0
-    for j in range(X_add.shape[0]):
-        state, stats = state.follow(X_add[j : j + 1, :], y_add[j : j + 1], np.zeros(0, dtype=np.int64),
-                                    max_columns=limit, upper_add=upper_add[j : j + 1])
-        n_bp += stats.n_breakpoints
-    # Rows shift as points leave: find each by its position among the survivors.
-    alive = np.ones(state.n, dtype=bool)
-    for r in rows:
-        row = int(np.count_nonzero(alive[:r]))
-        state, stats = state.follow(X_add[:0, :], y_add[:0], np.array([row]), max_columns=limit)
-        alive[r] = False
-        n_bp += stats.n_breakpoints
-    return state, n_bp
 
 
 def _update_labels(y, m, name, x_name, classes, declared) -> tuple[np.ndarray, bool]:

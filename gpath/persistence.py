@@ -283,6 +283,8 @@ def _encode(value, name, arrays):
         return {"tuple": [_encode(v, f"{name}.{i}", arrays) for i, v in enumerate(value)]}
     if isinstance(value, list):
         return [_encode(v, f"{name}.{i}", arrays) for i, v in enumerate(value)]
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {"dict": {k: _encode(v, f"{name}.{k}", arrays) for k, v in value.items()}}
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     raise TypeError(f"cannot save attribute {name!r} of type {type(value).__name__}")
@@ -315,6 +317,8 @@ def _decode(spec, data, like, name):
         return to_device(finite_array(data, f"attr:{spec['device_array']}", "f"), xp, device)
     if "tuple" in spec:
         return tuple(_decode(v, data, like, f"{name}.{i}") for i, v in enumerate(spec["tuple"]))
+    if isinstance(spec.get("dict"), dict):
+        return {k: _decode(v, data, like, f"{name}.{k}") for k, v in spec["dict"].items()}
     raise ModelFileError(f"cannot read attribute description {spec!r}")
 
 

@@ -1,5 +1,5 @@
-"""An exact C-SVC reference that does not use gpath's path code, for tests, the demo and
-the benchmarks.
+"""Exact C-SVC and ε-SVR references that do not use gpath's path code, for tests, the demo
+and the benchmarks.
 
 LIBSVM (scikit-learn's SVC with a precomputed kernel ``K + ridge·I`` and ``tol=1e-9``)
 supplies the index sets; its α are only float32-precise (LIBSVM keeps kernel values in
@@ -10,6 +10,10 @@ iteration (move toward the solution of the current sets, stop at the first bound
 worst violator; written here, independent of gpath's path code) until the KKT conditions hold.
 The result's own KKT violation is reported, so that a test can tell a wrong reference from a
 wrong model: ``certified`` says whether it holds to 1e-9 relative to the problem's scale.
+
+ε-SVR (:func:`exact_svr`) is solved the same way in LIBSVM's doubled form (each point twice,
+α and α*, labels ±1, each row's own margin level ``r_i = y'_i y_i − ε`` in place of 1:
+DESIGN.md, "ε-SVR"), from the index sets of scikit-learn's ``SVR``.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from sklearn.metrics.pairwise import linear_kernel, polynomial_kernel, rbf_kernel
-from sklearn.svm import SVC
+from sklearn.svm import SVC, SVR
 
 
 def kernel_matrix(X1, X2, kernel, gamma, degree=3, coef0=0.0):
@@ -30,7 +34,8 @@ def kernel_matrix(X1, X2, kernel, gamma, degree=3, coef0=0.0):
     return polynomial_kernel(X1, X2, degree=degree, gamma=gamma, coef0=coef0)
 
 
-__all__ = ["Reference", "exact_svc", "exact_svc_gram", "kernel_matrix", "kkt_violation"]
+__all__ = ["Reference", "SVRReference", "exact_svc", "exact_svc_gram", "exact_svr", "kernel_matrix",
+           "kkt_violation"]
 
 
 @dataclass
@@ -56,23 +61,26 @@ class Reference:
         return K @ (self.y * self.alpha) + self.b
 
 
-def kkt_violation(Q, y, alpha, b, C):
+def kkt_violation(Q, y, alpha, b, C, level=1.0):
     """Largest violation of the C-SVC KKT conditions, as :meth:`gpath.IncrementalSVC.check_kkt`
     measures it: the stationarity violations (units of y f) divided by ``1 + max_i Σ_j |Q_ij|
-    α_j``, and those of yᵀα = 0 and the box divided by C. ``C`` may be per point."""
+    α_j``, and those of yᵀα = 0 and the box divided by C. ``C`` may be per point; ``level``
+    (per point) is each margin's level, 1 for C-SVC (ε-SVR: ``y'_i y_i − ε``, and the scale
+    adds ``max |level_i − 1|``, as :meth:`gpath.IncrementalSVR.check_kkt`)."""
     C = np.broadcast_to(np.asarray(C, dtype=np.float64), alpha.shape)
+    level = np.broadcast_to(np.asarray(level, dtype=np.float64), alpha.shape)
     yf = Q @ alpha + y * b
-    g = yf - 1.0
+    g = yf - level
     stat = max(np.max(np.where(alpha < C, -g, -np.inf)), np.max(np.where(alpha > 0, g, -np.inf)))
-    scale = 1.0 + float(np.max(np.abs(Q) @ alpha))
+    scale = 1.0 + float(np.max(np.abs(Q) @ alpha)) + float(np.max(np.abs(level - 1.0)))
     feas = max(abs(y @ alpha), np.max(-alpha), np.max(alpha - C)) / max(float(C.max()), 1e-300)
     return float(max(stat / scale, feas, 0.0))
 
 
-def _solve_sets(Q, y, C, at_c, free):
+def _solve_sets(Q, y, C, at_c, free, level):
     """α and b of the index sets: α = C on ``at_c``, 0 off the sets, and on ``free`` the margin
-    equations [[0, y_Mᵀ], [y_M, Q_MM]] [b; α_M] = [−y_Iᵀ C_I; 1 − Q_MI C_I] in float64; with no
-    free point, b is the middle of its interval (as gpath takes it)."""
+    equations [[0, y_Mᵀ], [y_M, Q_MM]] [b; α_M] = [−y_Iᵀ C_I; r_M − Q_MI C_I] in float64 (r: the
+    levels); with no free point, b is the middle of its interval (as gpath takes it)."""
     alpha = np.where(at_c, C, 0.0)
     m = np.flatnonzero(free)
     if m.size:
@@ -80,18 +88,18 @@ def _solve_sets(Q, y, C, at_c, free):
         big[0, 1:] = y[m]
         big[1:, 0] = y[m]
         big[1:, 1:] = Q[np.ix_(m, m)]
-        rhs = np.concatenate([[-(y * alpha)[at_c].sum()], 1.0 - Q[np.ix_(m, np.flatnonzero(at_c))] @ alpha[at_c]])
+        rhs = np.concatenate([[-(y * alpha)[at_c].sum()], level[m] - Q[np.ix_(m, np.flatnonzero(at_c))] @ alpha[at_c]])
         try:
             sol = np.linalg.solve(big, rhs)
         except np.linalg.LinAlgError:  # duplicate margin points with ridge = 0
             sol = np.linalg.lstsq(big, rhs, rcond=None)[0]
         return alpha, float(sol[0]), m, sol[1:]
-    b = _middle_bias(Q, y, C, alpha)
+    b = _middle_bias(Q, y, C, alpha, level)
     return alpha, b, m, np.zeros(0)
 
 
-def _middle_bias(Q, y, C, alpha):
-    t = y * (1.0 - Q @ alpha)  # the bias that puts each point on the margin
+def _middle_bias(Q, y, C, alpha, level):
+    t = y * (level - Q @ alpha)  # the bias that puts each point on the margin
     low = (alpha < C) & (y > 0) | (alpha > 0) & (y < 0)
     high = (alpha < C) & (y < 0) | (alpha > 0) & (y > 0)
     lo = np.max(t[low], initial=-np.inf)
@@ -99,17 +107,18 @@ def _middle_bias(Q, y, C, alpha):
     return float(0.5 * (lo + hi)) if np.isfinite(lo) and np.isfinite(hi) else float(lo if np.isfinite(lo) else hi)
 
 
-def _repair(Q, y, C, at_c, free, max_iter):
+def _repair(Q, y, C, at_c, free, max_iter, level=1.0):
     """Correct the index sets by a dense primal active-set iteration until the KKT conditions
     hold: from the feasible point of the current sets, move toward the solution of their margin
     equations, stop at the first bound (that variable leaves the free set), and when the
-    solution is in the box add the worst violator to the free set. Returns α, b and the number
-    of corrections."""
-    alpha, b, m, sol = _solve_sets(Q, y, C, at_c, free)
+    solution is in the box add the worst violator to the free set. ``level``: each row's
+    margin level (1: C-SVC). Returns α, b and the number of corrections."""
+    level = np.broadcast_to(np.asarray(level, dtype=np.float64), y.shape)
+    alpha, b, m, sol = _solve_sets(Q, y, C, at_c, free, level)
     alpha[m] = np.clip(sol, 0.0, C[m])
     corrections = 0
     for _ in range(max_iter):
-        _, b_new, m, sol = _solve_sets(Q, y, C, at_c, free)
+        _, b_new, m, sol = _solve_sets(Q, y, C, at_c, free, level)
         d = sol - alpha[m]
         with np.errstate(divide="ignore", invalid="ignore"):
             steps = np.where(d < 0, alpha[m] / -d, np.where(d > 0, (C[m] - alpha[m]) / d, np.inf))
@@ -123,11 +132,11 @@ def _repair(Q, y, C, at_c, free, max_iter):
             corrections += 1
             continue
         alpha[m], b = sol, b_new
-        g = Q @ alpha + y * b - 1.0
+        g = Q @ alpha + y * b - level
         viol = np.where(free, 0.0, np.where(at_c, np.maximum(g, 0.0), np.maximum(-g, 0.0)))
         viol[C == 0.0] = 0.0
         k = int(np.argmax(viol))
-        if viol[k] <= 1e-13 * (1.0 + float(np.max(np.abs(Q) @ alpha))):
+        if viol[k] <= 1e-13 * (1.0 + float(np.max(np.abs(Q) @ alpha)) + float(np.max(np.abs(level - 1.0)))):
             return alpha, b, corrections
         free[k], at_c[k] = True, False
         corrections += 1
@@ -199,10 +208,85 @@ def exact_svc_gram(K, y, C, sample_weight=None) -> tuple[np.ndarray, float, floa
     at_c = (a >= upper * (1 - 1e-12)) & (upper > 0)
     free = (a > 0) & ~at_c
     Q = (y[:, None] * y[None, :]) * K
-    alpha, b, m, sol = _solve_sets(Q, y, upper, at_c, free)
+    return _resolved(Q, y, upper, at_c, free, np.ones(n))
+
+
+def _resolved(Q, y, upper, at_c, free, level) -> tuple[np.ndarray, float, float, int]:
+    """The margin equations of the sets ``at_c``/``free`` solved in float64, and the sets
+    repaired until the KKT conditions hold: α, b, the KKT violation, the repairs."""
+    alpha, b, m, sol = _solve_sets(Q, y, upper, at_c, free, level)
     alpha[m] = sol
-    kkt, repairs = kkt_violation(Q, y, alpha, b, upper), 0
+    kkt, repairs = kkt_violation(Q, y, alpha, b, upper, level), 0
     if kkt > 1e-11:
-        alpha, b, repairs = _repair(Q, y, upper, at_c.copy(), free.copy(), max_iter=20 * n + 100)
-        kkt = kkt_violation(Q, y, alpha, b, upper)
+        alpha, b, repairs = _repair(Q, y, upper, at_c.copy(), free.copy(), 20 * y.size + 100, level)
+        kkt = kkt_violation(Q, y, alpha, b, upper, level)
     return alpha, float(b), kkt, repairs
+
+
+@dataclass
+class SVRReference:
+    """The re-solved ε-SVR solution: β = α − α* (n,), bias b, and its own KKT violation."""
+
+    beta: np.ndarray  # (n,)
+    b: float
+    kkt: float  # largest KKT violation (relative, as IncrementalSVR.check_kkt's)
+    X: np.ndarray
+    params: dict
+    repairs: int = 0
+
+    @property
+    def certified(self) -> bool:
+        """Whether the reference satisfies its KKT conditions to 1e-9 (relative)."""
+        return self.kkt <= 1e-9
+
+    def predict(self, Xt):
+        """f(x) = Σ_j β_j K(x, x_j) + b for host rows Xt of shape (m, d); shape (m,)."""
+        return kernel_matrix(Xt, self.X, **self.params) @ self.beta + self.b
+
+
+def exact_svr(X, y, C, epsilon=0.1, kernel="rbf", gamma=1.0, degree=3, coef0=0.0, ridge=1e-6,
+              sample_weight=None) -> SVRReference:
+    """Exact ε-SVR on host data (X, y): LIBSVM's index sets (scikit-learn's ``SVR``, precomputed
+    kernel, tol 1e-9), the margin equations of the doubled problem solved in float64, the sets
+    repaired where LIBSVM's were wrong.
+
+    The problem is :class:`gpath.IncrementalSVR`'s: each point twice (α_i with label +1, α*_i
+    with −1), ``Q = y'y'ᵀ ⊙ K + ridge·I`` over the 2n rows (the ridge on each row's own
+    diagonal), each row's margin level ``y'_i y_i − ε``, boxes ``C_i = C · sample_weight_i``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,), real targets
+    C, epsilon, kernel, gamma, degree, coef0, ridge : as in :class:`gpath.IncrementalSVR`
+        (gamma numeric).
+    sample_weight : ndarray of shape (n_samples,) or None
+
+    Returns
+    -------
+    SVRReference
+        ``certified`` when its own KKT violation is at most 1e-9.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    n = y.size
+    params = dict(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0)
+    K = kernel_matrix(X, X, **params)
+    upper = np.full(n, float(C)) if sample_weight is None else C * np.asarray(sample_weight, dtype=np.float64)
+    rows = np.flatnonzero(upper > 0)
+    svr = SVR(kernel="precomputed", C=C, epsilon=epsilon, tol=1e-9, max_iter=-1, cache_size=500)
+    weights = None if sample_weight is None else upper[rows] / C
+    svr.fit(K[np.ix_(rows, rows)] + ridge * np.eye(rows.size), y[rows], sample_weight=weights)
+    beta = np.zeros(n)
+    beta[rows[svr.support_]] = svr.dual_coef_[0]
+    # The doubled problem: row 2i is α_i (label +1), row 2i + 1 is α*_i (label −1).
+    twice = np.repeat(np.arange(n), 2)
+    y2 = np.tile([1.0, -1.0], n)
+    Q = (y2[:, None] * y2[None, :]) * K[np.ix_(twice, twice)] + ridge * np.eye(2 * n)
+    upper2 = upper[twice]
+    z = np.stack([np.maximum(beta, 0.0), np.maximum(-beta, 0.0)], axis=1).reshape(-1)
+    at_c = (z >= upper2 * (1 - 1e-12)) & (upper2 > 0)
+    free = (z > 0) & ~at_c
+    level = y2 * y[twice] - epsilon
+    alpha, b, kkt, repairs = _resolved(Q, y2, upper2, at_c, free, level)
+    return SVRReference(alpha[0::2] - alpha[1::2], b, kkt, X, params, repairs)

@@ -1,9 +1,10 @@
-"""Streaming with river: an exact kernel SVC on a sliding window, as a river classifier.
+"""Streaming with river: an exact kernel SVC or ε-SVR on a sliding window, as river models.
 
 :class:`SlidingWindowSVC` buffers the points river gives to ``learn_one``; every ``batch``
 points, one multiple incremental decremental update (Karasuyama & Takeuchi 2009, section 3.2,
 :class:`gpath.IncrementalSVC`) adds them and removes the oldest beyond ``window``. The model is
-always the exact C-SVC of the points it holds. It needs river (``pip install 'gpath[river]'``).
+always the exact C-SVC of the points it holds; :class:`SlidingWindowSVR` does the same for
+ε-SVR (:class:`gpath.IncrementalSVR`). It needs river (``pip install 'gpath[river]'``).
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from .cache import CacheFullError
 from .incremental import IncrementalSVC
 from .kernels import Kernel
 from .linalg import SingularMarginError
+from .svr import IncrementalSVR
 
-__all__ = ["SlidingWindowSVC"]
+__all__ = ["SlidingWindowSVC", "SlidingWindowSVR"]
 
 base = require("river.base", "river", "gpath.river")
 
@@ -32,7 +34,58 @@ def _sort_key(name):
     return type(name).__name__, repr(name)
 
 
-class SlidingWindowSVC(base.Classifier):
+class _Window:
+    """What the sliding-window models share: points as feature dicts (the window, oldest
+    first, and the batch pending), their columns, and the device of the model's arrays."""
+
+    @staticmethod
+    def _vector_dict(x, name) -> dict:
+        """A copy of x with float values, checked (nothing else is kept of x)."""
+        if not isinstance(x, dict):
+            raise TypeError(f"{name} must be a dict of feature name -> number; got {type(x).__name__}")
+        out = {}
+        for key, value in x.items():
+            if not isinstance(value, Real):
+                raise TypeError(f"{name}[{key!r}] must be a real number; got {type(value).__name__} {value!r} "
+                                f"(encode categories first, e.g. river.preprocessing.OneHotEncoder)")
+            value = float(value)
+            if not math.isfinite(value):
+                raise ValueError(f"{name}[{key!r}] must be finite; got {value!r}")
+            out[key] = value
+        return out
+
+    @staticmethod
+    def _matrix(points, features) -> np.ndarray:
+        """Host float64 rows of the points' feature dicts over ``features`` (missing: 0)."""
+        X = np.zeros((len(points), len(features)))
+        column = {f: j for j, f in enumerate(features)}
+        for i, (p, _) in enumerate(points):
+            for key, value in p.items():
+                j = column.get(key)
+                if j is not None:
+                    X[i, j] = value
+        return X
+
+    def _device(self, X):
+        if self.like is None:
+            return X
+        xp, device = get_namespace_and_device(self.like)
+        return to_device(X, xp, device)
+
+    def _row(self, x):
+        """x as one row over ``features_`` (unknown names ignored, missing ones 0)."""
+        if not isinstance(x, dict):
+            raise TypeError(f"x must be a dict of feature name -> number; got {type(x).__name__}")
+        columns = set(self.features_)
+        point = self._vector_dict({k: v for k, v in x.items() if k in columns}, "x")
+        return self._device(self._matrix([(point, None)], self.features_))
+
+    @property
+    def n_pending_(self) -> int:
+        return len(self._pending)
+
+
+class SlidingWindowSVC(_Window, base.Classifier):
     """Exact binary kernel SVC on a sliding window of a stream, for river.
 
     ``learn_one(x, y)`` buffers the point. Every ``batch`` points, one multiple incremental
@@ -218,43 +271,9 @@ class SlidingWindowSVC(base.Classifier):
         except TypeError:
             return labels
 
-    @staticmethod
-    def _vector_dict(x, name) -> dict:
-        """A copy of x with float values, checked (nothing else is kept of x)."""
-        if not isinstance(x, dict):
-            raise TypeError(f"{name} must be a dict of feature name -> number; got {type(x).__name__}")
-        out = {}
-        for key, value in x.items():
-            if not isinstance(value, Real):
-                raise TypeError(f"{name}[{key!r}] must be a real number; got {type(value).__name__} {value!r} "
-                                f"(encode categories first, e.g. river.preprocessing.OneHotEncoder)")
-            value = float(value)
-            if not math.isfinite(value):
-                raise ValueError(f"{name}[{key!r}] must be finite; got {value!r}")
-            out[key] = value
-        return out
-
-    @staticmethod
-    def _matrix(points, features) -> np.ndarray:
-        """Host float64 rows of the points' feature dicts over ``features`` (missing: 0)."""
-        X = np.zeros((len(points), len(features)))
-        column = {f: j for j, f in enumerate(features)}
-        for i, (p, _) in enumerate(points):
-            for key, value in p.items():
-                j = column.get(key)
-                if j is not None:
-                    X[i, j] = value
-        return X
-
     def _labels(self, points, classes) -> np.ndarray:
         """Codes 0/1 of the points' labels (1: ``classes[1]``)."""
         return np.array([int(y == classes[1]) for _, y in points], dtype=np.int64)
-
-    def _device(self, X):
-        if self.like is None:
-            return X
-        xp, device = get_namespace_and_device(self.like)
-        return to_device(X, xp, device)
 
     def _flush(self, pending, classes) -> None:
         """One update with the batch ``pending`` (or a fit from scratch); every attribute is
@@ -286,14 +305,6 @@ class SlidingWindowSVC(base.Classifier):
         self.n_updates_, self.n_refits_ = n_updates, n_refits
 
     # ------------------------------------------------------------------ prediction
-    def _row(self, x):
-        """x as one row over ``features_`` (unknown names ignored, missing ones 0)."""
-        if not isinstance(x, dict):
-            raise TypeError(f"x must be a dict of feature name -> number; got {type(x).__name__}")
-        columns = set(self.features_)
-        point = self._vector_dict({k: v for k, v in x.items() if k in columns}, "x")
-        return self._device(self._matrix([(point, None)], self.features_))
-
     def _prior(self) -> dict:
         """Class frequencies of the points held (uniform over ``classes`` before any)."""
         labels = [y for _, y in self._window + self._pending]
@@ -362,7 +373,187 @@ class SlidingWindowSVC(base.Classifier):
         out[:] = labels
         return out
 
-    @property
-    def n_pending_(self) -> int:
-        return len(self._pending)
 
+class SlidingWindowSVR(_Window, base.Regressor):
+    """Exact kernel ε-SVR on a sliding window of a stream, for river.
+
+    ``learn_one(x, y)`` buffers the point. Every ``batch`` points, one multiple incremental
+    decremental update (:meth:`gpath.IncrementalSVR.update`) adds the buffered points and
+    removes the oldest points beyond ``window``: the model is then the exact ε-SVR (KKT
+    conditions to float64 round-off) of the last ``window`` points learned up to the last full
+    batch, as a fit from scratch would give. It works inside ``river.compose.Pipeline`` (for
+    example after ``river.preprocessing.StandardScaler``) and with
+    ``river.evaluate.progressive_val_score``.
+
+    Features are read as by :class:`SlidingWindowSVC`: a dict of numbers, columns in a fixed
+    order, a missing feature 0, a new feature name a fit from scratch with the new column, an
+    unknown one ignored at prediction time.
+
+    Parameters
+    ----------
+    window : int, default 1000
+        Most points in the model (>= 1).
+    batch : int, default 30
+        Points per update (1 <= batch <= window).
+    C, epsilon, kernel, gamma, degree, coef0, method, ridge, tol, cache_size
+        As in :class:`gpath.IncrementalSVR`. ``gamma="scale"`` is resolved on the window of
+        each fit from scratch and stays fixed for the updates after it.
+    like : array or None, default None
+        The model's arrays go to the namespace and device of ``like``; None: NumPy.
+
+    Attributes
+    ----------
+    svr_ : IncrementalSVR or None
+        The SVR of the window; None before the first batch.
+    features_ : list
+        The feature names, in column order.
+    X_window_ : ndarray of shape (n_window, n_features), float64
+        The points of ``svr_`` (oldest first; host copy).
+    y_window_ : ndarray of shape (n_window,), float64
+        Their targets.
+    n_pending_ : int
+        Points learned since the last update (fewer than ``batch``).
+    n_updates_, n_refits_ : int
+        MID updates, and fits from scratch (the first, after a new feature, or after an
+        update that failed numerically).
+
+    Notes
+    -----
+    Before the first batch, ``predict_one`` is the mean of the targets learned (0 before any).
+
+    References
+    ----------
+    M. Karasuyama and I. Takeuchi, "Multiple incremental decremental learning of support
+    vector machines", NIPS 2009, sections 3.2 and 4.2 (the online time-series experiment);
+    J. Ma, J. Theiler and S. Perkins, "Accurate on-line support vector regression", Neural
+    Computation 15(11), 2003.
+
+    Examples
+    --------
+    >>> from river import compose, datasets, evaluate, metrics, preprocessing
+    >>> from gpath.river import SlidingWindowSVR
+    >>> model = compose.Pipeline(preprocessing.StandardScaler(),
+    ...                          SlidingWindowSVR(window=300, batch=10, C=10.0, epsilon=0.1))
+    >>> evaluate.progressive_val_score(datasets.WaterFlow(), model, metrics.MAE())  # doctest: +SKIP
+    """
+
+    def __init__(self, window=1000, batch=30, C=1.0, epsilon=0.1, kernel="rbf", gamma="scale", degree=3,
+                 coef0=0.0, method="auto", ridge=1e-6, tol=1e-9, cache_size=1024, like=None):
+        self.window = window
+        self.batch = batch
+        self.C = C
+        self.epsilon = epsilon
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.method = method
+        self.ridge = ridge
+        self.tol = tol
+        self.cache_size = cache_size
+        self.like = like
+        check_int(self.window, "window", 1)
+        check_int(self.batch, "batch", 1)
+        if self.batch > self.window:
+            raise ValueError(f"batch must be at most window={self.window!r}; got {self.batch!r}")
+        self._svr()._check_params()
+        Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, np.zeros((1, 1)))
+        if self.like is not None:
+            get_namespace_and_device(self.like)
+        self.svr_ = None
+        self.features_ = []
+        self.n_updates_ = 0
+        self.n_refits_ = 0
+        self._window = []  # (feature dict, target) of the points held, oldest first
+        self._pending = []
+
+    def _svr(self) -> IncrementalSVR:
+        return IncrementalSVR(C=self.C, epsilon=self.epsilon, kernel=self.kernel, gamma=self.gamma,
+                              degree=self.degree, coef0=self.coef0, method=self.method, ridge=self.ridge,
+                              tol=self.tol, cache_size=self.cache_size)
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {"window": 100, "batch": 10}
+
+    def learn_one(self, x, y) -> None:
+        """Buffer (x, y); every ``batch`` points, update the SVR (or fit it from scratch).
+
+        Parameters
+        ----------
+        x : dict
+            Feature name -> number.
+        y : float
+            The target, a finite real number.
+
+        Raises
+        ------
+        TypeError
+            ``x`` not a dict, or a value or y that is not a real number.
+        ValueError
+            A non-finite value or y.
+        PathError, SingularMarginError, CacheFullError
+            If both the update and a fit from scratch fail.
+
+        A rejected or failed call changes nothing.
+        """
+        point = self._vector_dict(x, "x")
+        if not isinstance(y, Real) or isinstance(y, bool):
+            raise TypeError(f"y must be a real number; got {type(y).__name__} {y!r}")
+        if not math.isfinite(y):
+            raise ValueError(f"y must be finite; got {y!r}")
+        pending = [*self._pending, (point, float(y))]
+        if len(pending) < self.batch:
+            self._pending = pending
+            return
+        points = self._window + pending
+        keep = points[max(0, len(points) - self.window):]
+        svr, features, n_updates, n_refits = self.svr_, self.features_, self.n_updates_, self.n_refits_
+        if svr is not None and {key for p, _ in pending for key in p} <= set(features):
+            added = pending[max(0, len(pending) - len(keep)):]
+            try:
+                svr.update(X_add=self._device(self._matrix(added, features)),
+                           y_add=np.array([t for _, t in added]), remove=svr.sample_ids_[: len(points) - len(keep)])
+                n_updates += 1
+            except (PathError, SingularMarginError, CacheFullError):
+                svr = None  # fit from scratch below
+        else:
+            svr = None  # the first batch, or a new feature: a new column for every point
+        if svr is None:
+            features = sorted({key for p, _ in keep for key in p}, key=_sort_key)
+            svr = self._svr().fit(self._device(self._matrix(keep, features)), np.array([t for _, t in keep]))
+            n_refits += 1
+        self.svr_, self.features_, self._window, self._pending = svr, features, keep, []
+        self.n_updates_, self.n_refits_ = n_updates, n_refits
+
+    def predict_one(self, x) -> float:
+        """The SVR's f(x) (see Notes before the first batch).
+
+        Parameters
+        ----------
+        x : dict
+            Feature name -> number (unknown names are ignored, missing ones count as 0).
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        TypeError, ValueError
+            A feature of the model with a value that is not a finite real number.
+        """
+        if self.svr_ is None:
+            targets = [t for _, t in self._pending]
+            return float(np.mean(targets)) if targets else 0.0
+        return float(to_host(self.svr_.predict(self._row(x)))[0])
+
+    @property
+    def X_window_(self) -> np.ndarray:
+        """The SVR's points (oldest first), shape (n_window, n_features), host float64."""
+        return self._matrix(self._window, self.features_)
+
+    @property
+    def y_window_(self) -> np.ndarray:
+        """Their targets, shape (n_window,)."""
+        return np.array([t for _, t in self._window], dtype=np.float64)

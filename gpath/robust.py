@@ -39,6 +39,7 @@ from ._validation import (
     check_X,
     feature_names,
     host_values,
+    numeric_targets,
     signed_labels,
 )
 from .kernels import Kernel
@@ -46,17 +47,6 @@ from .linalg import single_threaded_host_blas
 from .persistence import SaveMixin
 
 __all__ = ["CCCPRobustSVC", "CCCPRobustSVR", "OutlierPath", "RobustSVC", "RobustSVR"]
-
-
-def _numbers(y):
-    """Regression targets in a NumPy object array (numbers stored as objects) as float64, as
-    scikit-learn reads them; anything else unchanged (``check_targets`` judges it)."""
-    if isinstance(y, np.ndarray) and y.dtype == object:
-        try:
-            return y.astype(np.float64)
-        except (TypeError, ValueError):
-            return y
-    return y
 
 
 # ---------------------------------------------------------------------- estimators
@@ -102,7 +92,7 @@ class _RobustBase(SaveMixin, BaseEstimator):
             y_dev = signed_labels(labels, classes, xp, device)
             problem = Classification(params["C"])
         else:
-            y_dev, classes = to_device(check_targets(_numbers(y), X.shape[0]), xp, device), None
+            y_dev, classes = to_device(check_targets(numeric_targets(y), X.shape[0]), xp, device), None
             problem = Regression(params["C"])
         # The ridge keeps Q_EE nonsingular; relative to the kernel's scale it does so at any scale
         # of the features (an absolute 1e-6 vanishes in float64 next to a linear kernel of
@@ -198,7 +188,7 @@ class _RobustBase(SaveMixin, BaseEstimator):
             labels, _ = check_labels(y_val, n_val, "y_val", self.classes_, x_name="X_val")
             y_pm = np.where(labels == self.classes_[1], 1.0, -1.0)
         else:
-            yv = check_targets(_numbers(y_val), n_val, "y_val", x_name="X_val")
+            yv = check_targets(numeric_targets(y_val), n_val, "y_val", x_name="X_val")
         F = to_host(self._decision(X_val, self.path_.alpha.T))
         if self._classification:
             pred = np.where(F > 0, 1.0, -1.0)

@@ -195,3 +195,53 @@ def test_a_third_label_is_refused():
     with pytest.raises(TypeError, match=r"x\['a'\] must be a real number"):
         svm.predict_one({"a": "red"})
     assert svm.predict_one({"a": 1.0, "unknown": "ignored"}) in ("x", "y")
+
+
+# ---------------------------------------------------------------- SlidingWindowSVR (issue 19.3)
+def test_svr_progressive_validation_in_a_pipeline_is_exact_on_its_window(backend):
+    # WaterFlow's next hour from its last 7 through a StandardScaler, progressive validation;
+    # the final model is the exact ε-SVR of its window (the reference re-solved in float64).
+    from river import stream
+
+    from gpath.datasets import load_waterflow_regression
+    from gpath.reference import exact_svr
+    from gpath.river import SlidingWindowSVR
+
+    X, y = load_waterflow_regression()
+    X, y = X[:500], (y[:500] - y.mean()) / y.std()
+    svr = SlidingWindowSVR(window=200, batch=10, C=10.0, epsilon=0.1, gamma=1.0 / 7, like=backend.asarray(np.zeros(1)))
+    model = compose.Pipeline(preprocessing.StandardScaler(), svr)
+    mae = evaluate.progressive_val_score(stream.iter_array(X, y), model, metrics.MAE())
+    assert mae.get() < 0.5 * np.mean(np.abs(y - y.mean()))  # far better than the mean of the series
+    assert svr.n_refits_ == 1 and svr.n_updates_ == 49
+    Xw, yw = svr.X_window_, svr.y_window_
+    assert Xw.shape == (200, 7)
+    np.testing.assert_array_equal(yw, y[300:500])
+    ref = exact_svr(Xw, yw, 10.0, 0.1, gamma=1.0 / 7)
+    assert ref.certified
+    f = to_host(svr.svr_.predict(backend.asarray(Xw)))
+    assert np.abs(f - ref.predict(Xw)).max() <= 1e-9 * (1 + np.abs(yw).max())
+    assert svr.svr_.check_kkt() <= 1e-9
+    x = dict(zip(range(7), X[0]))
+    assert isinstance(model.predict_one(x), float)
+
+
+def test_svr_river_estimator_checks_and_bad_input():
+    from river import checks
+
+    from gpath.river import SlidingWindowSVR
+
+    checks.check_estimator(SlidingWindowSVR(window=100, batch=10))
+    model = SlidingWindowSVR(window=5, batch=2)
+    assert model.predict_one({"a": 1.0}) == 0.0
+    model.learn_one({"a": 1.0}, 2.0)
+    assert model.predict_one({"a": 1.0}) == 2.0  # the mean of the targets before the first batch
+    before = pickle.dumps(model.__dict__)
+    for x, y, error in [({"a": 1.0}, "2", TypeError), ({"a": 1.0}, math.nan, ValueError),
+                        ({"a": math.inf}, 1.0, ValueError), ([1.0], 1.0, TypeError)]:
+        with pytest.raises(error):
+            model.learn_one(x, y)
+        assert pickle.dumps(model.__dict__) == before
+    for params in [dict(window=0), dict(batch=0), dict(window=3, batch=4), dict(epsilon=-1.0), dict(C=0.0)]:
+        with pytest.raises(ValueError):
+            SlidingWindowSVR(**params)

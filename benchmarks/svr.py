@@ -1,0 +1,163 @@
+"""ε-SVR benchmark: gpath's IncrementalSVR against the exact online SVR peer (OnlineSVR, Ma,
+Theiler & Perkins 2003, wrapped as ``pyonlinesvr``) and scikit-learn / scikit-learn-intelex
+``SVR`` retrains, measured side by side in one run (a peer that does not import is a skipped
+column).
+
+1. WaterFlow (river), standardized, 7 lags -> the next hour, a window of 600, C = 10,
+   ε = 0.1, γ = 1/7: window updates of m = ℓ = 1 and 30 (MID, gpath's single-point update,
+   OnlineSVR's ``partial_fit`` + ``forget``, the retrains of the new window), with the floor
+   of one breakpoint at this size (benchmarks/floor.py).
+2. scikit-learn's ``make_friedman1`` at n = 10,000 (10 features, noise 1), y standardized,
+   C = 10, ε = 0.1, γ = 0.1: the fit, and m = ℓ = 100 updates against the retrains.
+
+Every gpath model is checked from scratch (``check_kkt`` <= 1e-9), and OnlineSVR's and the
+retrains' predictions are compared with gpath's (the largest difference on the window).
+
+    python benchmarks/svr.py                 # the RESULTS.md tables
+    python benchmarks/svr.py --updates 5     # quicker
+"""
+
+from __future__ import annotations
+
+import argparse
+import pickle
+import platform
+import time
+
+import numpy as np
+from floor import breakpoint_floor
+from sklearn.datasets import make_friedman1
+from sklearn.svm import SVR
+
+from gpath import IncrementalSVR
+from gpath.datasets import load_waterflow_regression
+
+
+def _retrain_peers():
+    """``{name: make(C, epsilon, gamma) -> unfitted regressor}`` of the retrain peers that import."""
+    out = {"SVR": lambda C, e, g: SVR(C=C, epsilon=e, gamma=g)}
+    try:
+        from sklearnex.svm import SVR as IntelSVR
+
+        out["sklearnex SVR"] = lambda C, e, g: IntelSVR(C=C, epsilon=e, gamma=g)
+    except ImportError:
+        pass
+    return out
+
+
+def _online_svr(C, epsilon, gamma):
+    try:
+        from pyonlinesvr import OnlineSVR
+    except ImportError:
+        return None
+    return OnlineSVR(C=C, epsilon=epsilon, gamma=gamma, tol=1e-3)
+
+
+def _ms(seconds):
+    return f"{1e3 * seconds:.2f}"
+
+
+def window_table(X, y, W, steps, updates, C, eps, gamma):
+    """Rows of the WaterFlow window table."""
+    base = IncrementalSVR(C=C, epsilon=eps, gamma=gamma, method="multiple").fit(X[:W], y[:W])
+    blob = pickle.dumps(base)
+    peers = _retrain_peers()
+    rows = []
+    for m in steps:
+        mid, sid = pickle.loads(blob), pickle.loads(blob)
+        sid.set_params(method="single")
+        osvr = _online_svr(C, eps, gamma)
+        if osvr is not None:
+            osvr.fit(X[:W], y[:W])
+        rec = {key: [] for key in ("mid", "sid", "osvr", "bp", "kkt", *peers)}
+        diff = {key: 0.0 for key in ("osvr", *peers)}
+        for u in range(min(updates, (len(y) - W) // m)):  # as many as the series holds
+            lo = W + u * m
+            Xa, ya = X[lo : lo + m], y[lo : lo + m]
+            for model, key in ((mid, "mid"), (sid, "sid")):
+                t = time.perf_counter()
+                model.update(Xa, ya, remove=model.sample_ids_[:m])
+                rec[key].append(time.perf_counter() - t)
+            rec["bp"].append(mid.last_update_.n_breakpoints)
+            rec["kkt"].append(max(mid.check_kkt(), sid.check_kkt()))
+            Xw, yw = X[lo + m - W : lo + m], y[lo + m - W : lo + m]
+            f = mid.predict(Xw)
+            if osvr is not None:
+                t = time.perf_counter()
+                osvr.partial_fit(Xa, ya)
+                osvr.forget(np.arange(m))  # the oldest m: OnlineSVR keeps its samples in arrival order
+                rec["osvr"].append(time.perf_counter() - t)
+                diff["osvr"] = max(diff["osvr"], float(np.max(np.abs(osvr.predict(Xw) - f))))
+            for name, make in peers.items():
+                t = time.perf_counter()
+                peer = make(C, eps, gamma).fit(Xw, yw)
+                rec[name].append(time.perf_counter() - t)
+                diff[name] = max(diff[name], float(np.max(np.abs(peer.predict(Xw) - f))))
+        floor = breakpoint_floor(np, 2 * W, max(mid.last_update_.margin_size, 1))["total"]
+        med = {key: float(np.median(v)) if v else float("nan") for key, v in rec.items()}
+        fastest = min(med[name] for name in peers)
+        rows.append((m, med, fastest, floor, diff, max(rec["kkt"])))
+    return rows, list(peers)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--updates", type=int, default=30, help="updates timed per setting (medians)")
+    parser.add_argument("--large-updates", type=int, default=3, help="updates timed at n = 10,000")
+    parser.add_argument("--n-large", type=int, default=10000)
+    args = parser.parse_args(argv)
+    print(f"# {platform.processor() or platform.machine()}, {time.strftime('%Y-%m-%d')}; "
+          f"OnlineSVR {'installed' if _online_svr(1.0, 0.1, 1.0) is not None else 'not installed (skipped)'}")
+
+    X, y = load_waterflow_regression()
+    X, y = (X - X.mean(0)) / X.std(0), (y - y.mean()) / y.std()
+    W, C, eps, gamma = 600, 10.0, 0.1, 1.0 / 7
+    rows, peers = window_table(X, y, W, (1, 30), args.updates, C, eps, gamma)
+    print(f"\n## WaterFlow, window {W}, C = {C:g}, ε = {eps}, γ = 1/7 (medians of {args.updates} updates, ms)\n")
+    head = ["m = ℓ", "MID", "single", "OnlineSVR", *peers, "floor (1 bp)", "bp MID",
+            "OnlineSVR ÷ MID", "MID ÷ fastest retrain", "largest difference from MID: OnlineSVR", *peers, "max KKT"]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for m, med, fastest, floor, diff, kkt in rows:
+        cells = [str(m), _ms(med["mid"]), _ms(med["sid"]), _ms(med["osvr"]), *[_ms(med[p]) for p in peers],
+                 f"{1e3 * floor:.3f}", f"{med['bp']:.0f}", f"{med['osvr'] / med['mid']:.1f}",
+                 f"{med['mid'] / fastest:.2f}", f"{diff['osvr']:.1e}", *[f"{diff[p]:.1e}" for p in peers],
+                 f"{kkt:.1e}"]
+        print("| " + " | ".join(cells) + " |")
+
+    n = args.n_large
+    X, y = make_friedman1(n_samples=n + 100 * args.large_updates, n_features=10, noise=1.0, random_state=0)
+    y = (y - y.mean()) / y.std()
+    C, eps, gamma = 10.0, 0.1, 0.1
+    t = time.perf_counter()
+    model = IncrementalSVR(C=C, epsilon=eps, gamma=gamma, method="multiple").fit(X[:n], y[:n])
+    fit_time = time.perf_counter() - t
+    fit_kkt = model.check_kkt()
+    peer_fit = {}
+    for name, make in _retrain_peers().items():
+        t = time.perf_counter()
+        make(C, eps, gamma).fit(X[:n], y[:n])
+        peer_fit[name] = time.perf_counter() - t
+    upd, kkt, bps = [], [], []
+    for u in range(args.large_updates):
+        lo = n + 100 * u
+        t = time.perf_counter()
+        model.update(X[lo : lo + 100], y[lo : lo + 100], remove=model.sample_ids_[:100])
+        upd.append(time.perf_counter() - t)
+        bps.append(model.last_update_.n_breakpoints)
+        kkt.append(model.check_kkt())
+    print(f"\n## make_friedman1, n = {n}, 10 features, C = {C:g}, ε = {eps}, γ = {gamma} (s)\n")
+    head = ["gpath fit", *[f"{p} fit" for p in peer_fit], "gpath fit ÷ fastest", "\\|SV\\|", "\\|M\\|",
+            "m = ℓ = 100 update (median)", "bp", "update ÷ fastest retrain", "max KKT"]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    fastest = min(peer_fit.values())
+    med = float(np.median(upd))
+    cells = [f"{fit_time:.2f}", *[f"{v:.2f}" for v in peer_fit.values()], f"{fit_time / fastest:.2f}",
+             str(model.support_.size), str(model.state_.active.size), f"{med:.3f}", f"{np.median(bps):.0f}",
+             f"{med / fastest:.3f}", f"{max(fit_kkt, *kkt):.1e}"]
+    print("| " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()

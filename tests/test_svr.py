@@ -1,0 +1,218 @@
+"""IncrementalSVR (issue 19): exact ε-SVR fits and multiple incremental decremental updates,
+each compared with an independent exact reference (scikit-learn's SVR index sets re-solved
+in float64 on the doubled problem, :func:`gpath.reference.exact_svr`), on real data."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from helpers import snapshot
+
+import gpath
+from gpath import IncrementalSVR
+from gpath.reference import exact_svr
+
+
+def _standardized(X, y):
+    return (X - X.mean(0)) / X.std(0), (y - y.mean()) / y.std()
+
+
+def diabetes():
+    from sklearn.datasets import load_diabetes
+
+    return _standardized(*load_diabetes(return_X_y=True))
+
+
+def waterflow():
+    from gpath.datasets import load_waterflow_regression
+
+    return _standardized(*load_waterflow_regression())
+
+
+def assert_exact(model, X, y, C, epsilon, gamma, weights=None, X_device=None, kkt=1e-9):
+    """The model's predictions equal the exact reference's to 1e-9 of the scale of f, its KKT
+    conditions recomputed from scratch hold to ``kkt``, and the reference is certified."""
+    ref = exact_svr(X, y, C, epsilon, gamma=gamma, sample_weight=weights)
+    assert ref.certified, ref.kkt
+    f = gpath._array_api.to_host(model.predict(X if X_device is None else X_device))
+    f_ref = ref.predict(X)
+    scale = 1.0 + np.max(np.abs(f_ref)) + np.max(np.abs(y))
+    assert np.max(np.abs(f - f_ref)) <= 1e-9 * scale
+    beta = np.zeros(len(y))
+    beta[model.support_] = gpath._array_api.to_host(model.dual_coef_)[0]
+    np.testing.assert_allclose(beta, ref.beta, rtol=0, atol=1e-9 * max(C, 1.0) * (1.0 + np.max(np.abs(ref.beta))))
+    assert model.check_kkt() <= kkt
+    return ref
+
+
+# ---------------------------------------------------------------- fit
+@pytest.mark.parametrize("C", [1e-2, 1.0, 1e3, 1e6])
+@pytest.mark.parametrize("epsilon", [0.0, 0.1, 1.0])
+def test_fit_equals_the_exact_reference(backend, C, epsilon):
+    X, y = diabetes()
+    X, y = X[:250], y[:250]
+    model = IncrementalSVR(C=C, epsilon=epsilon, gamma=0.1).fit(backend.asarray(X), backend.asarray(y))
+    backend.check(model.dual_coef_)
+    backend.check(model.support_vectors_)
+    assert_exact(model, X, y, C, epsilon, 0.1, X_device=backend.asarray(X))
+
+
+def test_a_tube_wider_than_the_targets_gives_the_constant_model():
+    # ε beyond half the range of y: every point inside the tube, β = 0, b the middle of
+    # [max y − ε, min y + ε] (as LIBSVM takes it).
+    X, y = diabetes()
+    eps = float(np.ptp(y))
+    model = IncrementalSVR(C=1.0, epsilon=eps, gamma=0.1).fit(X, y)
+    assert model.support_.size == 0
+    np.testing.assert_allclose(model.intercept_[0], 0.5 * (y.max() - eps + y.min() + eps), atol=1e-12)
+    assert model.check_kkt() <= 1e-12
+
+
+def test_weights_give_each_point_its_box_and_zero_makes_it_inert():
+    X, y = diabetes()
+    X, y = X[:200], y[:200]
+    w = np.exp(np.random.default_rng(0).uniform(np.log(0.2), np.log(5.0), len(y)))
+    w[::7] = 0.0
+    model = IncrementalSVR(C=3.0, epsilon=0.2, gamma=0.1).fit(X, y, sample_weight=w)
+    assert np.all(np.isin(np.flatnonzero(w == 0), model.support_, invert=True))
+    assert_exact(model, X, y, 3.0, 0.2, 0.1, weights=w)
+
+
+# ---------------------------------------------------------------- updates
+@pytest.mark.parametrize("method", ["multiple", "single", "auto"])
+@pytest.mark.parametrize("step", [1, 30])
+def test_sliding_window_updates_stay_exact(backend, method, step):
+    # The MID paper's time-series setting: a window of 300 hours of WaterFlow, 7 lags -> next.
+    X, y = waterflow()
+    W, C, eps, gamma = 300, 10.0, 0.1, 1.0 / 7
+    model = IncrementalSVR(C=C, epsilon=eps, gamma=gamma, method=method).fit(backend.asarray(X[:W]),
+                                                                             backend.asarray(y[:W]))
+    for start in range(W, W + 3 * step, step):
+        model.update(backend.asarray(X[start : start + step]), backend.asarray(y[start : start + step]),
+                     remove=model.sample_ids_[:step])
+        assert model.last_update_.n_added == step and model.last_update_.n_removed == step
+    rows = slice(W + 3 * step - W, W + 3 * step)
+    np.testing.assert_array_equal(model.sample_ids_, np.arange(3 * step, W + 3 * step))
+    assert_exact(model, X[rows], y[rows], C, eps, gamma, X_device=backend.asarray(X[rows]))
+
+
+def test_multiple_equals_single_to_round_off():
+    X, y = waterflow()
+    kw = dict(C=100.0, epsilon=0.05, gamma=1.0 / 7)
+    mid = IncrementalSVR(method="multiple", **kw).fit(X[:200], y[:200])
+    sid = IncrementalSVR(method="single", **kw).fit(X[:200], y[:200])
+    for model in (mid, sid):
+        model.update(X[200:250], y[200:250], remove=np.arange(0, 100, 2))
+    np.testing.assert_array_equal(mid.support_, sid.support_)
+    np.testing.assert_allclose(mid.dual_coef_, sid.dual_coef_, rtol=0, atol=1e-9 * 100)
+    assert mid.last_update_.n_breakpoints < sid.last_update_.n_breakpoints
+    f_mid, f_sid = mid.predict(X[:300]), sid.predict(X[:300])
+    assert np.max(np.abs(f_mid - f_sid)) <= 1e-9 * (1 + np.max(np.abs(f_mid)))
+
+
+def test_zero_tube_updates_stay_exact():
+    # ε = 0: a point's two rows share one level; one row leaves the margin set where the
+    # other enters (DESIGN.md, "ε-SVR").
+    X, y = diabetes()
+    model = IncrementalSVR(C=1.0, epsilon=0.0, gamma=0.1, method="multiple").fit(X[:150], y[:150])
+    model.update(X[150:200], y[150:200], remove=np.arange(40))
+    assert_exact(model, X[40:200], y[40:200], 1.0, 0.0, 0.1)
+
+
+def test_removing_every_point_but_one_and_adding_back():
+    X, y = diabetes()
+    model = IncrementalSVR(C=1.0, epsilon=0.1, gamma=0.1, method="multiple").fit(X[:40], y[:40])
+    model.update(remove=np.arange(39))
+    assert model.check_kkt() <= 1e-12 and model.support_.size == 0
+    np.testing.assert_allclose(model.predict(X[:3]), y[39])  # one point: b = its target
+    model.update(X[40:100], y[40:100])
+    assert_exact(model, X[39:100], y[39:100], 1.0, 0.1, 0.1)
+
+
+def test_partial_fit_fits_then_adds():
+    X, y = waterflow()
+    model = IncrementalSVR(C=10.0, gamma=1.0 / 7)
+    for lo in range(0, 200, 50):
+        model.partial_fit(X[lo : lo + 50], y[lo : lo + 50])
+    assert_exact(model, X[:200], y[:200], 10.0, 0.1, 1.0 / 7)
+
+
+# ---------------------------------------------------------------- persistence
+def test_save_load_then_update_equals_the_unsaved_model():
+    X, y = waterflow()
+    model = IncrementalSVR(C=10.0, epsilon=0.1, gamma=1.0 / 7, method="multiple").fit(X[:200], y[:200])
+    model.update(X[200:210], y[200:210], remove=np.arange(10))
+    buf = io.BytesIO()
+    model.save(buf)
+    buf.seek(0)
+    loaded = gpath.load(buf)
+    assert isinstance(loaded, IncrementalSVR)
+    np.testing.assert_array_equal(loaded.sample_ids_, model.sample_ids_)
+    for m in (model, loaded):
+        m.update(X[210:230], y[210:230], remove=m.sample_ids_[:20])
+    np.testing.assert_array_equal(loaded.support_, model.support_)
+    np.testing.assert_allclose(loaded.predict(X[:50]), model.predict(X[:50]), rtol=0, atol=1e-10)
+
+
+def test_a_damaged_state_is_refused_on_load():
+    X, y = diabetes()
+    model = IncrementalSVR(C=1.0, gamma=0.1).fit(X[:100], y[:100])
+    meta, arrays = model._to_saved()
+    arrays = dict(arrays)
+    key = next(k for k in arrays if k.endswith("_saved_state.alpha") or k == "attr:_saved_state.alpha")
+    arrays[key] = arrays[key] * 1.01
+    import json
+
+    buf = io.BytesIO()
+    np.savez(buf, meta=np.array(json.dumps(meta)), **arrays)
+    buf.seek(0)
+    with pytest.raises(ValueError, match="not a valid gpath model file"):
+        gpath.load(buf)
+
+
+# ---------------------------------------------------------------- bad input
+def test_bad_input_is_refused_and_the_model_is_unchanged():
+    X, y = diabetes()
+    model = IncrementalSVR(C=1.0, gamma=0.1).fit(X[:100], y[:100])
+    before = snapshot(model)
+    bad = [
+        (dict(X_add=np.where(np.arange(5)[:, None] == 2, np.nan, X[:5]), y_add=y[:5]), ValueError, "finite"),
+        (dict(X_add=X[:5], y_add=np.array(["a"] * 5)), ValueError, "y_add"),
+        (dict(X_add=X[:5], y_add=y[:5, None].repeat(2, axis=1)), ValueError, "y_add"),
+        (dict(X_add=X[:5], y_add=y[:4]), ValueError, "y_add"),
+        (dict(X_add=X[:5, :3], y_add=y[:5]), ValueError, "features"),
+        (dict(X_add=X[:5]), ValueError, "together"),
+        (dict(remove=[1, 1]), ValueError, "repeats"),
+        (dict(remove=[10_000]), KeyError, "not in the model"),
+        (dict(remove=[1.5]), TypeError, "integer"),
+        (dict(remove=np.arange(100)), ValueError, "no point"),
+        (dict(X_add=X[:5], y_add=y[:5], sample_weight_add=[1.0] * 4), ValueError, "sample_weight_add"),
+    ]
+    for kwargs, error, match in bad:
+        with pytest.raises(error, match=match):
+            model.update(**kwargs)
+        assert snapshot(model) == before, kwargs
+    for param, value in [("C", 0.0), ("C", -1.0), ("epsilon", -0.1), ("ridge", -1.0)]:
+        with pytest.raises(ValueError, match=param):
+            IncrementalSVR(**{param: value}).fit(X[:50], y[:50])
+    model.set_params(epsilon=0.3)
+    with pytest.raises(ValueError, match="epsilon cannot change"):
+        model.update(X[100:105], y[100:105])
+    model.set_params(epsilon=0.1)
+    assert snapshot(model) == before
+    with pytest.raises(ValueError, match="requires y"):
+        IncrementalSVR().fit(X[:10], None)
+
+
+def test_scikit_learn_estimator_checks():
+    # As scikit-learn's own SVR: weights are not repeated rows (gamma="scale" is computed from
+    # the rows, and the ridge on the kernel diagonal treats a copy as another point).
+    from sklearn.utils.estimator_checks import check_estimator
+
+    expected = {"check_sample_weight_equivalence_on_dense_data":
+                "sample_weight is not equivalent to removing or repeating samples (gamma='scale', ridge)"}
+    results = check_estimator(IncrementalSVR(), on_fail=None, expected_failed_checks=expected)
+    failed = [(r["check_name"], str(r["exception"])[:200]) for r in results if r["status"] == "failed"]
+    assert failed == []
