@@ -35,11 +35,20 @@ from ._array_api import get_namespace_and_device, is_array_api, is_numpy, to_dev
 from ._cpath import CVErrorPath, mean_error_steps
 from ._multiclass import class_weights
 from ._path import restored
-from ._validation import check_bool, check_labels, check_positive, check_X, signed_labels
+from ._validation import (
+    check_bool,
+    check_labels,
+    check_positive,
+    check_targets,
+    check_X,
+    numeric_targets,
+    signed_labels,
+)
 from .cpath import SVCPath, check_C_range, start_state
 from .incremental import IncrementalSVC
 from .kernels import Kernel
 from .persistence import ModelFileError, SaveMixin, fitted_attribute, fitted_n_features
+from .svr import IncrementalSVR
 
 __all__ = ["CVErrorPath", "SVCPathCV", "cross_validate", "cv_error_path"]
 
@@ -67,19 +76,19 @@ def _split_input(X):
     return X
 
 
-def _splits(cv, X, labels, groups):
+def _splits(cv, X, labels, groups, classifier=True):
     """The (train, test) row indices of scikit-learn's splitter for ``cv`` (stratified for a
     classifier when ``cv`` is an int), as lists of host int arrays.
 
     Raises
     ------
     ValueError
-        If a training fold holds one class only (an SVC needs both).
+        If a classifier's training fold holds one class only (an SVC needs both).
     """
-    splitter = check_cv(cv, labels, classifier=True)
+    splitter = check_cv(cv, labels, classifier=classifier)
     splits = [(np.asarray(tr, dtype=np.int64), np.asarray(te, dtype=np.int64))
               for tr, te in splitter.split(_split_input(X), labels, groups)]
-    for k, (train, _) in enumerate(splits):
+    for k, (train, _) in enumerate(splits if classifier else ()):
         seen = np.unique(labels[train])
         if seen.size < 2:
             raise ValueError(f"cv: training fold {k} holds only the class {seen.tolist()}; every training fold "
@@ -99,8 +108,9 @@ def cross_validate(estimator, X, y, *, groups=None, cv=5, scoring=None, return_t
     """Evaluate an estimator by k-fold cross-validation, with exact fold models updated from one
     another.
 
-    For an :class:`gpath.IncrementalSVC` the first fold's model is fitted on its training set;
-    each next fold's model comes from the current one by one :meth:`~gpath.IncrementalSVC.update`
+    For an :class:`gpath.IncrementalSVC` or :class:`gpath.IncrementalSVR` the first fold's model
+    is fitted on its training set; each next fold's model comes from the current one by one
+    :meth:`~gpath.IncrementalSVC.update`
     that removes the next fold's held-out points (those the current training set holds) and
     adds back the current held-out points that the next training set holds. Each fold model is
     the exact model of its training folds, as a fit on them would be. Any other estimator (a
@@ -110,20 +120,21 @@ def cross_validate(estimator, X, y, *, groups=None, cv=5, scoring=None, return_t
     Parameters
     ----------
     estimator : estimator
-        An :class:`gpath.IncrementalSVC` (cloned; ``gamma="scale"`` is resolved once on the
+        An :class:`gpath.IncrementalSVC` or :class:`gpath.IncrementalSVR` (cloned; ``gamma="scale"`` is resolved once on the
         whole X and set as a number on the clone, since the kernel must stay fixed between
         updates), or any scikit-learn estimator.
     X : array of shape (n_samples, n_features)
         Any array-API array, a pandas DataFrame, or an array-like.
     y : array-like of shape (n_samples,)
-        Two class labels (for an IncrementalSVC).
+        Two class labels (for an IncrementalSVC), real targets (for an IncrementalSVR).
     groups : array-like of shape (n_samples,) or None
         Group labels for a group splitter.
     cv : int, cross-validation generator or iterable, default 5
         Anything scikit-learn's ``check_cv`` accepts: an int is a ``StratifiedKFold`` for
-        two classes (no shuffling).
+        two classes, a ``KFold`` for regression (no shuffling).
     scoring : str, callable, list, tuple, dict or None
-        As in scikit-learn: None is the estimator's ``score`` (accuracy); several metrics
+        As in scikit-learn: None is the estimator's ``score`` (accuracy; R² for an
+        IncrementalSVR); several metrics
         give one ``test_<name>`` entry each.
     return_train_score : bool, default False
     return_estimator : bool, default False
@@ -159,7 +170,7 @@ def cross_validate(estimator, X, y, *, groups=None, cv=5, scoring=None, return_t
     return_train_score = check_bool(return_train_score, "return_train_score")
     return_estimator = check_bool(return_estimator, "return_estimator")
     return_indices = check_bool(return_indices, "return_indices")
-    if not isinstance(estimator, IncrementalSVC):
+    if not isinstance(estimator, (IncrementalSVC, IncrementalSVR)):
         from sklearn.model_selection import cross_validate as sk_cross_validate
 
         return sk_cross_validate(estimator, X, y, groups=groups, cv=cv, scoring=scoring,
@@ -169,16 +180,20 @@ def cross_validate(estimator, X, y, *, groups=None, cv=5, scoring=None, return_t
 
     name = type(estimator).__name__
     X_checked, _, _ = check_X(X, owner=name)
-    labels, _ = check_labels(y, X_checked.shape[0], owner=name)
+    regression = isinstance(estimator, IncrementalSVR)
+    if regression:
+        labels = check_targets(numeric_targets(y), X_checked.shape[0])
+    else:
+        labels, _ = check_labels(y, X_checked.shape[0], owner=name)
     scorer = check_scoring(estimator, scoring=scoring)
     est = clone(estimator)
     est.set_params(gamma=_resolved_gamma(est.kernel, est.gamma, est.degree, est.coef0, X_checked))
-    splits = _splits(cv, X, labels, groups)
+    splits = _splits(cv, X, labels, groups, classifier=not regression)
     results: dict[str, list] = {"fit_time": [], "score_time": [], "test": [], "train": [], "estimator": []}
     row_of_id = np.zeros(0, dtype=np.int64)  # training row of each sample id of the model
     for k, (train, test) in enumerate(splits):
         start = time.perf_counter()
-        if k == 0 or not _same_class_weights(est, labels[train]):
+        if k == 0 or not (regression or _same_class_weights(est, labels[train])):
             # class_weight="balanced" weighs the classes by their counts in the training rows:
             # a fold with other counts has other boxes for every point, which no MID path
             # (fixed boxes) reaches; it is fitted.
@@ -195,7 +210,7 @@ def cross_validate(estimator, X, y, *, groups=None, cv=5, scoring=None, return_t
             grown[: row_of_id.size] = row_of_id
             row_of_id = grown
             row_of_id[new_ids] = add
-            if est.probability:
+            if getattr(est, "probability", False):
                 est.calibrate()  # the sigmoid of this fold's training rows (no other fold's labels)
         results["fit_time"].append(time.perf_counter() - start)
         start = time.perf_counter()
@@ -226,7 +241,7 @@ def _same_class_weights(model: IncrementalSVC, labels: np.ndarray) -> bool:
 
 
 def _snapshot(est):
-    """An independent copy of a fitted IncrementalSVC (its state shares no buffer with the
+    """An independent copy of a fitted IncrementalSVC or IncrementalSVR (its state shares no buffer with the
     model that goes on updating)."""
     import copy
 

@@ -216,3 +216,25 @@ def test_scikit_learn_estimator_checks():
     results = check_estimator(IncrementalSVR(), on_fail=None, expected_failed_checks=expected)
     failed = [(r["check_name"], str(r["exception"])[:200]) for r in results if r["status"] == "failed"]
     assert failed == []
+
+
+# ---------------------------------------------------------------- model selection (issue 19.2)
+def test_cross_validate_fold_models_come_by_updates_and_are_exact():
+    from sklearn.model_selection import cross_validate as sk_cross_validate
+    from sklearn.svm import SVR
+
+    from gpath.model_selection import cross_validate
+
+    X, y = diabetes()
+    X, y = X[:300], y[:300]
+    out = cross_validate(IncrementalSVR(C=10.0, epsilon=0.1, gamma=0.1), X, y, cv=5,
+                         scoring="neg_mean_absolute_error", return_estimator=True, return_indices=True)
+    for k, (est, train) in enumerate(zip(out["estimator"], out["indices"]["train"])):
+        assert est.last_update_.method == ("fit" if k == 0 else "path")
+        # The fold model holds exactly the training rows (in its own order) and is their exact SVR.
+        np.testing.assert_array_equal(np.sort(est._X, axis=0), np.sort(X[train], axis=0))
+        assert_exact(est, est._X, est._y, 10.0, 0.1, 0.1)
+    # The same folds (KFold, no shuffling) as scikit-learn's SVR at a tight tolerance.
+    ref = sk_cross_validate(SVR(C=10.0, epsilon=0.1, gamma=0.1, tol=1e-10), X, y, cv=5,
+                            scoring="neg_mean_absolute_error")
+    np.testing.assert_allclose(out["test_score"], ref["test_score"], rtol=1e-5)
