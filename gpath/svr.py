@@ -141,6 +141,13 @@ class IncrementalSVR(Locked, SaveMixin, RegressorMixin, BaseEstimator):
 
     @property
     def state_(self) -> SVCState:
+        """The path state of the doubled problem (rows 2i and 2i + 1 of training row i).
+
+        Raises
+        ------
+        AttributeError
+            Before ``fit``.
+        """
         state = self.__dict__.get("_state")
         if state is None:
             raise AttributeError("state_ is set by fit")
@@ -437,18 +444,13 @@ class IncrementalSVR(Locked, SaveMixin, RegressorMixin, BaseEstimator):
     def _violation(self, X, y, alpha) -> float:
         """check_kkt's rule for the doubled coefficients ``alpha`` (host, 2n) on rows (X, y)."""
         xp, _ = get_namespace_and_device(self.support_vectors_)
-        f, size = np.zeros(0), np.zeros(0)
-        if self.support_.size:
-            coef = self.dual_coef_[0, :]
-            fs, sizes = [], []
-            n = X.shape[0]
-            for lo in range(0, n, 2048):
-                K = self.kernel_(X[lo : min(lo + 2048, n), :], self.support_vectors_)
-                fs.append(to_host(K @ coef))
-                sizes.append(to_host(xp.abs(K) @ xp.abs(coef)))
-            f, size = np.concatenate(fs), np.concatenate(sizes)
-        else:
-            f, size = np.zeros(X.shape[0]), np.zeros(X.shape[0])
+        n = X.shape[0]
+        f, size = np.zeros(n), np.zeros(n)
+        coef = self.dual_coef_[0, :]
+        for lo in range(0, n if self.support_.size else 0, 2048):  # no support vector: f = b
+            hi = min(lo + 2048, n)
+            K = self.kernel_(X[lo:hi, :], self.support_vectors_)
+            f[lo:hi], size[lo:hi] = to_host(K @ coef), to_host(xp.abs(K) @ xp.abs(coef))
         b = float(to_host(self.intercept_)[0])
         ridge, eps, C = self.state_.ridge, self._epsilon, self.state_.C
         y2 = np.tile([1.0, -1.0], y.shape[0])
