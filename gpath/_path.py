@@ -38,7 +38,8 @@ from .kernels import Kernel, q_columns
 from .linalg import BorderedFactor, single_threaded_host_blas
 from .persistence import record
 
-__all__ = ["A", "I", "M", "O", "PathError", "PathStats", "R", "SVCState", "check_state", "follow_update"]
+__all__ = ["A", "I", "M", "O", "PathError", "PathStats", "R", "SVCState", "check_resolution", "check_state",
+           "follow_update"]
 
 # Set codes of the host array ``where``, and the levels (lo, hi) of each set.
 O, M, I, A, R = 0, 1, 2, 3, 4
@@ -56,7 +57,7 @@ def _levels(codes: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return lo, hi
 
 
-def kkt_violation(yf: np.ndarray, y: np.ndarray, alpha: np.ndarray, upper: np.ndarray, scale: float,
+def kkt_violation(yf: np.ndarray, y: np.ndarray, alpha: np.ndarray, upper: np.ndarray, scale,
                   box: float) -> float:
     """The largest KKT violation of α given its margins recomputed from scratch: the
     stationarity violations (a point below y f = 1 with α < C_i, above it with α > 0)
@@ -68,8 +69,8 @@ def kkt_violation(yf: np.ndarray, y: np.ndarray, alpha: np.ndarray, upper: np.nd
         Margins y_i f(x_i), the ridge's ``d α_i`` included.
     y, alpha, upper : ndarray of shape (n,), float64
         Labels ±1, dual coefficients and boxes C_i (inf: none).
-    scale : float
-        ``max_i Σ_j |Q_ij| α_j``, or a bound of it.
+    scale : float or ndarray of shape (n,)
+        ``max_i Σ_j |Q_ij| α_j``, or a bound of it; or one per row.
     box : float
         The constraints' unit (C).
 
@@ -78,11 +79,11 @@ def kkt_violation(yf: np.ndarray, y: np.ndarray, alpha: np.ndarray, upper: np.nd
     float
         The rule of ``check_kkt`` (Karasuyama & Takeuchi 2009, eq. 1: the conditions (1a–1c)).
     """
-    g = yf - 1.0
+    g = (yf - 1.0) / (1.0 + scale)
     stat = max(np.max(np.where(alpha < upper, -g, -np.inf)), np.max(np.where(alpha > 0, g, -np.inf)))
     over = float(np.max(alpha - upper, initial=0.0))
     feas = max(abs(float(y @ alpha)), float(np.max(-alpha)), over) / box
-    return float(max(stat / (1.0 + scale), feas, 0.0))
+    return float(max(stat, feas, 0.0))
 
 
 class PathError(RuntimeError):
@@ -401,10 +402,11 @@ class SVCState:
             yf_m = yf_m + self.engine.gather(self.shift, members)
         return np.concatenate([[r_eq], 1.0 - yf_m])
 
-    def kkt_scale(self) -> float:
-        """``1 + max_i Σ_j |Q_ij| α_j`` (``+ max_i |shift_i|`` with a linear term): the size of
-        the terms that make up a margin y_i f(x_i), and so the scale of its round-off; the
-        scale of ``check_kkt``.
+    def kkt_scale(self, with_shift: bool = True) -> float:
+        """``1 + max_i Σ_j |Q_ij| α_j`` (``+ max_i |shift_i|`` with a linear term, unless
+        ``with_shift`` is False): the size of the terms that make up a margin y_i f(x_i), and
+        so the scale of its round-off; the scale of ``check_kkt`` (which takes each row's own
+        shift, :meth:`kkt_violation`).
 
         The margin set's share is one product with the absolute cached columns (O(n·|M|));
         the share of the points at a bound is kept between calls (:meth:`_bound_share`).
@@ -419,7 +421,7 @@ class SVCState:
             coef = np.zeros(self.cache.capacity)
             coef[self.active.slots] = self.alpha[members]
             sizes = sizes + self.cache.matvec(coef, absolute=True)
-        if self.shift is not None:
+        if self.shift is not None and with_shift:
             return 1.0 + sum(scalars(self.xp, self.xp.max(sizes), self.xp.max(self.xp.abs(self.shift))))
         return 1.0 + scalars(self.xp, self.xp.max(sizes))[0]
 
@@ -479,16 +481,28 @@ class SVCState:
         """The largest KKT violation of the maintained margins, relative to :meth:`kkt_scale`
         (a margin point off y f = 1, a point of O below it, of I above it), or of the
         constraints yᵀα = 0 and 0 ≤ α ≤ C_i relative to C."""
+        return self.kkt_check()[0]
+
+    def kkt_check(self) -> tuple[float, float]:
+        """:meth:`kkt_violation` and the scale it was taken against,
+        ``kkt_scale(with_shift=False)`` (each row adds its own |shift|)."""
         xp = self.xp
-        parts = [xp.max(xp.maximum(xp.maximum(self.lo - self.yf, self.yf - self.hi), 0.0))] if self.n else []
+        off = xp.maximum(xp.maximum(self.lo - self.yf, self.yf - self.hi), 0.0)
+        on = xp.abs(self.yf - 1.0)
+        scale = divisor = self.kkt_scale(with_shift=False)
+        if self.shift is not None:
+            # Each row against its own shift: one target of 1e300 must not make the check of
+            # every other row relative to 1e300.
+            off, on, divisor = off / (scale + xp.abs(self.shift)), on / (scale + xp.abs(self.shift)), 1.0
+        parts = [xp.max(off)] if self.n else []
         members = self.active.members
         if members.size:
-            parts.append(xp.max(xp.abs(xp.take(self.yf, to_device(members, xp, self.device)) - 1.0)))
+            parts.append(xp.max(xp.take(on, to_device(members, xp, self.device))))
         stationarity = max(scalars(xp, *parts), default=0.0)
         a = self.alpha
         feasibility = max(abs(float(self.y_host @ a)), float(np.max(-a, initial=0.0)),
                           float(np.max(a - self.upper, initial=0.0)))
-        return max(stationarity / self.kkt_scale(), feasibility / self.C)
+        return max(stationarity / divisor, feasibility / self.C), scale
 
     @single_threaded_host_blas
     def refine(self, tol: float = 1e-10) -> float:
@@ -834,20 +848,60 @@ def follow_update(state: SVCState, X_add, y_add, remove: np.ndarray, limit, meth
     return state, n_bp
 
 
-def check_state(state: SVCState, tol: float, violation: float | None = None) -> None:
+# The coarsest float64 resolution of the margins a returned model may have, in units of the
+# problem (the margin y f = 1; the spread of the targets in ε-SVR). Beyond it the round-off of
+# y f, ε times the size of its terms, hides errors as large as the quantities being solved
+# for, and a check relative to that size cannot see them (features of 1e9 with a linear
+# kernel: K ~ 1e19, y f resolved to ~1e3, the model 10× from its optimum with a KKT
+# violation of 1e-16).
+RESOLUTION = 1e-6
+_FLOAT64_EPS = float(np.finfo(np.float64).eps)
+
+
+def check_state(state: SVCState, tol: float, checked: tuple[float, float] | None = None, unit: float = 1.0,
+                unit_name: str = "the margin level, y f = 1") -> None:
     """The maintained margins must satisfy the KKT conditions to ``tol``, relative to the
-    scale of y f (:meth:`SVCState.kkt_violation`, or ``violation`` where the caller has it).
+    scale of y f, and float64 must resolve them (:func:`check_resolution`).
+
+    Parameters
+    ----------
+    checked : (violation, scale) or None
+        :meth:`SVCState.kkt_check` where the caller has it (None: taken here).
 
     Raises
     ------
     PathError
         If they do not (the message says what to change).
     """
-    viol = state.kkt_violation() if violation is None else violation
+    viol, scale = state.kkt_check() if checked is None else checked
     if viol > tol:
         raise PathError(
             f"the path ended with a KKT violation of {viol:.3g} (relative to the scale of y f, "
-            f"{state.kkt_scale():.3g}) > tol={tol:g}; the model is unchanged. The margin system is "
+            f"{scale:.3g}) > tol={tol:g}; the model is unchanged. The margin system is "
             f"too ill-conditioned for float64 at C={state.C:g}: raise ridge (e.g. ridge=1e-4), "
             f"lower C, or standardize the features"
+        )
+    check_resolution(state, unit, unit_name, scale)
+
+
+def check_resolution(state: SVCState, unit: float = 1.0, unit_name: str = "the margin level, y f = 1",
+                     scale: float | None = None) -> None:
+    """Float64 must resolve the margins y f to :data:`RESOLUTION` of ``unit`` (``unit_name``):
+    ε times their scale (``kkt_scale(with_shift=False)``, or ``scale``) may not exceed it.
+
+    Raises
+    ------
+    PathError
+        If it does: the KKT conditions, checked relative to that scale, cannot certify the
+        model (the message names the scale and what to change).
+    """
+    if scale is None:
+        scale = state.kkt_scale(with_shift=False)  # a target's own size is the data's resolution
+    if _FLOAT64_EPS * scale > RESOLUTION * unit:
+        raise PathError(
+            f"the problem is beyond float64: the margins y f sum terms α_j K(x_i, x_j) up to {scale:.3g}, "
+            f"so float64 resolves them only to {_FLOAT64_EPS * scale:.2g}, coarser than {RESOLUTION * unit:.2g} "
+            f"({RESOLUTION:g} of {unit_name}); no float64 dual solver can tell this problem's optimum apart (its "
+            f"KKT check cannot see errors below that round-off). Standardize the features (a linear or polynomial "
+            f"kernel's values grow with their square) or lower C={state.C:g}; the model is unchanged"
         )

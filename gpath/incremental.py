@@ -607,13 +607,15 @@ class IncrementalSVC(OneVsOneSVC):
                 new, bp = follow_update(state, X_p, y_dev, local_remove, limit, params["method"], u_p)
                 new.n_iter = bp
                 new.refine()
-                if new.kkt_violation() > params["tol"]:
+                checked = new.kkt_check()
+                if checked[0] > params["tol"]:
                     # The path's float64 steps missed events (C·max K beyond what they resolve):
                     # SimpleSVM's iteration from the path's sets finishes it exactly.
                     polish(new)
                     new.release_bounded_margin()
                     new.refine()
-                    self._check_state(new)
+                    checked = None
+                self._check_state(new, checked)
                 new_states.append(new)
                 followed.append((new, state))
                 n_bp += bp
@@ -775,8 +777,8 @@ class IncrementalSVC(OneVsOneSVC):
             "call fit again"
         )
 
-    def _check_state(self, state: SVCState) -> None:
-        check_state(state, check_positive(self.tol, "tol"))
+    def _check_state(self, state: SVCState, checked=None) -> None:
+        check_state(state, check_positive(self.tol, "tol"), checked)
 
     def _attributes(self, states, class_index, classes, kernel, ids, next_id, stats, weights, cw) -> dict:
         """Every fitted attribute of the new states, computed before the first one is set."""

@@ -310,10 +310,12 @@ def _squared_distances(xp, X1, X2, gamma, rows: CenteredRows | None = None):
             return n1c[:, None]
         max_n1c = scalars(xp, xp.max(n1c))[0]
     if gamma * (max_n1c + scalars(xp, xp.max(n2c))[0]) > _EXPANSION_LIMIT:
-        rows = max(1, _CHUNK // max(1, X2.shape[0] * X2.shape[1]))
+        # From X1 and X2 as given, not centred: where a far point pulls c away from both x and
+        # z, x − c and z − c each carry a round-off of ε‖x − c‖ that x − z does not.
+        chunk, n1 = max(1, _CHUNK // max(1, X2.shape[0] * X2.shape[1])), X1.shape[0]
         parts = []
-        for start in range(0, X1.shape[0], rows):
-            diff = X1c[start : start + rows, None, :] - X2c[None, :, :]
+        for start in range(0, n1, chunk):
+            diff = X1[start : min(start + chunk, n1), None, :] - X2[None, :, :]
             parts.append(xp.sum(diff * diff, axis=2))
         return xp.concat(parts, axis=0)
     inner = X1c @ X2c.T

@@ -522,11 +522,13 @@ class BorderedFactor:
         self.m, self._top = m + 1, max(top, slot + 1)
         try:
             if _reciprocal_condition(self.matrix) <= self.rcond:
+                q_max = float(np.max(np.abs(np.diagonal(self._q)[self._qs[: m + 1]])))
                 raise SingularMarginError(
                     f"the margin matrix became singular when a point entered the margin set "
-                    f"(|M| = {m + 1}, squared pivot {d2:.3g}): duplicate margin points, or with "
-                    f"ridge = 0 margin points whose kernel columns are linearly dependent; use "
-                    f"ridge > 0"
+                    f"(|M| = {m + 1}, squared pivot {d2:.3g} against Q_kk up to {q_max:.3g}): duplicate "
+                    f"margin points or margin points whose kernel columns are linearly dependent, which "
+                    f"ridge > 0 separates; or kernel values too large for float64, which standardized "
+                    f"features (or a larger ridge) bring back"
                 )
             self.refactor()
         except SingularMarginError:

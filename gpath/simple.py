@@ -16,7 +16,7 @@ from sklearn.utils import check_random_state
 from ._array_api import get_namespace_and_device, to_device
 from ._base import OneVsOneSVC, check_every_class_weighted, serialized
 from ._multiclass import class_weights, pair_rows, pairs
-from ._path import PathError
+from ._path import PathError, check_resolution
 from ._platt import cv_decision_values, sigmoid_train
 from ._simplesvm import INITS, LOSSES, NotSeparableError, SimpleStats, simple_svm
 from ._validation import (
@@ -336,12 +336,13 @@ class SimpleSVC(OneVsOneSVC):
             )
         else:
             state.refine()
-            violation = state.kkt_violation()
+            violation, scale = state.kkt_check()
             if violation > 1e-8:
                 raise PathError(
                     f"SimpleSVM ended with a KKT violation of {violation:.3g} (relative to the scale of the "
                     f"problem) > 1e-8: its solution is not exact; the model is unchanged"
                 )
+            check_resolution(state, scale=scale)
         return state, stats
 
     def _calibrate(self, problems, kernel, params, rng, weighted) -> dict:

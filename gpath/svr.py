@@ -214,7 +214,7 @@ class IncrementalSVR(Locked, SaveMixin, RegressorMixin, BaseEstimator):
         state.cache.max_columns = max_columns(params["cache_size"], state.n)
         state.cache.check_limit()
         state.refine()
-        check_state(state, params["tol"])
+        _check_state(state, y, params)
         return state, simple.n_iter
 
     @serialized
@@ -331,15 +331,15 @@ class IncrementalSVR(Locked, SaveMixin, RegressorMixin, BaseEstimator):
                 new, n_bp = follow_update(state, X2, y2, remove2, limit, params["method"], params["C"] * np.repeat(w_add, 2),
                                           shift, rows_per_point=2)
                 new.refine()
-                violation = new.kkt_violation()
-                if violation > params["tol"]:
+                checked = new.kkt_check()
+                if checked[0] > params["tol"]:
                     # The path's float64 steps missed events (C·max K beyond what they resolve):
                     # SimpleSVM's iteration from the path's sets finishes it exactly.
                     polish(new)
                     new.release_bounded_margin()
                     new.refine()
-                    violation = None
-                check_state(new, params["tol"], violation)
+                    checked = None
+                _check_state(new, y, params, checked)
                 way = "path"
             stats = PathStats(n_bp, m, int(rows.size), time.perf_counter() - start, new.active.size, way)
             attrs = self._attributes(new, y, weights, ids, self._next_id + m, stats, n_bp)
@@ -457,7 +457,7 @@ class IncrementalSVR(Locked, SaveMixin, RegressorMixin, BaseEstimator):
         f2, y_rep = np.repeat(f + b, 2), np.repeat(y, 2)
         shift = 1.0 + eps - y2 * y_rep
         yf = y2 * f2 + ridge * alpha + shift  # stored form: the level is 1
-        scale = float(np.max(np.repeat(size, 2) + ridge * alpha, initial=0.0)) + float(np.max(np.abs(shift)))
+        scale = float(np.max(np.repeat(size, 2) + ridge * alpha, initial=0.0)) + np.abs(shift)  # each row's own
         upper = C * np.repeat(self._weights, 2)
         return kkt_violation(yf, y2, alpha, upper, scale, C)
 
@@ -578,12 +578,30 @@ class IncrementalSVR(Locked, SaveMixin, RegressorMixin, BaseEstimator):
             raise ModelFileError(f"the saved margins differ by {drift:.3g} from those recomputed from X, y, "
                                  f"alpha and b")
         try:
-            check_state(state, params["tol"])
+            _check_state(state, y, params)
         except PathError:
             raise ModelFileError("the saved margins violate the KKT conditions of their index sets") from None
 
 
 # ---------------------------------------------------------------------- helpers
+def _check_state(state, y, params, checked=None) -> None:
+    """:func:`gpath._path.check_state` in the units of ε-SVR: f resolved to a fraction of the
+    targets' spread (:func:`_spread`, or ε if larger; 1 for constant targets and ε = 0), not
+    of the doubled problem's margin level, which sits at y_i ± ε."""
+    unit = max(_spread(y), params["epsilon"]) or 1.0
+    check_state(state, params["tol"], checked, unit,
+                f"the targets' spread, {unit:.3g} (their interquartile range, or ε if larger)")
+
+
+def _spread(y) -> float:
+    """The interquartile range of the targets (host), their range where that is 0: a spread
+    that one huge target does not set."""
+    if y.size == 0:
+        return 0.0
+    q25, q75 = np.percentile(y, [25, 75])
+    return float(q75 - q25) or float(np.max(y) - np.min(y))
+
+
 def _doubled(X, y, epsilon: float):
     """ε-SVR's doubled rows: each row of X twice (2i: α_i, label +1; 2i + 1: α*_i, label −1),
     the labels and the shift ``1 + ε − y'_i y_i`` of each row's margin (device arrays)."""

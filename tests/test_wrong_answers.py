@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpath import IncrementalSVC, PathError, SimpleSVC
+from gpath import IncrementalSVC, PathError, SimpleSVC, SingularMarginError
 from gpath._array_api import to_host
 from gpath.reference import exact_svc, kernel_matrix
 
@@ -80,6 +80,82 @@ def test_bias_is_the_middle_of_its_interval_after_fit_and_update(backend, scale)
         assert _check_kkt(m, backend.asarray(X[4:]) if m is not model else None, y[4:]) <= 1e-9
         f = to_host(m.decision_function(backend.asarray(X[4:])))
         np.testing.assert_allclose(f, ref.decision_function(X[4:]), rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("estimator", ["svc", "svr"])
+def test_a_support_vector_far_from_the_others_keeps_kernel_values_exact(backend, estimator):
+    # One training point moved 1e12 away: the RBF distances were taken from rows centred on
+    # the support vectors' mean, which the far point pulls 1e10 away from everyone, so every
+    # difference carried a round-off of 1e-6 and check_kkt() read 7.6e-8 on an exact model.
+    from sklearn.datasets import load_breast_cancer
+
+    from gpath import IncrementalSVR
+
+    X, y = load_breast_cancer(return_X_y=True)
+    X, y = (X[:200] - X.mean(0)) / X.std(0), y[:200]
+    X[0, 3] += 1e12
+    gamma = 0.05
+    if estimator == "svc":
+        model = IncrementalSVC(C=10, gamma=gamma).fit(backend.asarray(X), y)
+    else:
+        model = IncrementalSVR(C=10, gamma=gamma, epsilon=0.1).fit(backend.asarray(X), y.astype(float))
+    assert 0 in to_host(model.support_)  # the far point is a support vector (its own K is 1)
+    assert model.check_kkt() <= 1e-12
+    SV = X[to_host(model.support_)]
+    K = np.exp(-gamma * ((X[:, None, :] - SV[None, :, :]) ** 2).sum(axis=2))  # from the differences
+    f = K @ to_host(model.dual_coef_)[0] + to_host(model.intercept_)[0]
+    got = to_host(model.decision_function(backend.asarray(X)) if estimator == "svc"
+                  else model.predict(backend.asarray(X)))
+    np.testing.assert_allclose(got, f, rtol=0, atol=1e-12 * max(1.0, np.abs(f).max()))
+
+
+def _diabetes(scale):
+    from sklearn.datasets import load_diabetes
+
+    X, y = load_diabetes(return_X_y=True)
+    X = (X[:150] - X.mean(0)) / X.std(0) * scale
+    return X, y[:150]
+
+
+@pytest.mark.parametrize("estimator", ["IncrementalSVC", "SimpleSVC", "IncrementalSVR"])
+def test_a_problem_float64_cannot_resolve_raises_instead_of_passing_its_check(estimator):
+    # Features of size 1e6 with a linear kernel: K ~ 1e13 and y f sums terms of 1e14, resolved
+    # to ~0.1. Before: IncrementalSVC returned a model 10% above the optimal primal (and
+    # IncrementalSVR 0.4%, 160× at 1e9) whose check_kkt() read 1e-15, relative to 1e14.
+    from gpath import IncrementalSVR
+
+    X, y = _diabetes(1e6)
+    if estimator == "IncrementalSVR":
+        model, target = IncrementalSVR(kernel="linear"), y
+    else:
+        model, target = globals()[estimator](kernel="linear"), (y > np.median(y)).astype(int)
+    with pytest.raises(PathError, match="beyond float64.*Standardize the features.*the model is unchanged"):
+        model.fit(X, target)
+    assert not hasattr(model, "dual_coef_")
+    model.fit(X / 1e6, target)  # the same data standardized: fitted, exact
+    before = model.decision_function(X[:5] / 1e6) if estimator != "IncrementalSVR" else model.predict(X[:5] / 1e6)
+    if estimator != "SimpleSVC":  # an update to the unresolvable problem leaves the model as it was
+        with pytest.raises((PathError, SingularMarginError), match="float64"):
+            model.update(X_add=X, y_add=target, remove=model.sample_ids_)
+        after = model.decision_function(X[:5] / 1e6) if estimator != "IncrementalSVR" else model.predict(X[:5] / 1e6)
+        np.testing.assert_array_equal(before, after)
+        assert model.check_kkt() <= 1e-12
+
+
+def test_one_huge_target_leaves_the_kkt_check_of_the_others_meaningful():
+    # One target of 1e300: the check divided every row's violation by max|y| + ε + 1, so a
+    # bias 1e-3 off read 1e-303. Each row is now checked against its own target.
+    from gpath import IncrementalSVR
+
+    X, y = _diabetes(1.0)
+    y_big = y.copy()
+    y_big[0] = 1e300
+    model = IncrementalSVR().fit(X, y_big)
+    usual = IncrementalSVR().fit(X, np.where(np.arange(y.size) == 0, 1e6, y))  # point 0 at its bound either way
+    np.testing.assert_allclose(model.predict(X), usual.predict(X), rtol=0, atol=1e-12 * np.abs(y).max())
+    assert model.check_kkt() <= 1e-12
+    model.intercept_ = model.intercept_ + 1e-3
+    assert model.check_kkt() >= 1e-7
 
 
 def _wine_two_classes():
