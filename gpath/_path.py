@@ -45,13 +45,13 @@ __all__ = ["A", "I", "M", "O", "PathError", "PathStats", "R", "SVCState", "check
 O, M, I, A, R = 0, 1, 2, 3, 4
 _UNBOUNDED = (-np.inf, np.inf)
 _LEVELS = {O: (1.0, np.inf), M: _UNBOUNDED, I: (-np.inf, 1.0), A: (-np.inf, 1.0), R: _UNBOUNDED}
+_LEVEL_TABLE = np.array([_LEVELS[code] for code in (O, M, I, A, R)])
 
 
 def _levels(codes: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The levels (lo, hi) of points in the sets ``codes`` with boxes ``upper`` (host arrays of
     shape (n,)), as :meth:`SVCState.place` gives them one point at a time."""
-    table = np.array([_LEVELS[code] for code in (O, M, I, A, R)])
-    lo, hi = table[codes, 0], table[codes, 1]
+    lo, hi = _LEVEL_TABLE[codes, 0], _LEVEL_TABLE[codes, 1]
     empty = upper <= 0.0  # an empty box: the point cannot move, it reaches no level
     lo[empty], hi[empty] = _UNBOUNDED
     return lo, hi
@@ -260,6 +260,8 @@ class SVCState:
             lo_add, hi_add = (to_device(v, xp, self.device) for v in _levels(codes, upper_add))
             new.lo, new.hi = xp.concat([self.lo, lo_add]), xp.concat([self.hi, hi_add])
             new.where = np.concatenate([new.where, codes])
+            if "_diag_max" in self.__dict__:
+                new._diag_max = max(self._diag_max, self._max_diagonal(X_add))
             # Rows of the new points in the cached columns: Q[A, p] = Q[p, A].
             owners = np.maximum(self.cache.owner, 0)
             rows = xp.take(QA, to_device(owners, xp, self.device), axis=0)
@@ -277,15 +279,22 @@ class SVCState:
         new.active = self.active.copy(cache, new.q_column)
         return new, QA
 
-    def take_rows(self, keep: np.ndarray) -> None:
-        """Keep the points ``keep`` (host int array of row indices), in that order."""
+    def take_rows(self, keep: np.ndarray, gone_columns=None) -> None:
+        """Keep the points ``keep`` (host int array of row indices), in that order;
+        ``gone_columns``: ``(rows, Q[:, rows])`` of dropped points where the caller has them
+        (their kernel values then serve the kept scale's update)."""
         xp = self.xp
         keep_dev = to_device(keep, xp, self.device)
         share, coef = self._held_share()
         if share is not None:
             gone = np.ones(self.n, dtype=bool)
             gone[keep] = False
-            share = self._add_columns(share, np.where(gone, -coef, 0.0))  # the dropped points' share
+            delta = np.where(gone, -coef, 0.0)  # the dropped points' share
+            rows, columns = gone_columns if gone_columns is not None else (None, None)
+            if columns is not None and np.isin(np.flatnonzero(delta), rows).all():
+                share = share + xp.abs(columns) @ to_device(delta[rows], xp, self.device)
+            else:
+                share = self._add_columns(share, delta)
             self._share, self._share_coef = xp.take(share, keep_dev), coef[keep]
         for name in ("X", "y", "yf", "lo", "hi") + (() if self.shift is None else ("shift",)):
             setattr(self, name, xp.take(getattr(self, name), keep_dev, axis=0))
@@ -343,7 +352,7 @@ class SVCState:
             run = _PathRun(state, QA, self.n, np.asarray(remove, dtype=np.int64))
             n_breakpoints = run.run()
             keep = np.flatnonzero(state.where != R)
-            state.take_rows(keep)
+            state.take_rows(keep, (run.r_rows_at_start, run.QR))
             state.release_bounded_margin()
             state.active.compact()
         stats = PathStats(
@@ -483,26 +492,53 @@ class SVCState:
         constraints yᵀα = 0 and 0 ≤ α ≤ C_i relative to C."""
         return self.kkt_check()[0]
 
-    def kkt_check(self) -> tuple[float, float]:
+    def kkt_check(self, tol: float | None = None) -> tuple[float, float | None]:
         """:meth:`kkt_violation` and the scale it was taken against,
-        ``kkt_scale(with_shift=False)`` (each row adds its own |shift|)."""
+        ``kkt_scale(with_shift=False)`` (each row adds its own |shift|).
+
+        With ``tol``: where the violation relative to the scale's lower bound 1 is already
+        at most ``tol``, that (larger) value and None, without the product the scale costs."""
+        a = self.alpha
+        feasibility = max(abs(float(self.y_host @ a)), float(np.max(-a, initial=0.0)),
+                          float(np.max(a - self.upper, initial=0.0))) / self.C
+        if tol is not None:
+            at_least_1 = self._stationarity(1.0)
+            if max(at_least_1, feasibility) <= tol:
+                return max(at_least_1, feasibility), None
+        scale = self.kkt_scale(with_shift=False)
+        return max(self._stationarity(scale), feasibility), scale
+
+    def _stationarity(self, scale: float) -> float:
+        """The largest stationarity violation (a margin point off y f = 1, a point of O below
+        it, of I above it) relative to ``scale``, plus each row's own |shift|: one target of
+        1e300 must not make the check of every other row relative to 1e300."""
         xp = self.xp
         off = xp.maximum(xp.maximum(self.lo - self.yf, self.yf - self.hi), 0.0)
         on = xp.abs(self.yf - 1.0)
-        scale = divisor = self.kkt_scale(with_shift=False)
+        divisor = scale
         if self.shift is not None:
-            # Each row against its own shift: one target of 1e300 must not make the check of
-            # every other row relative to 1e300.
             off, on, divisor = off / (scale + xp.abs(self.shift)), on / (scale + xp.abs(self.shift)), 1.0
         parts = [xp.max(off)] if self.n else []
         members = self.active.members
         if members.size:
             parts.append(xp.max(xp.take(on, to_device(members, xp, self.device))))
-        stationarity = max(scalars(xp, *parts), default=0.0)
-        a = self.alpha
-        feasibility = max(abs(float(self.y_host @ a)), float(np.max(-a, initial=0.0)),
-                          float(np.max(a - self.upper, initial=0.0)))
-        return max(stationarity / divisor, feasibility / self.C), scale
+        return max(scalars(xp, *parts), default=0.0) / divisor
+
+    def scale_bound(self) -> float:
+        """An upper bound of ``kkt_scale(with_shift=False)`` without a product:
+        ``1 + max_k Q_kk · Σ_j α_j``, since |Q_ij| ≤ max_k Q_kk for a positive semi-definite
+        Q. ``max_k Q_kk`` is kept from the rows the state has held (a bound still)."""
+        if "_diag_max" not in self.__dict__:
+            self._diag_max = self._max_diagonal(self.X)
+        return 1.0 + self._diag_max * float(np.sum(self.alpha))
+
+    def _max_diagonal(self, X) -> float:
+        """``max_k Q_kk`` over the rows X (0 for none)."""
+        if X.shape[0] == 0:
+            return 0.0
+        if self.kernel.kind == "rbf" and self.kernel.function is None:
+            return 1.0 + self.kernel.offset + self.ridge
+        return scalars(self.xp, self.xp.max(self.xp.abs(self.kernel.diagonal(X))))[0] + self.ridge
 
     @single_threaded_host_blas
     def refine(self, tol: float = 1e-10) -> float:
@@ -682,9 +718,12 @@ class _PathRun:
             d = np.zeros(QA.shape[1])
             d[[self.a_col[int(k)] for k in self.a_rows]] = self.dA
             u = u + QA @ to_device(d, xp, s.device)
+        # Q[:, R] of the removed points with α > 0, which take_rows reuses for their share of
+        # the scale.
+        self.QR, self.r_rows_at_start = None, self.r_rows
         if self.r_rows.size:
-            QR = s.engine.q_block(s.kernel, s.X, self.r_rows, s.y, s.ridge)
-            u = u - QR @ to_device(self.dR, xp, s.device)
+            self.QR = s.engine.q_block(s.kernel, s.X, self.r_rows, s.y, s.ridge)
+            u = u - self.QR @ to_device(self.dR, xp, s.device)
         self.u = u
 
     # -- events ------------------------------------------------------------------
@@ -873,11 +912,11 @@ def check_state(state: SVCState, tol: float, checked: tuple[float, float] | None
     PathError
         If they do not (the message says what to change).
     """
-    viol, scale = state.kkt_check() if checked is None else checked
+    viol, scale = state.kkt_check(tol) if checked is None else checked
     if viol > tol:
         raise PathError(
             f"the path ended with a KKT violation of {viol:.3g} (relative to the scale of y f, "
-            f"{scale:.3g}) > tol={tol:g}; the model is unchanged. The margin system is "
+            f"{state.kkt_scale():.3g}) > tol={tol:g}; the model is unchanged. The margin system is "
             f"too ill-conditioned for float64 at C={state.C:g}: raise ridge (e.g. ridge=1e-4), "
             f"lower C, or standardize the features"
         )
@@ -888,6 +927,7 @@ def check_resolution(state: SVCState, unit: float = 1.0, unit_name: str = "the m
                      scale: float | None = None) -> None:
     """Float64 must resolve the margins y f to :data:`RESOLUTION` of ``unit`` (``unit_name``):
     ε times their scale (``kkt_scale(with_shift=False)``, or ``scale``) may not exceed it.
+    Without ``scale``, :meth:`SVCState.scale_bound` decides where it is small enough.
 
     Raises
     ------
@@ -896,6 +936,8 @@ def check_resolution(state: SVCState, unit: float = 1.0, unit_name: str = "the m
         model (the message names the scale and what to change).
     """
     if scale is None:
+        if _FLOAT64_EPS * state.scale_bound() <= RESOLUTION * unit:
+            return
         scale = state.kkt_scale(with_shift=False)  # a target's own size is the data's resolution
     if _FLOAT64_EPS * scale > RESOLUTION * unit:
         raise PathError(

@@ -7,7 +7,8 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from ._array_api import get_namespace_and_device, is_array_api, scalars, to_device, to_host
+from ._array_api import _NUMPY_NAMESPACE as _NUMPY
+from ._array_api import get_namespace_and_device, is_array_api, is_numpy, scalars, to_device, to_host
 
 __all__ = [
     "check_X",
@@ -57,6 +58,12 @@ def check_X(X, name="X", n_features=None, xp=None, device=None, owner=None):
         If X is complex, not 2-D, has no rows or no columns, has the wrong number of columns,
         or holds NaN or inf.
     """
+    if (type(X) is np.ndarray and X.dtype == np.float64 and X.ndim == 2 and X.size
+            and (n_features is None or X.shape[1] == n_features) and (xp is None or is_numpy(xp))):
+        # The common case (a stream's rows, NumPy in and out), checked in a few µs.
+        if not np.isfinite(X).all():
+            raise ValueError(f"{name} must be finite; got NaN or inf")
+        return X.copy(), (xp or _NUMPY), "cpu" if xp is None else device  # a copy, as astype below
     if _is_sparse(X):
         raise TypeError(
             f"{name} is a sparse {type(X).__name__}; sparse input is not supported: pass a dense array"
@@ -425,6 +432,12 @@ def check_ids(remove, current_ids, name="remove"):
     ids = np.atleast_1d(host_values(remove))
     if ids.size == 0 and ids.ndim == 1:
         return np.zeros(0, dtype=np.int64)
+    if ids.shape == (1,) and ids.dtype.kind in "iu" and current_ids.size:
+        # One id (a stream's update): fit and update keep the ids increasing, so one binary
+        # search finds it (checked: a miss takes the general route below).
+        row = int(np.searchsorted(current_ids, ids[0]))
+        if row < current_ids.size and current_ids[row] == ids[0]:
+            return np.array([row], dtype=np.int64)
     if ids.ndim != 1 or ids.dtype.kind not in "iu":
         raise TypeError(
             f"{name} must be integer sample ids (one integer or a 1-D sequence of them); "

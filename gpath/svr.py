@@ -36,6 +36,7 @@ from ._validation import (
     feature_names,
     numeric_targets,
 )
+from ._warmup import warm_compiled_update
 from .cache import max_columns
 from .incremental import _refit_is_cheaper, _restored_pair
 from .kernels import Kernel, check_saveable
@@ -200,6 +201,7 @@ class IncrementalSVR(Locked, SaveMixin, RegressorMixin, BaseEstimator):
         attrs["_epsilon"] = params["epsilon"]
         self._set_fitted({**attrs, "kernel_": kernel, "feature_names_in_": names,
                           "_kernel_params": {key: getattr(self, key) for key in _KERNEL_PARAMS}})
+        warm_compiled_update(get_namespace_and_device(X)[0])  # the first update costs what later ones do
         return self
 
     def _trained(self, X, y, weights, kernel, params, start) -> tuple[SVCState, int]:
@@ -331,7 +333,7 @@ class IncrementalSVR(Locked, SaveMixin, RegressorMixin, BaseEstimator):
                 new, n_bp = follow_update(state, X2, y2, remove2, limit, params["method"], params["C"] * np.repeat(w_add, 2),
                                           shift, rows_per_point=2)
                 new.refine()
-                checked = new.kkt_check()
+                checked = new.kkt_check(params["tol"])
                 if checked[0] > params["tol"]:
                     # The path's float64 steps missed events (C·max K beyond what they resolve):
                     # SimpleSVM's iteration from the path's sets finishes it exactly.
