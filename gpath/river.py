@@ -84,6 +84,34 @@ class _Window:
     def n_pending_(self) -> int:
         return len(self._pending)
 
+    def _slide(self, model, pending, targets, make, can_fit=True):
+        """The window after the batch ``pending``: its points, and ``model`` moved there by one
+        multiple incremental decremental update, or fitted anew (``make().fit``) where the
+        update cannot go (no model, a feature not seen before: a new column for every point,
+        or a numerical failure) and ``can_fit``. ``targets(points)`` gives the host targets.
+
+        Returns ``(model, features, keep, n_updates, n_refits)``; nothing is set here, so a
+        failure of the fit changes nothing (an update that fails leaves its model as it was).
+        """
+        points = self._window + pending
+        keep = points[max(0, len(points) - self.window):]
+        features, n_updates, n_refits = self.features_, self.n_updates_, self.n_refits_
+        if model is not None and not {key for p, _ in pending for key in p} <= set(features):
+            model = None
+        if model is not None:
+            added = pending[max(0, len(pending) - len(keep)):]
+            try:
+                model.update(X_add=self._device(self._matrix(added, features)), y_add=targets(added),
+                             remove=model.sample_ids_[: len(points) - len(keep)])
+                n_updates += 1
+            except (PathError, SingularMarginError, CacheFullError):
+                model = None
+        if model is None and can_fit:
+            features = sorted({key for p, _ in keep for key in p}, key=_sort_key)
+            model = make().fit(self._device(self._matrix(keep, features)), targets(keep))
+            n_refits += 1
+        return model, features, keep, n_updates, n_refits
+
 
 class SlidingWindowSVC(_Window, base.Classifier):
     """Exact binary kernel SVC on a sliding window of a stream, for river.
@@ -280,26 +308,11 @@ class SlidingWindowSVC(_Window, base.Classifier):
         set at the end, so a failure changes nothing (``IncrementalSVC.update`` leaves its
         model as it was when it fails)."""
         points = self._window + pending
-        keep = points[max(0, len(points) - self.window):]
-        svc, features = self.svc_, self.features_
-        n_updates, n_refits = self.n_updates_, self.n_refits_
-        n_classes = len({y for _, y in keep})
-        if n_classes < 2:  # one class in the window: no SVM until both are back
-            svc = None
-        elif svc is not None and not {key for p, _ in pending for key in p} <= set(features):
-            svc = None  # a new feature: a new column for every point, a fit from scratch
-        elif svc is not None:
-            added = pending[max(0, len(pending) - len(keep)):]
-            try:
-                svc.update(X_add=self._device(self._matrix(added, features)), y_add=self._labels(added, classes),
-                           remove=svc.sample_ids_[: len(points) - len(keep)])
-                n_updates += 1
-            except (PathError, SingularMarginError, CacheFullError):
-                svc = None  # fit from scratch below
-        if svc is None and n_classes == 2:
-            features = sorted({key for p, _ in keep for key in p}, key=_sort_key)
-            svc = self._svc().fit(self._device(self._matrix(keep, features)), self._labels(keep, classes))
-            n_refits += 1
+        n_classes = len({y for _, y in points[max(0, len(points) - self.window):]})
+        # One class in the window: no SVM until both are back.
+        svc, features, keep, n_updates, n_refits = self._slide(
+            self.svc_ if n_classes == 2 else None, pending, lambda pts: self._labels(pts, classes), self._svc,
+            can_fit=n_classes == 2)
         self.svc_, self.features_, self.classes_ = svc, features, classes
         self._window, self._pending = keep, []
         self.n_updates_, self.n_refits_ = n_updates, n_refits
@@ -506,23 +519,8 @@ class SlidingWindowSVR(_Window, base.Regressor):
         if len(pending) < self.batch:
             self._pending = pending
             return
-        points = self._window + pending
-        keep = points[max(0, len(points) - self.window):]
-        svr, features, n_updates, n_refits = self.svr_, self.features_, self.n_updates_, self.n_refits_
-        if svr is not None and {key for p, _ in pending for key in p} <= set(features):
-            added = pending[max(0, len(pending) - len(keep)):]
-            try:
-                svr.update(X_add=self._device(self._matrix(added, features)),
-                           y_add=np.array([t for _, t in added]), remove=svr.sample_ids_[: len(points) - len(keep)])
-                n_updates += 1
-            except (PathError, SingularMarginError, CacheFullError):
-                svr = None  # fit from scratch below
-        else:
-            svr = None  # the first batch, or a new feature: a new column for every point
-        if svr is None:
-            features = sorted({key for p, _ in keep for key in p}, key=_sort_key)
-            svr = self._svr().fit(self._device(self._matrix(keep, features)), np.array([t for _, t in keep]))
-            n_refits += 1
+        svr, features, keep, n_updates, n_refits = self._slide(self.svr_, pending,
+                                                               lambda pts: np.array([t for _, t in pts]), self._svr)
         self.svr_, self.features_, self._window, self._pending = svr, features, keep, []
         self.n_updates_, self.n_refits_ = n_updates, n_refits
 
