@@ -32,8 +32,9 @@ from ._extras import MissingExtraError, require
 
 @dataclass
 class StepRecord:
-    """One update of the demo: times (s), breakpoints, online accuracy and the checks'
-    values (KKT and relative distances to the exact reference, raw LIBSVM and SID)."""
+    """One update of the demo: times (s), breakpoints, the online score (accuracy, or the
+    regression's mean absolute error) and the checks' values (KKT and relative distances to the
+    exact reference, the raw LIBSVM retrain and the single-point update)."""
 
     step: int
     mid_time: float
@@ -41,7 +42,7 @@ class StepRecord:
     libsvm_time: float
     mid_breakpoints: int
     sid_breakpoints: int
-    accuracy: float
+    score: float  # on the step's new points, before they are added
     kkt: float
     reference_diff: float  # NaN where the reference is not certified
     reference_kkt: float
@@ -69,6 +70,27 @@ def positive_float(text) -> float:
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"must be a finite number > 0; got {text!r}")
     return value
+
+
+def nonnegative_float(text) -> float:
+    """A finite real number >= 0."""
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0; got {text!r}")
+    return value
+
+
+TASKS = ("classification", "regression")
+
+
+def task_name(text) -> str:
+    """The demo's task: one of :data:`TASKS`."""
+    if text not in TASKS:
+        raise argparse.ArgumentTypeError(f"must be one of {', '.join(TASKS)}; got {text!r}")
+    return text
 
 
 def gamma_value(text):
@@ -151,19 +173,100 @@ def _namespace(device: str):
     return cupy
 
 
-def _check_windows(y, window: int, step: int, n_updates: int) -> None:
-    """Every window the demo fits or updates to holds both classes (an SVC needs both)."""
+def _check_windows(y, window: int, step: int, n_updates: int, classes: bool) -> None:
+    """The series is long enough, and (classification) every window the demo fits or updates
+    to holds both classes (an SVC needs both)."""
     if window + step > y.shape[0]:
         raise UsageError(f"--window {window} + --step {step} exceeds the {y.shape[0]} rows of WaterFlow")
-    for k in range(n_updates + 1):
+    for k in range(n_updates + 1) if classes else ():
         lo = k * step
         if np.unique(y[lo : lo + window]).size < 2:
             raise UsageError(f"--window {window}: rows {lo}..{lo + window - 1} of WaterFlow hold only one class "
                              f"(the flow never changes direction there); use a larger window")
 
 
+@dataclass(frozen=True)
+class _DemoTask:
+    """What the demo's loop needs of one task: the data, the estimator, the retrain peer, the
+    exact reference, the model's values (decision function or prediction) and the online
+    score on each step's new points."""
+
+    title: str
+    peer: str  # the retrain peer's name in the table
+    score_name: str
+    X: np.ndarray
+    y: np.ndarray
+    make: object  # method -> unfitted gpath estimator
+    retrain: object  # (Xw, yw, gamma) -> fitted scikit-learn estimator
+    reference: object  # (Xw, yw, model) -> exact reference with .certified, .kkt
+    values: object  # (model or reference or peer, X) -> host values
+    score: object  # (model, X, y) -> float, before the points are added
+
+
+def _classification(C, gamma, epsilon) -> _DemoTask:
+    from sklearn.svm import SVC
+
+    from ._array_api import to_host
+    from .datasets import load_waterflow_direction
+    from .incremental import IncrementalSVC
+    from .reference import exact_svc
+
+    if epsilon is not None:
+        raise UsageError(f"--epsilon is the ε-SVR's tube (--task regression); got --epsilon {epsilon!r} "
+                         f"with --task classification")
+    X, y = load_waterflow_direction()
+
+    def reference(Xw, yw, model):
+        # LIBSVM's index sets on K + ridge·I (repaired where wrong), margin equations in float64.
+        return exact_svc(Xw, np.where(yw == model.classes_[1], 1.0, -1.0), C, gamma=model.kernel_.gamma,
+                         ridge=model.ridge)
+
+    return _DemoTask(
+        title=f"WaterFlow (river): {X.shape[0]} hourly rows, 7 lags -> will the flow rise next hour?",
+        peer="LIBSVM", score_name="acc", X=X, y=y,
+        make=lambda method: IncrementalSVC(C=C, gamma=gamma, method=method),
+        retrain=lambda Xw, yw, g: SVC(C=C, gamma=g).fit(Xw, yw),
+        reference=reference,
+        values=lambda model, Xt: to_host(model.decision_function(Xt)),
+        score=lambda model, Xt, yt: float(np.mean(to_host(model.predict(Xt)) == yt)),
+    )
+
+
+def _regression(C, gamma, epsilon, window) -> _DemoTask:
+    from sklearn.svm import SVR
+
+    from ._array_api import to_host
+    from .datasets import load_waterflow_regression
+    from .reference import exact_svr
+    from .svr import IncrementalSVR
+
+    epsilon = 0.1 if epsilon is None else _checked("--epsilon", nonnegative_float, epsilon)
+    X, y = load_waterflow_regression()
+    # In units of the first window's flow (no look-ahead): the lags and the target share them.
+    mean, std = float(y[:window].mean()), float(y[:window].std()) or 1.0
+    X, y = (X - mean) / std, (y - mean) / std
+
+    def reference(Xw, yw, model):
+        return exact_svr(Xw, yw, C, epsilon, gamma=model.kernel_.gamma, ridge=model.ridge)
+
+    def values(model, Xt):
+        return to_host(model.predict(Xt))
+
+    return _DemoTask(
+        title=f"WaterFlow (river): {X.shape[0]} hourly rows, 7 lags -> the next hour's flow (ε-SVR, "
+              f"epsilon={epsilon:g} in units of the first window's flow, std {std:.3g})",
+        peer="SVR", score_name="MAE", X=X, y=y,
+        make=lambda method: IncrementalSVR(C=C, epsilon=epsilon, gamma=gamma, method=method),
+        retrain=lambda Xw, yw, g: SVR(C=C, epsilon=epsilon, gamma=g).fit(Xw, yw),
+        reference=reference, values=values,
+        # The forecast error in the flow's own units.
+        score=lambda model, Xt, yt: std * float(np.mean(np.abs(values(model, Xt) - yt))),
+    )
+
+
 def run_demo(C=10.0, gamma="scale", window=600, step=30, device="cpu", plot=None,
-             max_updates=None, progress=True, out=None) -> list[StepRecord]:
+             max_updates=None, progress=True, out=None, task="classification",
+             epsilon=None) -> list[StepRecord]:
     """Run the sliding-window experiment; return one record per update.
 
     Parameters
@@ -173,7 +276,7 @@ def run_demo(C=10.0, gamma="scale", window=600, step=30, device="cpu", plot=None
     gamma : float or {"scale", "auto"}, default "scale"
         RBF gamma.
     window : int, default 600
-        Points in the window (>= 2; every window must hold both classes).
+        Points in the window (>= 2; for classification every window must hold both classes).
     step : int, default 30
         Points added and removed per update (>= 1).
     device : {"cpu", "cuda"}, default "cpu"
@@ -186,6 +289,14 @@ def run_demo(C=10.0, gamma="scale", window=600, step=30, device="cpu", plot=None
         Show a progress bar on stderr.
     out : file or None
         Where the table goes (stdout).
+    task : {"classification", "regression"}, default "classification"
+        "classification": will the flow rise next hour? (:class:`gpath.IncrementalSVC` against
+        scikit-learn's ``SVC``; the score is the online accuracy). "regression": the next
+        hour's flow (:class:`gpath.IncrementalSVR` against scikit-learn's ``SVR``; the series in
+        units of the first window's flow: (flow − mean) / std of the first ``window`` targets;
+        the score is the online mean absolute error in the flow's own units).
+    epsilon : float or None
+        The ε-SVR's tube (regression only; ≥ 0, in the standardized units); None: 0.1.
 
     Raises
     ------
@@ -195,22 +306,17 @@ def run_demo(C=10.0, gamma="scale", window=600, step=30, device="cpu", plot=None
         river or tqdm missing: the message names ``pip install 'gpath[demo]'``.
     SystemExit
         With a message, when a model fails its checks: its KKT violation recomputed from
-        scratch above 1e-9 (relative to the scale of y f, as ``check_kkt``), decision values
-        further from the exact reference (:func:`gpath.reference.exact_svc`: LIBSVM's index
-        sets, repaired where wrong, margin equations re-solved in float64) than
-        ``max(1e-7, 100·ε·κ)`` relative, or MID and SID further apart than ``max(1e-9, 100·ε·κ)``,
-        with κ the condition number of the margin matrix (two exact solvers of one problem agree
-        to about κ·ε, since their kernel values differ in the last bits). Where the reference
-        cannot certify itself (its own KKT above 1e-9), the update is checked without it.
+        scratch above 1e-9 (relative to the scale of y f, as ``check_kkt``), values further
+        from the exact reference (:func:`gpath.reference.exact_svc` or
+        :func:`gpath.reference.exact_svr`: LIBSVM's index sets, repaired where wrong, margin
+        equations re-solved in float64) than ``max(1e-7, 100·ε·κ)`` relative, or MID and
+        single-point further apart than ``max(1e-9, 100·ε·κ)``, with κ the condition number of
+        the margin matrix (two exact solvers of one problem agree to about κ·ε, since their
+        kernel values differ in the last bits). Where the reference cannot certify itself (its
+        own KKT above 1e-9), the update is checked without it.
     """
-    from sklearn.svm import SVC
-
-    from ._array_api import to_host
-    from .datasets import load_waterflow_direction
-    from .incremental import IncrementalSVC
-    from .reference import exact_svc
-
     out = sys.stdout if out is None else out
+    task = _checked("--task", task_name, task)
     C = _checked("--C", positive_float, C)
     gamma = _checked("--gamma", gamma_value, gamma)
     window = _checked("--window", int_at_least(2), window)
@@ -222,49 +328,43 @@ def run_demo(C=10.0, gamma="scale", window=600, step=30, device="cpu", plot=None
     cp = _namespace(device)
     require("river", "demo", "gpath demo")
     tqdm = require("tqdm", "demo", "gpath demo").tqdm
-
-    X, y = load_waterflow_direction()
+    job = _classification(C, gamma, epsilon) if task == "classification" else _regression(C, gamma, epsilon, window)
+    X, y = job.X, job.y
     n_updates = max(X.shape[0] - window, 0) // step
     if max_updates is not None:
         n_updates = min(n_updates, max_updates)
-    _check_windows(y, window, step, n_updates)
+    _check_windows(y, window, step, n_updates, classes=task == "classification")
     Xd = X if cp is None else cp.asarray(X)
     # Load (on a fresh install: compile) the code of both methods before anything is timed.
     for method in ("multiple", "single"):
-        IncrementalSVC(C=C, gamma=gamma, method=method).fit(Xd[:60], y[:60]).update(
-            X_add=Xd[60:70], y_add=y[60:70], remove=[0, 1])
-    mid = IncrementalSVC(C=C, gamma=gamma, method="multiple").fit(Xd[:window], y[:window])
-    sid = IncrementalSVC(C=C, gamma=gamma, method="single").fit(Xd[:window], y[:window])
+        job.make(method).fit(Xd[:60], y[:60]).update(X_add=Xd[60:70], y_add=y[60:70], remove=[0, 1])
+    mid = job.make("multiple").fit(Xd[:window], y[:window])
+    sid = job.make("single").fit(Xd[:window], y[:window])
     g = mid.kernel_.gamma
-    print(f"WaterFlow (river): {X.shape[0]} hourly rows, 7 lags -> will the flow rise next hour?\n"
+    print(f"{job.title}\n"
           f"window {window}, step {step} (add {step} new, remove {step} oldest), C={C}, gamma={g:.4g}, "
           f"device {device}, {n_updates} updates", file=out)
     records = []
     for k in tqdm(range(n_updates), disable=not progress, desc="updates", file=sys.stderr):
         lo, hi = window + k * step, window + (k + 1) * step
-        accuracy = float(np.mean(mid.predict(Xd[lo:hi]) == y[lo:hi]))
-        oldest = mid.sample_ids_[:step]
-        mid.update(X_add=Xd[lo:hi], y_add=y[lo:hi], remove=oldest)
+        score = job.score(mid, Xd[lo:hi], y[lo:hi])
+        mid.update(X_add=Xd[lo:hi], y_add=y[lo:hi], remove=mid.sample_ids_[:step])
         sid.update(X_add=Xd[lo:hi], y_add=y[lo:hi], remove=sid.sample_ids_[:step])
         Xw, yw = X[lo + step - window : hi], y[lo + step - window : hi]
         t = time.perf_counter()
-        raw = SVC(C=C, gamma=g).fit(Xw, yw)
+        raw = job.retrain(Xw, yw, g)
         libsvm_time = time.perf_counter() - t
-        # Exact reference: LIBSVM's index sets on K + ridge·I (repaired where wrong), margin
-        # equations in float64.
-        y_pm = np.where(yw == mid.classes_[1], 1.0, -1.0)
-        ref = exact_svc(Xw, y_pm, C, gamma=g, ridge=mid.ridge)
-        f_mid = to_host(mid.decision_function(Xd[lo + step - window : hi]))
-        f_ref = ref.decision_function(Xw)
-        f_raw = raw.decision_function(Xw)
+        ref = job.reference(Xw, yw, mid)
+        f_mid = job.values(mid, Xd[lo + step - window : hi])
+        f_ref = job.values(ref, Xw)
         scale = max(np.abs(f_ref).max(), 1.0)
         matrix = mid.state_.factor.matrix
         rec = StepRecord(
             k + 1, mid.last_update_.time, sid.last_update_.time, libsvm_time,
-            mid.last_update_.n_breakpoints, sid.last_update_.n_breakpoints, accuracy,
+            mid.last_update_.n_breakpoints, sid.last_update_.n_breakpoints, score,
             mid.check_kkt(), float(np.abs(f_mid - f_ref).max() / scale) if ref.certified else float("nan"),
-            ref.kkt, float(np.abs(f_mid - f_raw).max() / scale),
-            float(np.abs(f_mid - to_host(sid.decision_function(Xd[lo + step - window : hi]))).max() / scale),
+            ref.kkt, float(np.abs(f_mid - job.values(raw, Xw)).max() / scale),
+            float(np.abs(f_mid - job.values(sid, Xd[lo + step - window : hi])).max() / scale),
             float(np.linalg.cond(matrix)) if matrix.shape[0] > 1 else 1.0,
         )
         records.append(rec)
@@ -274,31 +374,34 @@ def run_demo(C=10.0, gamma="scale", window=600, step=30, device="cpu", plot=None
                              f"|f - f_exact| {rec.reference_diff:.2e} (limit {max(1e-7, agree):.1e}; the "
                              f"reference's own KKT {rec.reference_kkt:.1e}), |f_MID - f_SID| {rec.sid_diff:.2e} "
                              f"(limit {max(1e-9, agree):.1e})")
-    _print_table(records, out)
+    _print_table(records, out, job)
     if plot:
-        _plot(records, plot)
+        _plot(records, plot, job.peer)
         print(f"plot written to {plot}", file=out)
     return records
 
 
-def _print_table(records, out) -> None:
-    head = (f"{'update':>6} {'MID ms':>8} {'SID ms':>8} {'LIBSVM ms':>9} "
-            f"{'bp MID':>6} {'bp SID':>6} {'acc':>5} {'KKT':>8} {'Δ exact':>8} {'Δ LIBSVM':>8}")
+def _print_table(records, out, job: _DemoTask) -> None:
+    peer, score = job.peer, job.score_name
+    head = (f"{'update':>6} {'MID ms':>8} {'SID ms':>8} {peer + ' ms':>9} "
+            f"{'bp MID':>6} {'bp SID':>6} {score:>5} {'KKT':>8} {'Δ exact':>8} {'Δ ' + peer:>8}")
     print(head, file=out)
     for r in records:
         exact = f"{r.reference_diff:>8.1e}" if np.isfinite(r.reference_diff) else f"{'uncert.':>8}"
         print(f"{r.step:>6} {1e3 * r.mid_time:>8.1f} {1e3 * r.sid_time:>8.1f} {1e3 * r.libsvm_time:>9.1f} "
               f"{r.mid_breakpoints:>6} {r.sid_breakpoints:>6} "
-              f"{r.accuracy:>5.2f} {r.kkt:>8.1e} {exact} {r.libsvm_raw_diff:>8.1e}", file=out)
+              f"{r.score:>5.2f} {r.kkt:>8.1e} {exact} {r.libsvm_raw_diff:>8.1e}", file=out)
     mean = lambda name: float(np.mean([getattr(r, name) for r in records]))
     certified = [r.reference_diff for r in records if np.isfinite(r.reference_diff)]
     agree = 100 * np.finfo(float).eps * max(r.condition for r in records)
     print(f"\nmean per update: MID {1e3 * mean('mid_time'):.1f} ms, SID {1e3 * mean('sid_time'):.1f} ms, "
-          f"LIBSVM retrain {1e3 * mean('libsvm_time'):.1f} ms (scikit-learn SVC, default tol 1e-3)\n"
+          f"{peer} retrain {1e3 * mean('libsvm_time'):.1f} ms (scikit-learn {peer if peer == 'SVR' else 'SVC'}, "
+          f"default tol 1e-3)\n"
           f"breakpoints: MID {mean('mid_breakpoints'):.1f}, SID {mean('sid_breakpoints'):.1f} "
           f"(MID/SID = {mean('mid_breakpoints') / mean('sid_breakpoints'):.2f}); "
-          f"online accuracy {mean('accuracy'):.3f}\n"
-          f"checks passed on every update: KKT <= {max(r.kkt for r in records):.1e} (limit 1e-9, relative to "
+          + (f"online accuracy {mean('score'):.3f}\n" if score == "acc" else
+             f"online MAE {mean('score'):.3f} (the flow's units; the next hour forecast before each update)\n")
+          + f"checks passed on every update: KKT <= {max(r.kkt for r in records):.1e} (limit 1e-9, relative to "
           f"the scale of y f), "
           + (f"|f - f_exact| <= {max(certified):.1e} (limit {max(1e-7, agree):.1e})" if certified else
              "no certified reference")
@@ -308,11 +411,11 @@ def _print_table(records, out) -> None:
           f"matrix condition <= {max(r.condition for r in records):.1e})\n"
           f"(f_exact: LIBSVM's index sets on K + ridge*I, repaired where wrong, margin equations re-solved "
           f"in float64; "
-          f"raw LIBSVM differs by up to {max(r.libsvm_raw_diff for r in records):.1e}: it keeps kernel "
+          f"raw {peer} differs by up to {max(r.libsvm_raw_diff for r in records):.1e}: it keeps kernel "
           f"values in float32 and stops at tol 1e-3)", file=out)
 
 
-def _plot(records, path) -> None:
+def _plot(records, path, peer: str = "LIBSVM") -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -321,7 +424,7 @@ def _plot(records, path) -> None:
     steps = [r.step for r in records]
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
     for name, label in (("mid_time", "MID-SVM"), ("sid_time", "SID-SVM"),
-                        ("libsvm_time", "LIBSVM retrain")):
+                        ("libsvm_time", f"{peer} retrain")):
         ax1.plot(steps, [1e3 * getattr(r, name) for r in records], marker="o", ms=3, label=label)
     ax1.set(xlabel="update", ylabel="time per update (ms)", yscale="log", title="Time per update")
     ax1.legend()
@@ -606,9 +709,16 @@ def build_parser() -> argparse.ArgumentParser:
         description="The online time-series experiment of Karasuyama & Takeuchi (2009), section 4.2, "
                     "on river's WaterFlow series: a sliding window updated by MID-SVM and by SID-SVM, "
                     "against a LIBSVM retrain of the same window; every model is checked (KKT, exact "
-                    "reference, MID = SID) and a failed check stops the run.",
+                    "reference, MID = SID) and a failed check stops the run. --task regression does "
+                    "the same for the ε-SVR forecasting the next hour's flow.",
     )
-    demo.add_argument("--C", type=positive_float, default=10.0, help="box constraint C of the SVC (> 0)")
+    demo.add_argument("--task", type=task_name, default="classification", metavar="{classification,regression}",
+                      help="classification: will the flow rise next hour? (IncrementalSVC against SVC); "
+                           "regression: the next hour's flow (IncrementalSVR against SVR)")
+    demo.add_argument("--C", type=positive_float, default=10.0, help="box constraint C (> 0)")
+    demo.add_argument("--epsilon", type=nonnegative_float, metavar="EPSILON",
+                      help="the ε-SVR's tube (>= 0; --task regression only; in units of the first window's "
+                           "flow) (default: 0.1)")
     demo.add_argument("--gamma", type=gamma_value, default="scale",
                       help="RBF gamma: a number > 0, 'scale' or 'auto' (scikit-learn's meanings)")
     demo.add_argument("--window", type=int_at_least(2), default=600,
@@ -685,7 +795,8 @@ def main(argv=None) -> int:
             run_path(data=args.data, path=args.path, C=args.C, kernel=args.kernel, seed=args.seed, plot=args.plot)
         else:
             run_demo(C=args.C, gamma=args.gamma, window=args.window, step=args.step, device=args.device,
-                     plot=args.plot, max_updates=args.max_updates, progress=not args.no_progress)
+                     plot=args.plot, max_updates=args.max_updates, progress=not args.no_progress,
+                     task=args.task, epsilon=args.epsilon)
     except (UsageError, MissingExtraError) as exc:
         args.parser.error(str(exc))
     return 0

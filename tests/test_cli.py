@@ -20,10 +20,35 @@ def test_demo_checks_every_update_and_plots(tmp_path, capsys):
     for r in records:
         assert r.kkt <= 1e-9 and r.reference_diff <= 1e-7 and r.sid_diff <= 1e-9
         assert r.mid_breakpoints <= r.sid_breakpoints
-        assert 0.0 <= r.accuracy <= 1.0
+        assert 0.0 <= r.score <= 1.0
     out = capsys.readouterr().out
     assert "checks passed on every update" in out
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_regression_demo_checks_every_update_against_the_exact_svr(tmp_path, capsys):
+    # issue 19, item 4: the ε-SVR forecasts the next hour's flow; MID, single-point and the
+    # exact reference (exact_svr) agree on every window, and the MAE is the forecast's.
+    png = tmp_path / "svr.png"
+    records = run_demo(task="regression", window=300, step=20, max_updates=4, C=10.0, epsilon=0.05,
+                       plot=str(png), progress=False)
+    assert len(records) == 4
+    for r in records:
+        assert r.kkt <= 1e-9 and r.reference_diff <= 1e-7 and r.sid_diff <= 1e-9
+        assert r.mid_breakpoints <= r.sid_breakpoints
+    assert sum(r.mid_breakpoints for r in records) > 0  # the paths moved points, not only the tube's inside
+    out = capsys.readouterr().out
+    assert "the next hour's flow" in out and "SVR ms" in out and "checks passed on every update" in out
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # The MAE is the forecast error of the model before each update, in the flow's units.
+    from gpath import IncrementalSVR
+    from gpath.datasets import load_waterflow_regression
+
+    X, y = load_waterflow_regression()
+    mean, std = y[:300].mean(), y[:300].std()
+    model = IncrementalSVR(C=10.0, epsilon=0.05).fit((X[:300] - mean) / std, (y[:300] - mean) / std)
+    forecast = model.predict((X[300:320] - mean) / std) * std + mean
+    assert records[0].score == pytest.approx(np.mean(np.abs(forecast - y[300:320])), rel=1e-9)
 
 
 def test_cli_entry_point(capsys):
@@ -43,6 +68,7 @@ def nothing_runs(monkeypatch):
         raise AssertionError("the command ran although an option was bad")
 
     monkeypatch.setattr(gpath.IncrementalSVC, "fit", ran)
+    monkeypatch.setattr(gpath.IncrementalSVR, "fit", ran)
     monkeypatch.setattr(gpath.RobustSVC, "fit", ran)
     monkeypatch.setattr(gpath.RobustSVR, "fit", ran)
 
@@ -57,6 +83,10 @@ def nothing_runs(monkeypatch):
     (["demo", "--window", "1"], "argument --window: must be an integer >= 2; got '1'"),
     (["demo", "--C", "-1"], "argument --C: must be a finite number > 0; got '-1'"),
     (["demo", "--C", "inf"], "argument --C: must be a finite number > 0; got 'inf'"),
+    (["demo", "--task", "forecast"], "argument --task: must be one of classification, regression; got 'forecast'"),
+    (["demo", "--task", "regression", "--epsilon", "-1"], "argument --epsilon: must be a finite number >= 0; got '-1'"),
+    (["demo", "--epsilon", "0.2"], ("--epsilon is the ε-SVR's tube (--task regression); got --epsilon 0.2 with "
+                                    "--task classification")),
     (["path", "--C", "0"], "argument --C: must be a finite number > 0; got '0'"),
     (["path", "--seed", "-1"], r"argument --seed: must be an integer in [0, 2**32 - 1]; got '-1'"),
     (["path", "--seed", str(2**32)], r"argument --seed: must be an integer in [0, 2**32 - 1]; got '4294967296'"),
@@ -97,6 +127,8 @@ def test_device_cuda_without_cupy_is_an_argparse_error(nothing_runs, capsys):
     (dict(gamma="foo"), "--gamma must be 'scale', 'auto' or a finite number > 0; got 'foo'"),
     (dict(window=1.5), "--window must be an integer >= 2; got 1.5"),
     (dict(device="tpu"), "--device must be 'cpu' or 'cuda'; got 'tpu'"),
+    (dict(task="Regression"), "--task must be one of classification, regression; got 'Regression'"),
+    (dict(task="regression", epsilon=float("nan")), "--epsilon must be a finite number >= 0; got nan"),
 ])
 def test_run_demo_checks_its_arguments_first(nothing_runs, kwargs, message):
     with pytest.raises(cli.UsageError, match=f"^{re.escape(message)}$"):
