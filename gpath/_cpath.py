@@ -217,7 +217,7 @@ class _CPathRun:
         one."""
         s = self.s
         if s.engine.name == "numba":
-            _cpath_numba.follow(self)
+            _cpath_numba.follow(self, _CHECK_EVERY)
         else:
             self._run()
         self._refine()

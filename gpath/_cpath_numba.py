@@ -157,11 +157,10 @@ def run(state, factor, slots, cache, kernel, mid_path, cpath, work, events, rec)
             return REFINE
 
 
-def follow(path_run) -> None:
-    """Run a :class:`gpath._cpath._CPathRun` on NumPy arrays with the compiled loop. Raises what
-    the readable loop raises."""
-    from ._cpath import _CHECK_EVERY
-
+def follow(path_run, check_every: int) -> None:
+    """Run a :class:`gpath._cpath._CPathRun` on NumPy arrays with the compiled loop, checking the
+    round-off every ``check_every`` breakpoints as the readable loop does. Raises what the
+    readable loop raises."""
     s = path_run.s
     n = s.n
     k = s.kernel
@@ -185,7 +184,7 @@ def follow(path_run) -> None:
         cache_arrays = (cache.data, cache.top, _EMPTY_ROWS if cache.rows_host is None else cache.rows_host,
                         cache.owner, cache.used, cache.slot_of, cache.free, cache.counts, cache._protected(),
                         written, limits)
-        cints = np.array([path_run.n_breakpoints, path_run.zero_steps, 0, max_breakpoints, 0, 0, 0, _CHECK_EVERY],
+        cints = np.array([path_run.n_breakpoints, path_run.zero_steps, 0, max_breakpoints, 0, 0, 0, check_every],
                          dtype=np.int64)
         cfloats = np.array([s.C, path_run.C_max, s.b, path_run.delta, path_run.delta_tiny, 0.0])
         state = (s.yf, s.lo, s.hi, s.y, s.alpha, s.upper, s.where)
