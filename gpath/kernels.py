@@ -111,6 +111,16 @@ class Kernel:
         if not isinstance(coef0, Real) or not math.isfinite(coef0):
             raise ValueError(f"coef0 must be a finite real number; got {coef0!r}")
         kernel = cls(kind, gamma_value, int(degree), float(coef0), function=function)
+        if function is None and kind == "rbf" and X.shape[0]:
+            # Squared distances beyond float64 make exp(−γ d²) NaN (γ = "scale" is then 0): a
+            # model fitted on them would be silently wrong.
+            xp, _ = get_namespace_and_device(X)
+            centred = X - xp.mean(X, axis=0)
+            radius = scalars(xp, xp.max(xp.vecdot(centred, centred)))[0]
+            if not (math.isfinite(radius) and math.isfinite(gamma_value) and gamma_value > 0):
+                raise ValueError(f"the rbf kernel overflows float64 on X (the squared distances between rows "
+                                 f"exceed 1.8e308: features up to {scalars(xp, xp.max(xp.abs(X)))[0]:.3g}); "
+                                 f"scale the features")
         if function is None and kind != "rbf" and X.shape[0]:
             xp, _ = get_namespace_and_device(X)
             k_max = scalars(xp, xp.max(xp.abs(kernel.diagonal(X))))[0]
