@@ -2,7 +2,8 @@
 
 ``gpath demo``: the online time-series experiment of Karasuyama & Takeuchi (2009),
 section 4.2, on river's WaterFlow series: a sliding window updated by MID-SVM and by
-SID-SVM, against a LIBSVM retrain of the same window, with every model checked.
+SID-SVM, against a LIBSVM retrain of the same window, with every model checked;
+``--task regression`` does the same for the ε-SVR (the next hour's flow against ``SVR``).
 
 ``gpath path``: an outlier path (Suzumura et al. 2015) on a real data set with the paper's
 noise protocol, model selection on the validation set, and a plot of the path.
@@ -671,7 +672,8 @@ Exact SVM solution paths on NumPy or CuPy: the experiments of gpath's papers, ru
 data with every model checked against an exact reference.
 
   gpath demo   sliding-window MID-SVM vs SID-SVM vs a LIBSVM retrain on the WaterFlow
-               series (Karasuyama & Takeuchi 2009, section 4.2)
+               series (Karasuyama & Takeuchi 2009, section 4.2); --task regression:
+               the same for the ε-SVR forecasting the next hour's flow
   gpath path   an outlier path of robust SVC/SVR with model selection and a plot
                (Suzumura et al. 2015)
   gpath select the exact 10-fold CV error over C for several gammas and the chosen
