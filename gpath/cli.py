@@ -23,6 +23,7 @@ import math
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,26 +63,25 @@ class UsageError(ValueError):
 # argparse ``type=`` functions: each takes the text of an option (or an already typed value,
 # when run_demo/run_path check their arguments) and returns the value, or raises
 # argparse.ArgumentTypeError saying what was expected and what came.
-def positive_float(text) -> float:
-    """A finite real number > 0."""
+def _finite_float(text, zero_allowed: bool) -> float:
+    """A finite real number > 0 (or >= 0 where ``zero_allowed``)."""
     try:
         value = float(text)
     except (TypeError, ValueError):
         value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"must be a finite number > 0; got {text!r}")
+    if not (math.isfinite(value) and (value > 0 or (zero_allowed and value == 0))):
+        raise argparse.ArgumentTypeError(f"must be a finite number {'>=' if zero_allowed else '>'} 0; got {text!r}")
     return value
+
+
+def positive_float(text) -> float:
+    """A finite real number > 0."""
+    return _finite_float(text, zero_allowed=False)
 
 
 def nonnegative_float(text) -> float:
     """A finite real number >= 0."""
-    try:
-        value = float(text)
-    except (TypeError, ValueError):
-        value = math.nan
-    if not (math.isfinite(value) and value >= 0):
-        raise argparse.ArgumentTypeError(f"must be a finite number >= 0; got {text!r}")
-    return value
+    return _finite_float(text, zero_allowed=True)
 
 
 TASKS = ("classification", "regression")
@@ -197,11 +197,11 @@ class _DemoTask:
     score_name: str
     X: np.ndarray
     y: np.ndarray
-    make: object  # method -> unfitted gpath estimator
-    retrain: object  # (Xw, yw, gamma) -> fitted scikit-learn estimator
-    reference: object  # (Xw, yw, model) -> exact reference with .certified, .kkt
-    values: object  # (model or reference or peer, X) -> host values
-    score: object  # (model, X, y) -> float, before the points are added
+    make: Callable  # method -> unfitted gpath estimator
+    retrain: Callable  # (Xw, yw, gamma) -> fitted scikit-learn estimator
+    reference: Callable  # (Xw, yw, model) -> exact reference with .certified, .kkt
+    values: Callable  # (model or reference or peer, X) -> host values
+    score: Callable  # (model, X, y) -> float, before the points are added
 
 
 def _classification(C, gamma, epsilon) -> _DemoTask:

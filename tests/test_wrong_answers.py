@@ -144,7 +144,7 @@ def test_a_problem_float64_cannot_resolve_raises_instead_of_passing_its_check(es
 
 @pytest.mark.parametrize("estimator", ["IncrementalSVC", "SimpleSVC", "IncrementalSVR"])
 @pytest.mark.parametrize("gamma", ["scale", 1.0])
-def test_rbf_distances_beyond_float64_are_a_value_error_not_an_empty_model(estimator, gamma):
+def test_rbf_distances_beyond_float64_are_a_value_error_not_an_empty_model(backend, estimator, gamma):
     # Features of size 1e160: squared distances overflow (1e320), gamma="scale" became 0 and
     # every kernel value NaN. Before: fit returned a model without a support vector
     # (n_support_ [0 0], accuracy 0.525, check_kkt() 0.0), where scikit-learn's SVC raises.
@@ -153,13 +153,17 @@ def test_rbf_distances_beyond_float64_are_a_value_error_not_an_empty_model(estim
     X, y = _diabetes(1.0)
     target = y if estimator == "IncrementalSVR" else (y > np.median(y)).astype(int)
     model = (IncrementalSVR if estimator == "IncrementalSVR" else globals()[estimator])(gamma=gamma)
-    model.fit(X, target)
-    before = model.predict(X[:5])
+    model.fit(backend.asarray(X), target)
+    before = to_host(model.predict(backend.asarray(X[:5])))
     with np.errstate(all="ignore"), pytest.raises(ValueError, match="rbf kernel overflows float64.*scale the features"):
-        model.fit(X * 1e160, target)
-    np.testing.assert_array_equal(model.predict(X[:5]), before)  # the rejected fit left the model as it was
-    model.fit(X * 1e150, target)  # still within float64: fitted
-    assert model.check_kkt(X * 1e150, target) <= 1e-9 if estimator == "SimpleSVC" else model.check_kkt() <= 1e-9
+        model.fit(backend.asarray(X * 1e160), target)
+    # the rejected fit left the model as it was
+    np.testing.assert_array_equal(to_host(model.predict(backend.asarray(X[:5]))), before)
+    model.fit(backend.asarray(X * 1e150), target)  # still within float64: fitted
+    if estimator == "SimpleSVC":
+        assert model.check_kkt(backend.asarray(X * 1e150), target) <= 1e-9
+    else:
+        assert model.check_kkt() <= 1e-9
 
 
 def test_one_huge_target_leaves_the_kkt_check_of_the_others_meaningful():
