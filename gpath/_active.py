@@ -129,6 +129,30 @@ class ActiveSet:
         self._slots[m - 1] = slot
         return float(q[-1])
 
+    def enter_block(self, ks: np.ndarray, labels) -> np.ndarray | None:
+        """Points ``ks`` (their columns cached, none in the set) join the set together: one
+        block step of the factor (:meth:`gpath.linalg.BorderedFactor.insert_block`).
+
+        Returns
+        -------
+        ndarray of shape (len(ks),) or None
+            Their diagonal entries Q[k, k]; None, the set unchanged, if the block step would
+            take a tiny pivot (the caller enters them one at a time with :meth:`enter`).
+        """
+        cache, m = self.cache, self.size
+        slots = [cache.lookup(int(k)) for k in ks]
+        rows = np.concatenate([self.members, ks])
+        q = np.stack([to_host(cache.entries(slot, rows)) for slot in slots])
+        if not self.factor.insert_block(np.asarray(ks, dtype=np.int64), labels, q[:, :m], q[:, m:]):
+            for k in ks:
+                cache.release(int(k))
+            return None
+        end = m + len(ks)
+        if end > self._slots.shape[0]:
+            self._slots = np.concatenate([self._slots, np.zeros(max(end, self._slots.shape[0]), dtype=np.int64)])
+        self._slots[m:end] = slots
+        return np.diagonal(q[:, m:]).copy()
+
     def leave(self, k: int) -> None:
         """Point k leaves the set (its column stays cached until the slot is reused).
 

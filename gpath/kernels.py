@@ -259,7 +259,7 @@ def check_saveable(kernel, owner: str) -> None:
 # The expansion ‖x − c‖² + ‖z − c‖² − 2⟨x − c, z − c⟩ errs by about 8ε(‖x − c‖² + ‖z − c‖²); in
 # exp(−γ d²) that is a relative error of 8εγ(‖x − c‖² + ‖z − c‖²). Above this γ(‖x − c‖² +
 # ‖z − c‖²) the error would pass 1e-11 and the distances are computed from the differences.
-_EXPANSION_LIMIT = 1e-11 / (8 * np.finfo(np.float64).eps)
+EXPANSION_LIMIT = 1e-11 / (8 * np.finfo(np.float64).eps)
 # Elements of the (rows, columns, features) differences computed at once.
 _CHUNK = 2**22
 
@@ -322,7 +322,7 @@ def _squared_distances(xp, X1, X2, gamma, rows: CenteredRows | None = None):
         if X2.shape[0] == 1:  # c = z: the differences themselves
             return n1c[:, None]
         max_n1c = scalars(xp, xp.max(n1c))[0]
-    if gamma * (max_n1c + scalars(xp, xp.max(n2c))[0]) > _EXPANSION_LIMIT:
+    if gamma * (max_n1c + scalars(xp, xp.max(n2c))[0]) > EXPANSION_LIMIT:
         # From X1 and X2 as given, not centred: where a far point pulls c away from both x and
         # z, x − c and z − c each carry a round-off of ε‖x − c‖ that x − z does not.
         chunk, n1 = max(1, _CHUNK // max(1, X2.shape[0] * X2.shape[1])), X1.shape[0]

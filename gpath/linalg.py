@@ -48,7 +48,8 @@ import threading
 
 import numpy as np
 from numba import njit
-from scipy.linalg.lapack import dsycon, dsytrf
+from scipy.linalg import solve_triangular
+from scipy.linalg.lapack import dpotrf, dsycon, dsytrf
 from threadpoolctl import ThreadpoolController
 
 from ._blas import dsymv, dtrsv_upper
@@ -519,6 +520,63 @@ class BorderedFactor:
         ok, d2 = factor_insert(*self.arrays, point, y_k, q_kB, q_kk, self.bordered)
         if not ok:
             self._insert_tiny_pivot(point, y_k, q_kB, q_kk, d2)
+
+    def insert_block(self, points: np.ndarray, labels, q_newB: np.ndarray, q_newnew: np.ndarray) -> bool:
+        """Append several margin points at once by one block step of the Cholesky factor
+        (a triangular solve with many right-hand sides and the Cholesky factor of the Schur
+        complement: LAPACK's level-3 routines, where :meth:`insert` one at a time is level 2).
+
+        Parameters
+        ----------
+        points : int ndarray of shape (p,)
+            The caller's ids of the new points.
+        labels : ndarray of shape (p,) or None
+            Their labels (±1; ignored without the border).
+        q_newB : ndarray of shape (p, |M|)
+            ``Q[new, basis]``, the rows of the new points against the margin points.
+        q_newnew : ndarray of shape (p, p)
+            ``Q[new, new]`` (ridge included).
+
+        Returns
+        -------
+        bool
+            True if they all went in; False, the factor unchanged, if any pivot of the block
+            is tiny (below 1e-8 of the diagonal, as :meth:`insert` checks; the caller then
+            enters them one at a time, which decides on each with the condition number).
+        """
+        m, p = self.m, len(points)
+        if p == 0:
+            return True
+        y_new = np.asarray(labels, dtype=np.float64) if self.bordered else np.ones(p)
+        rho = self._rho if m else _shift(float(np.max(np.diag(q_newnew))), self.bordered)
+        y_old = self._y[:m]
+        a12 = q_newB.T + rho * np.outer(y_old, y_new)
+        r12 = solve_triangular(self._r[:m, :m], a12, trans="T", check_finite=False) if m else np.zeros((0, p))
+        schur = q_newnew + rho * np.outer(y_new, y_new) - r12.T @ r12
+        r22, info = dpotrf(schur, lower=False, clean=True, overwrite_a=False)
+        top = max(float(np.max(np.diag(q_newnew))) + rho, float(np.max(np.diag(self._r[:m, :m]) ** 2, initial=0.0)))
+        if info != 0 or np.min(np.diag(r22)) ** 2 <= _TINY_PIVOT * top:
+            return False
+        self._reserve(m + p)
+        qs = self._qs
+        qs[m:] = np.sort(qs[m:])  # the lowest free slots, as insert takes them one at a time
+        new_slots, old_slots = qs[m : m + p], qs[:m]
+        for slot in new_slots[new_slots >= self._top]:  # beyond the rows in use: never written
+            self._q[slot, :] = 0.0
+            self._q[:, slot] = 0.0
+        self._q[np.ix_(new_slots, old_slots)] = q_newB
+        self._q[np.ix_(old_slots, new_slots)] = q_newB.T
+        self._q[np.ix_(new_slots, new_slots)] = q_newnew
+        self._r[:m, m : m + p] = r12
+        self._r[m : m + p, : m + p] = 0.0
+        self._r[m : m + p, m : m + p] = r22
+        self._y[m : m + p], self._basis[m : m + p] = y_new, points
+        if self.bordered:  # g = R⁻ᵀ y, its new part from the new rows of Rᵀ
+            self._g[m : m + p] = solve_triangular(r22, y_new - r12.T @ self._g[:m], trans="T", check_finite=False)
+        self._floats[1] = max(self._floats[1], float(np.max(np.abs(q_newB), initial=0.0)),
+                              float(np.max(np.abs(q_newnew))), 1.0 if self.bordered else 0.0)
+        self.m, self._top, self._rho = m + p, max(self._top, int(new_slots.max()) + 1), rho
+        return True
 
     def _insert_tiny_pivot(self, point, y_k, q_kB, q_kk, d2) -> None:
         """A pivot this small may be round-off of an exact zero: the condition number of 𝐌

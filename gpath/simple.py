@@ -29,7 +29,7 @@ from ._validation import (
     check_X,
     feature_names,
 )
-from .kernels import Kernel
+from .kernels import KERNELS, Kernel
 
 __all__ = ["NotSeparableError", "SimpleSVC", "SimpleStats"]
 
@@ -52,7 +52,10 @@ class SimpleSVC(OneVsOneSVC):
     [[0, y_Wᵀ], [y_W, H_WW]] updated in O(|W|²) (:class:`gpath.linalg.BorderedFactor`, on the
     host in float64); the kernel columns of the working set are computed on the device of
     ``X`` and cached (:class:`gpath.cache.QColumnCache`); the margins y f are an n-vector on
-    that device. No n × n kernel matrix is ever formed.
+    that device. The iteration is exact from any feasible start; by default (``init="auto"``,
+    NumPy inputs) it starts from an approximate SMO solution on the float32 kernel matrix,
+    from which it needs a few iterations instead of thousands (:mod:`gpath._smo`); the
+    paper's start (the closest pair, ``init="closest_pair"``) forms no n × n matrix.
 
     Parameters
     ----------
@@ -80,10 +83,20 @@ class SimpleSVC(OneVsOneSVC):
         early", as ``SVC``) and returns the current, feasible but inexact, solution. None or
         -1 (``SVC``'s "no limit"): no limit but a guard against cycling at 20·(n + 50)
         iterations, which raises.
-    init : {"closest_pair", "randomized"}, default "closest_pair"
-        The starting pair of opposite-class points (section 3.1): "closest_pair" runs the
-        iterative search of Algorithm 2 (a few kernel columns); "randomized" takes the
-        closest of 59 random pairs (177 kernel values).
+    init : {"auto", "smo", "closest_pair", "randomized"}, default "auto"
+        Where SimpleSVM starts; the solution is the same exact one from every start.
+        "closest_pair" and "randomized" are the paper's starting pairs of opposite-class
+        points (section 3.1): the iterative search of Algorithm 2 (a few kernel columns), or
+        the closest of 59 random pairs (177 kernel values). "smo": SMO's approximate solution
+        (LIBSVM's algorithm and tolerance, 1e-3) on the whole kernel matrix in float32, held
+        in host memory (4·n² bytes per pair of classes, X copied to the host), whose sets
+        are nearly the exact ones: SimpleSVM then finishes in a few iterations. It needs the
+        hinge loss, a finite C and a built-in kernel (ValueError otherwise), and falls back
+        to "closest_pair" where the matrix would take more than a quarter of the available
+        memory or float32 cannot hold the kernel (``fit_stats_.start`` says which start
+        ran). "auto" (gpath's fastest exact trainer): "smo" for NumPy inputs where it
+        applies, else "closest_pair". To reproduce the paper's experiments use
+        ``init="closest_pair", block_size=1``.
     random_state : int, RandomState instance or None, default None
         Random start of the closest-pair search, or the random pairs, and the shuffling of
         the cross-validation folds of ``probability=True``. The solution does not depend on
@@ -192,7 +205,7 @@ class SimpleSVC(OneVsOneSVC):
     })
 
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, loss="hinge",
-                 tol=1e-5, max_iter=None, init="closest_pair", random_state=None, ridge=1e-6,
+                 tol=1e-5, max_iter=None, init="auto", random_state=None, ridge=1e-6,
                  class_weight=None, decision_function_shape="ovr", probability=False, block_size=None,
                  break_ties=False, shrinking=True, cache_size=200, verbose=False):
         self.C = C
@@ -240,8 +253,9 @@ class SimpleSVC(OneVsOneSVC):
         ValueError
             A bad parameter (naming it), X not 2-D, empty, complex or with NaN or inf, y of
             another length or with fewer than two classes, ``sample_weight`` of another
-            length, NaN or all ≤ 0, a class without a point of positive weight, or
-            weights with the squared hinge or C = inf.
+            length, NaN or all ≤ 0, a class without a point of positive weight,
+            weights with the squared hinge or C = inf, or ``init="smo"`` with either or a
+            callable kernel.
         NotSeparableError (a ValueError)
             Hard margin (``C=inf``, hinge) on data not separable in feature space.
         TypeError
@@ -272,6 +286,10 @@ class SimpleSVC(OneVsOneSVC):
         if weighted and (params["loss"] != "hinge" or not np.isfinite(params["C"])):
             raise ValueError(f"sample_weight and class_weight need loss='hinge' and a finite C (they scale "
                              f"each point's box C); got loss={params['loss']!r}, C={params['C']!r}")
+        if params["init"] == "smo" and (params["loss"] != "hinge" or not np.isfinite(params["C"])
+                                        or kernel.kind not in KERNELS):
+            raise ValueError(f"init='smo' needs loss='hinge', a finite C and a 'linear', 'rbf' or 'poly' kernel; "
+                             f"got loss={params['loss']!r}, C={params['C']!r}, kernel={self.kernel!r}")
         relative = cw[class_index] * (1.0 if weights is None else weights)
         check_every_class_weighted(relative, class_index, classes)
         rng = check_random_state(self.random_state)
@@ -322,9 +340,12 @@ class SimpleSVC(OneVsOneSVC):
 
     def _solve(self, X, y, kernel, params, rng, weights):
         """The exact solution of one pairwise problem (``weights``: each point's box over C)."""
+        # One draw of rng whatever the start (SMO's takes none): the folds of probability=True,
+        # drawn next, are then the same for every start and namespace.
+        start_rng = np.random.RandomState(rng.randint(np.iinfo(np.int32).max))
         state, stats = simple_svm(
             X, y, kernel, params["C"], params["ridge"], loss=params["loss"], tol=params["tol"],
-            max_iter=params["max_iter"], init=params["init"], random_state=rng, weights=weights,
+            max_iter=params["max_iter"], init=params["init"], random_state=start_rng, weights=weights,
             block_size=params["block_size"],
         )
         if not stats.converged:

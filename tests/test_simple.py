@@ -7,6 +7,7 @@ import pytest
 from helpers import assert_exact, dataset, snapshot
 from sklearn.utils.estimator_checks import check_estimator
 
+import gpath._smo
 from gpath import IncrementalSVC, NotSeparableError, SimpleSVC
 from gpath._array_api import to_host
 from gpath.datasets import load_digits_binary
@@ -30,7 +31,7 @@ def test_exact_on_real_data(backend, name, gamma, C):
     assert model.n_iter_ > 0
     # Kernel evaluations (the paper's measure, under the paper's rule): far fewer than the n²
     # of a full kernel.
-    paper = SimpleSVC(C=C, gamma=gamma, random_state=0, block_size=1).fit(X, y)
+    paper = SimpleSVC(C=C, gamma=gamma, random_state=0, init="closest_pair", block_size=1).fit(X, y)
     assert 0 < paper.n_kernel_evaluations_ < len(y) ** 2
     np.testing.assert_allclose(paper.alpha_, model.alpha_, rtol=1e-6, atol=1e-9 * C)
 
@@ -46,11 +47,16 @@ def test_every_block_size_gives_the_exact_model(backend, name, gamma, C):
     Xd, yd = backend.asarray(X), backend.asarray(y)
     alphas, iterations = [], []
     for block_size in (1, 3, None, 200):
-        model = SimpleSVC(C=C, gamma=gamma, random_state=0, block_size=block_size).fit(Xd, yd)
+        model = SimpleSVC(C=C, gamma=gamma, random_state=0, init="closest_pair", block_size=block_size).fit(Xd, yd)
         working_set = model.fit_stats_.working_set_size
         assert_exact(model, X, y, X_device=Xd)
         alphas.append(model.alpha_)
         iterations.append(model.n_iter_)
+    # SMO's start (the default on NumPy; a host copy of X on other namespaces): the same model.
+    model = SimpleSVC(C=C, gamma=gamma, init="smo").fit(Xd, yd)
+    assert model.fit_stats_.start == "smo" and model.fit_stats_.n_smo_iter > 0
+    assert_exact(model, X, y, X_device=Xd)
+    alphas.append(model.alpha_)
     for alpha in alphas[1:]:
         np.testing.assert_allclose(alpha, alphas[0], rtol=1e-6, atol=1e-9 * C)
     assert iterations[-1] <= iterations[0]  # blocks: fewer, larger iterations
@@ -98,14 +104,16 @@ def test_hard_margin_on_separable_data_and_error_otherwise(backend):
         SimpleSVC(C=np.inf, gamma=0.05).fit(backend.asarray(Xb[:300]), backend.asarray(yb[:300]))
 
 
-def test_numpy_and_array_api_strict_agree():
+@pytest.mark.parametrize("init", ["closest_pair", "smo"])
+def test_numpy_and_array_api_strict_agree(init):
     from conftest import make_backend
 
     X, y = dataset("breast_cancer")
     results = []
     for name in ("numpy", "array_api_strict"):
         b = make_backend(name)
-        m = SimpleSVC(C=1.0, gamma=0.05, random_state=3).fit(b.asarray(X), b.asarray(y))
+        m = SimpleSVC(C=1.0, gamma=0.05, init=init, random_state=3).fit(b.asarray(X), b.asarray(y))
+        assert m.fit_stats_.start == init
         results.append((m.alpha_, to_host(m.decision_function(b.asarray(X))), m.n_iter_))
     np.testing.assert_allclose(results[0][0], results[1][0], atol=1e-12)
     np.testing.assert_allclose(results[0][1], results[1][1], atol=1e-12)
@@ -223,13 +231,21 @@ def test_kernel_evaluations_are_counted_exactly(monkeypatch):
     monkeypatch.setattr(NumbaEngine, "q_block", counting_block)
     # The generic engine's column goes through Kernel.__call__ already.
     X, y = dataset("breast_cancer")
-    for init, block_size in (("closest_pair", 1), ("randomized", 1), ("closest_pair", None)):
+    matrix = gpath._smo.kernel_matrix
+
+    def counting_matrix(X, kernel, diag):
+        counted[0] += X.shape[0] ** 2
+        return matrix(X, kernel, diag)
+
+    monkeypatch.setattr(gpath._smo, "kernel_matrix", counting_matrix)
+    X, y = dataset("breast_cancer")
+    for init, block_size in (("closest_pair", 1), ("randomized", 1), ("closest_pair", None), ("smo", None)):
         counted[0] = 0
         model = SimpleSVC(C=1.0, gamma=0.05, init=init, random_state=2, block_size=block_size).fit(X, y)
         assert model.n_kernel_evaluations_ == counted[0]
         stats = model.fit_stats_
-        # n per column, plus the diagonal (closest pair) or 3 values per random pair.
-        other = len(y) if init == "closest_pair" else 3 * 59
+        # n per column, plus the diagonal (closest pair), 3 values per random pair, or SMO's n².
+        other = {"closest_pair": len(y), "randomized": 3 * 59, "smo": len(y) ** 2}[init]
         assert model.n_kernel_evaluations_ == len(y) * stats.n_columns + other
 
 
@@ -242,13 +258,15 @@ def test_closest_pair_is_mutually_nearest_and_init_does_not_change_the_model():
     d2 = np.diag(K)[:, None] + np.diag(K)[None, :] - 2 * K
     models = []
     for seed in range(3):
-        m = SimpleSVC(C=10.0, gamma=1.0, random_state=seed).fit(X, y)
+        m = SimpleSVC(C=10.0, gamma=1.0, init="closest_pair", random_state=seed).fit(X, y)
         p, q = m.fit_stats_.init_pair
         assert y[p] == 1 and y[q] == 0
         assert d2[p, q] == pytest.approx(d2[y == 1, q].min(), abs=1e-12)
         assert d2[p, q] == pytest.approx(d2[p, y == 0].min(), abs=1e-12)
         models.append(m)
     models.append(SimpleSVC(C=10.0, gamma=1.0, init="randomized", random_state=0).fit(X, y))
+    models.append(SimpleSVC(C=10.0, gamma=1.0, init="smo").fit(X, y))
+    assert models[-1].fit_stats_.init_pair == ()
     for m in models[1:]:
         np.testing.assert_allclose(m.alpha_, models[0].alpha_, atol=1e-9)
 
@@ -331,7 +349,7 @@ def test_max_iter_warns_and_returns_a_feasible_point():
 
     X, y = dataset("breast_cancer")
     with pytest.warns(ConvergenceWarning, match="max_iter=5"):
-        model = SimpleSVC(C=1.0, gamma=0.05, max_iter=5).fit(X, y)
+        model = SimpleSVC(C=1.0, gamma=0.05, init="closest_pair", max_iter=5).fit(X, y)
     assert model.n_iter_ == 5
     y_pm = np.where(y == 1, 1.0, -1.0)
     assert abs(y_pm @ model.alpha_) <= 1e-12 and model.alpha_.min() >= 0 and model.alpha_.max() <= 1.0

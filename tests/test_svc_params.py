@@ -61,5 +61,5 @@ def test_simple_max_iter_minus_one_is_no_limit():
     np.testing.assert_array_equal(a.n_iter_, b.n_iter_)
     assert a.fit_status_ == 0
     with pytest.warns(Warning, match="Solver terminated early"):
-        stopped = SimpleSVC(max_iter=1).fit(X, y)
+        stopped = SimpleSVC(max_iter=1, init="closest_pair").fit(X, y)
     assert stopped.fit_status_ == 1

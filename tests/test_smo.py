@@ -1,0 +1,124 @@
+"""The SMO start of the exact trainer (gpath._smo): its float32 kernel matrix, SMO's
+approximate solution against an independent float64 check, and the exact finish from it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import assert_exact, dataset
+
+import gpath._smo
+from gpath import IncrementalSVC, SimpleSVC
+from gpath._smo import kernel_matrix, smo
+from gpath.kernels import Kernel
+from gpath.reference import exact_svc
+from gpath.reference import kernel_matrix as reference_kernel
+
+
+def _pm(y):
+    return np.where(y == 1, 1.0, -1.0)
+
+
+@pytest.mark.parametrize("kind,gamma,degree,coef0", [("rbf", 0.05, 3, 0.0), ("linear", 1.0, 3, 0.0),
+                                                     ("poly", 0.02, 3, 1.0)])
+def test_kernel_matrix_is_the_kernel_in_float32(kind, gamma, degree, coef0):
+    X, _ = dataset("breast_cancer")
+    X = X + 1e3  # far from the origin: the RBF matrix is computed from centred rows
+    K = kernel_matrix(X, Kernel(kind, gamma, degree, coef0), 0.5)
+    assert K.dtype == np.float32 and K.shape == (len(X), len(X))
+    ref = reference_kernel(X, X, kind, gamma, degree, coef0) + 0.5 * np.eye(len(X))
+    scale = np.abs(ref).max()
+    # float32 products of (centred) rows: relative error of a few 1e-7 of the largest |entry|
+    # (|x|² for the uncentred linear and polynomial kernels, which lose more to cancellation).
+    assert np.abs(K - ref).max() <= 1e-5 * scale
+
+
+def test_kernel_matrix_that_float32_cannot_hold_is_none():
+    X, _ = dataset("breast_cancer")
+    assert kernel_matrix(X * 1e20, Kernel("linear"), 0.0) is None  # |x|² ≈ 1e41 > float32's 3.4e38
+
+
+def _gap(alpha, K, y, upper):
+    """The maximal violating pair's gap of α, from the float64 kernel (independent of SMO)."""
+    F = y - K @ (y * alpha)  # −y ∘ ∇
+    up = np.where(y > 0, alpha < upper, alpha > 0)
+    low = np.where(y > 0, alpha > 0, alpha < upper)
+    return F[up].max() - F[low].min()
+
+
+@pytest.mark.parametrize("C", [0.01, 1.0, 100.0])
+def test_smo_reaches_its_tolerance_and_nearly_the_exact_sets(C):
+    X, y = dataset("breast_cancer")
+    y = _pm(y)
+    kernel = Kernel("rbf", 0.05)
+    upper = np.full(len(y), C)
+    upper[:20] *= 3.0  # per-point boxes (sample weights)
+    upper[20:25] = 0.0  # weight 0: inert
+    alpha, n_iter = smo(kernel_matrix(X, kernel, 1e-6), y, upper)
+    assert n_iter > 0
+    assert np.all(alpha >= 0) and np.all(alpha <= upper) and np.all(alpha[20:25] == 0)
+    assert abs(y @ alpha) <= 1e-12 * C * len(y)
+    K = reference_kernel(X, X, "rbf", 0.05) + 1e-6 * np.eye(len(y))
+    # LIBSVM's stopping rule, 1e-3, met up to the float32 kernel's share (|Δ(Kα)| ≤ 1e-6·Σα).
+    assert _gap(alpha, K, y, upper) <= 1e-3 + 1e-6 * alpha.sum()
+    # Against the exact solution: the sets nearly agree (a start, not an answer).
+    ref = exact_svc(X, y, C, "rbf", 0.05, ridge=1e-6, sample_weight=upper / C)
+    assert ref.kkt <= 1e-9
+    assert np.mean((alpha > 0) != (ref.alpha > 0)) <= 0.02
+    np.testing.assert_allclose(alpha, ref.alpha, atol=0.05 * upper.max())
+
+
+@pytest.mark.parametrize("C", [1e-3, 1.0, 1e3])
+def test_the_exact_finish_from_smo_is_the_exact_model(backend, C):
+    X, y = dataset("bananas")
+    X, y = X[:700], y[:700]
+    model = SimpleSVC(C=C, gamma=1.0, init="smo").fit(backend.asarray(X), backend.asarray(y))
+    assert model.fit_stats_.start == "smo"
+    assert_exact(model, X, y, X_device=backend.asarray(X))
+
+
+def test_smo_stopped_by_its_iteration_cap_still_starts_the_exact_model():
+    # C = 1e8 on Bananas: SMO crawls (LIBSVM takes minutes here) and hands over at 30 n pair
+    # updates; the finish is exact all the same, the model the paper's start gives.
+    X, y = dataset("bananas")
+    X, y = X[:700], y[:700]
+    model = SimpleSVC(C=1e8, gamma=1.0, init="smo").fit(X, y)
+    assert model.fit_stats_.start == "smo" and model.fit_stats_.n_smo_iter == 30 * len(y)
+    paper = SimpleSVC(C=1e8, gamma=1.0, init="closest_pair").fit(X, y)
+    assert model.check_kkt(X, y) <= 1e-9 and paper.check_kkt(X, y) <= 1e-9
+    f, f_paper = model.decision_function(X), paper.decision_function(X)
+    assert np.abs(f - f_paper).max() <= 1e-7 * np.abs(f_paper).max()
+
+
+def test_auto_takes_smo_on_numpy_and_the_closest_pair_elsewhere(backend):
+    X, y = dataset("breast_cancer")
+    model = SimpleSVC(C=1.0, gamma=0.05).fit(backend.asarray(X), backend.asarray(y))
+    assert model.fit_stats_.start == ("smo" if backend.name == "numpy" else "closest_pair")
+    assert model.n_kernel_evaluations_ >= (len(y) ** 2 if backend.name == "numpy" else 0)
+    inc = IncrementalSVC(C=1.0, gamma=0.05).fit(X, y)  # the exact fit behind the path models
+    np.testing.assert_allclose(inc.alpha_, model.alpha_, atol=1e-9)
+
+
+def test_without_memory_for_the_matrix_the_closest_pair_starts(monkeypatch):
+    X, y = dataset("breast_cancer")
+    monkeypatch.setattr(gpath._smo, "available_memory", lambda: 4.0 * len(y) ** 2)  # a quarter is too little
+    model = SimpleSVC(C=1.0, gamma=0.05, init="smo").fit(X, y)
+    assert model.fit_stats_.start == "closest_pair"
+    assert_exact(model, X, y)
+
+
+def test_features_float32_cannot_hold_fall_back_to_the_closest_pair():
+    X, y = dataset("breast_cancer")
+    X = X[:200] * 1e19  # float64 holds |x|² ≈ 1e39; float32 does not
+    model = SimpleSVC(C=1e-37, kernel="linear", init="smo").fit(X, y[:200])
+    assert model.fit_stats_.start == "closest_pair"
+    assert model.check_kkt(X, y[:200]) <= 1e-9
+
+
+@pytest.mark.parametrize("params", [dict(loss="squared_hinge"), dict(C=np.inf), dict(kernel=lambda A, B: A @ B.T)])
+def test_smo_start_outside_its_problem_is_a_value_error(params):
+    X, y = dataset("breast_cancer")
+    model = SimpleSVC(init="smo", **params)
+    with pytest.raises(ValueError, match="init='smo' needs"):
+        model.fit(X, y)
+    assert not hasattr(model, "support_")
