@@ -506,6 +506,7 @@ class _SimpleRun:
         self.n_upper = int(bounded.size)
         self.sum_y_upper = float(s.y_host[bounded] @ s.upper[bounded])
         s.alpha[free] = alpha[free]  # before the factor: a singular 𝐌's null step moves them
+        s.cache.reserve(free.size + _BLOCK)
         for lo in range(0, free.size, 256):
             part = free[lo : lo + 256]
             self._enter_block(part.tolist(), factor=False)

@@ -41,6 +41,9 @@ _SHRINK_EVERY = 1000
 _MAX_ITER_PER_POINT = 30
 _TAU = 1e-12  # LIBSVM's floor of a non-positive curvature
 _KINDS = {"linear": 0, "rbf": 1, "poly": 2}
+# Up to this many features the matrix is computed from the rows in one compiled pass (Bananas,
+# d = 2, n = 5,000: 0.065 s against 0.11 s for the product and its kernel pass).
+_DIRECT_FEATURES = 8
 
 
 def fits_in_memory(n: int) -> bool:
@@ -67,17 +70,53 @@ def kernel_matrix(X: np.ndarray, kernel, diag: float) -> np.ndarray | None:
         X = X - X.mean(axis=0)  # distances are translation-invariant; centring cuts cancellation
     with np.errstate(over="ignore", invalid="ignore"):
         X32 = X.astype(np.float32)
-        with all_host_blas_threads():
-            K = X32 @ X32.T
-        sq = np.einsum("ij,ij->i", X32, X32)
-    finite = _kernel_pass(K, sq, _KINDS[kernel.kind], np.float32(kernel.gamma), float(kernel.degree),
-                          kernel.coef0)
+        if X.shape[1] <= _DIRECT_FEATURES:
+            K = np.empty((X.shape[0], X.shape[0]), dtype=np.float32)
+            finite = _direct_pass(K, X32, _KINDS[kernel.kind], np.float32(kernel.gamma), float(kernel.degree),
+                                  kernel.coef0)
+        else:
+            with all_host_blas_threads():
+                K = X32 @ X32.T
+            sq = np.einsum("ij,ij->i", X32, X32)
+            finite = _kernel_pass(K, sq, _KINDS[kernel.kind], np.float32(kernel.gamma), float(kernel.degree),
+                                  kernel.coef0)
     if kernel.kind == "rbf":
         np.exp(K, out=K)  # NumPy's SIMD exponential: a tenth of a compiled scalar loop's time
     if kernel.offset:
         K += np.float32(kernel.offset)
     K[np.diag_indices_from(K)] += np.float32(diag)
     return K if finite else None
+
+
+@njit(parallel=True, cache=True)
+def _direct_pass(K, X, kind, gamma, degree, coef0):  # pragma: no cover - compiled
+    """K from the rows themselves (few features: one pass that writes K, where the product
+    of a handful of columns is bound by writing it and the kernel pass by reading it again);
+    the RBF kernel's exponent −γ‖x_i − x_j‖² from the differences. False if an entry is not
+    finite."""
+    n, d = X.shape
+    bad = 0
+    for i in prange(n):
+        row_bad = 0
+        for j in range(n):
+            acc = np.float32(0.0)
+            for c in range(d):
+                if kind == 1:
+                    t = X[i, c] - X[j, c]
+                    acc += t * t
+                else:
+                    acc += X[i, c] * X[j, c]
+            if kind == 1:
+                v = -gamma * acc
+            elif kind == 2:
+                v = (gamma * acc + coef0) ** degree
+            else:
+                v = acc
+            if not math.isfinite(v):
+                row_bad = 1
+            K[i, j] = v
+        bad += row_bad
+    return bad == 0
 
 
 @njit(parallel=True, cache=True)
@@ -317,22 +356,23 @@ def _pair_step(K, KD, y, a, F, u, i, j):  # pragma: no cover - compiled
     return new_i - a_i, new_j - a_j
 
 
-@njit(cache=True)
+@njit(parallel=True, cache=True)
 def _rebuild_outside(K, y, a, F, rows):  # pragma: no cover - compiled
-    """F of the points not in ``rows``, ``y_t − Σ_s y_s α_s K_ts`` over the support vectors."""
+    """F of the points not in ``rows``, ``y_t − Σ_s K_ts y_s α_s``: a dense dot product per row
+    (contiguous and vectorized; a sum over the support vectors alone, gathered, was slower)."""
     n = a.shape[0]
     inside = np.zeros(n, dtype=np.bool_)
     for r in rows:
         inside[r] = True
-    support = np.flatnonzero(a > 0.0)
-    coef = y[support] * a[support]
-    for t in range(n):
-        if not inside[t]:
-            f = 0.0
-            Kt = K[t]
-            for r in range(support.shape[0]):
-                f += Kt[support[r]] * coef[r]
-            F[t] = y[t] - f
+    coef = y * a
+    outside = np.flatnonzero(~inside)
+    for s in prange(outside.shape[0]):
+        t = outside[s]
+        Kt = K[t]
+        f = 0.0
+        for r in range(n):
+            f += Kt[r] * coef[r]
+        F[t] = y[t] - f
 
 
 @njit(cache=True)

@@ -408,10 +408,19 @@ class QColumnCache:
             "buffer's spare rows); raise cache_size"
         )
 
-    def _grow(self) -> None:
-        """Double the slots (a new buffer: a transaction's protection ends with its old one)."""
+    def reserve(self, columns: int) -> None:
+        """Room for ``columns`` slots (within ``max_columns``) in one step, for a caller about to
+        store that many: growth by doubling would copy the buffer at every step."""
+        target = columns if self.max_columns is None else min(columns, self.max_columns)
+        if target > self.capacity:
+            self._grow(target - self.capacity)
+
+    def _grow(self, extra: int | None = None) -> None:
+        """Double the slots, or add ``extra`` (a new buffer: a transaction's protection ends
+        with its old one)."""
         xp, old = self.xp, self.capacity
-        extra = old if self.max_columns is None else min(old, self.max_columns - old)
+        if extra is None:
+            extra = old if self.max_columns is None else min(old, self.max_columns - old)
         if extra <= 0:
             if int(np.count_nonzero(~self.used)):  # free slots, all protected: a new buffer
                 extra = 0

@@ -33,9 +33,21 @@ def test_kernel_matrix_is_the_kernel_in_float32(kind, gamma, degree, coef0):
     assert np.abs(K - ref).max() <= 1e-5 * scale
 
 
+@pytest.mark.parametrize("kind", ["rbf", "linear", "poly"])
+def test_kernel_matrix_of_few_features_is_the_kernel_in_float32(kind):
+    # Bananas (2 features) takes the direct pass, not the matrix product.
+    X, _ = dataset("bananas")
+    X = X[:800] + 100.0
+    assert X.shape[1] <= gpath._smo._DIRECT_FEATURES
+    K = kernel_matrix(X, Kernel(kind, 0.5, 2, 1.0), 0.5)
+    ref = reference_kernel(X, X, kind, 0.5, 2, 1.0) + 0.5 * np.eye(len(X))
+    assert np.abs(K - ref).max() <= 1e-5 * np.abs(ref).max()
+
+
 def test_kernel_matrix_that_float32_cannot_hold_is_none():
     X, _ = dataset("breast_cancer")
     assert kernel_matrix(X * 1e20, Kernel("linear"), 0.0) is None  # |x|² ≈ 1e41 > float32's 3.4e38
+    assert kernel_matrix(X[:, :2] * 1e20, Kernel("linear"), 0.0) is None  # the direct pass too
 
 
 def _gap(alpha, K, y, upper):
