@@ -7,13 +7,14 @@ violators enters per iteration, thousands of iterations at n = 10,000). This mod
 the way the fastest SMO solvers do, with the whole kernel matrix in memory:
 
 1. The kernel matrix K as one float32 n × n array: one BLAS-3 product X Xᵀ (the data
-   centred first for the RBF kernel, whose distances then lose less to cancellation), one
-   compiled, threaded pass for the kernel function and NumPy's SIMD exponential. Float32
-   halves the memory and the time of the product; the start needs no more (the finish
-   computes its float64 columns anew).
+   centred first for the RBF kernel, whose distances then lose less to cancellation) and
+   one compiled, threaded pass for the kernel function, or for a few features one compiled
+   pass from the rows; then NumPy's SIMD exponential. Float32 halves the memory and the time
+   of the product; the start needs no more (the finish computes its float64 columns anew).
 2. SMO with second-order working-set selection (WSS 2 of Fan, Chen & Lin, JMLR 2005, as in
-   LIBSVM) and LIBSVM's shrinking (Chang & Lin, "LIBSVM", ACM TIST 2011, section 5), run to
-   LIBSVM's default stopping tolerance 1e-3 on the maximal violating pair.
+   LIBSVM) and LIBSVM's shrinking (Chang & Lin, "LIBSVM", ACM TIST 2011, section 5; the kept
+   points' block copied out, see :func:`smo`), run to LIBSVM's default stopping tolerance
+   1e-3 on the maximal violating pair, or to 30 n pair updates.
 
 The result is only a start: :func:`gpath._simplesvm.simple_svm` balances it, reads the sets
 from it and iterates to the exact solution in float64.
