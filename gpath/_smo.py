@@ -89,6 +89,17 @@ def kernel_matrix(X: np.ndarray, kernel, diag: float) -> np.ndarray | None:
     return K if finite else None
 
 
+@njit(cache=True)
+def _value(kind, v, gamma, degree, coef0):  # pragma: no cover - compiled
+    """The matrix entry from ``v``, the squared distance (RBF: its exponent −γ v) or the inner
+    product (linear: v; polynomial: (γ v + coef0)^degree)."""
+    if kind == 1:
+        return -gamma * v
+    if kind == 2:
+        return (gamma * v + coef0) ** degree
+    return v
+
+
 @njit(parallel=True, cache=True)
 def _direct_pass(K, X, kind, gamma, degree, coef0):  # pragma: no cover - compiled
     """K from the rows themselves (few features: one pass that writes K, where the product
@@ -107,12 +118,7 @@ def _direct_pass(K, X, kind, gamma, degree, coef0):  # pragma: no cover - compil
                     acc += t * t
                 else:
                     acc += X[i, c] * X[j, c]
-            if kind == 1:
-                v = -gamma * acc
-            elif kind == 2:
-                v = (gamma * acc + coef0) ** degree
-            else:
-                v = acc
+            v = _value(kind, acc, gamma, degree, coef0)
             if not math.isfinite(v):
                 row_bad = 1
             K[i, j] = v
@@ -130,12 +136,9 @@ def _kernel_pass(K, sq, kind, gamma, degree, coef0):  # pragma: no cover - compi
         row_bad = 0
         for j in range(n):
             inner = K[i, j]
-            if kind == 1:
-                v = -gamma * max(sq[i] + sq[j] - np.float32(2.0) * inner, np.float32(0.0))
-            elif kind == 2:
-                v = (gamma * inner + coef0) ** degree
-            else:
-                v = inner
+            if kind == 1:  # the squared distance from the expansion
+                inner = max(sq[i] + sq[j] - np.float32(2.0) * inner, np.float32(0.0))
+            v = _value(kind, inner, gamma, degree, coef0)
             if not math.isfinite(v):
                 row_bad = 1
             K[i, j] = v
