@@ -26,10 +26,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ._array_api import is_numpy, to_device, to_host
 from ._ratio import EPS
+from ._threads import in_row_blocks
 from .kernels import EXPANSION_LIMIT, CenteredRows, q_columns
 from .linalg import all_host_blas_threads
 
@@ -219,16 +220,21 @@ class NumbaEngine(Engine):
         return (b_lo, int(i_lo)), (b_hi, int(i_hi))
 
     def q_block(self, kernel, X, cols: np.ndarray, y=None, ridge: float = 0.0, rows=None):
-        # Compiled, unless the block is large and has many features: the matrix product's,
-        # its entries finished in three passes (the generic path's temporaries took twelve).
-        n, d = X.shape
-        if d > _BLAS_FEATURES and n * cols.size * d > _BLOCK_LIMIT:
+        # Many features: the matrix product's (see _PRODUCT_COLUMNS), its entries finished in
+        # three passes (the generic path's temporaries took twelve); else compiled.
+        d = X.shape[1]
+        if d > _BLAS_FEATURES and (rows is not None or cols.size >= _PRODUCT_COLUMNS):
             block = self._product_block(kernel, X, cols, rows)
             if block is None:
                 return super().q_block(kernel, X, cols, y, ridge, rows)
-            _finish_block(block, kernel.offset, _vec(y), ridge, np.ascontiguousarray(cols, dtype=np.int64))
+            in_row_blocks(_finish_block, block.shape[0], block, kernel.offset, _vec(y), ridge,
+                          np.ascontiguousarray(cols, dtype=np.int64), min_rows=_BLOCK_ROWS)
             return block.T
         out = np.empty((X.shape[0], cols.size), order="F")
+        if d > _BLAS_FEATURES:  # a few columns: _q_block's transposed copy of X would cost more
+            for c, k in enumerate(cols.tolist()):
+                out[:, c] = self.q_column(kernel, X, k, y, ridge)
+            return out
         _q_block(X, np.ascontiguousarray(cols, dtype=np.int64), _KINDS[kernel.kind], kernel.gamma,
                  float(kernel.degree), kernel.coef0, kernel.offset, _vec(y), ridge, out)
         return out
@@ -246,12 +252,14 @@ class NumbaEngine(Engine):
                 return None
             with all_host_blas_threads():
                 block = Z @ rows.centered.T
-            _rbf_exponent(block, z_norms, rows.norms, kernel.gamma)
+            in_row_blocks(_rbf_exponent, block.shape[0], block, z_norms, rows.norms, kernel.gamma,
+                          min_rows=_BLOCK_ROWS)
             return np.exp(block, out=block)  # NumPy's SIMD exponential: 6× a compiled scalar loop's
         with all_host_blas_threads():
             block = X[cols] @ X.T
         if kernel.kind == "poly":
-            _polynomial(block, kernel.gamma, float(kernel.degree), kernel.coef0)
+            in_row_blocks(_polynomial, block.shape[0], block, kernel.gamma, float(kernel.degree), kernel.coef0,
+                          min_rows=_BLOCK_ROWS)
         return block
 
     def violators(self, z, lo, hi, threshold: float, count: int) -> np.ndarray:
@@ -361,13 +369,16 @@ def _rows(cache):
 
 
 _KINDS = {"rbf": 0, "linear": 1, "poly": 2}
-# A block of more features than this and more kernel terms (rows × columns × features) than
-# that is one matrix product (BLAS); any other is compiled. With few features the exponentials
-# decide (the compiled loop's are about twice as fast as NumPy's here): at n = 10⁵, d = 10,
-# 100 columns the compiled block takes 117 ms against 192 ms; at d = 107 the product wins from
-# about 10⁷ terms (4,000 × 1,000: 61 ms against 109 ms).
+# A block of more features than _BLAS_FEATURES is one matrix product (BLAS) whenever X's rows
+# come centred (a trainer's CenteredRows), from one column on: Adult n = 10,000, d = 107, one
+# column 0.12 ms against 0.22 ms compiled (SimpleSVM's closest-pair start 1.4 s against 7.4 s,
+# when a block of a few columns was compiled with X transposed anew each time). Without them,
+# centring X costs about twenty columns, so the product waits for _PRODUCT_COLUMNS columns and
+# a smaller block is computed a column at a time. With few features the exponentials decide
+# (the compiled loop's are about twice as fast as NumPy's here): at n = 10⁵, d = 10, 100
+# columns the compiled block takes 117 ms against 192 ms.
 _BLAS_FEATURES = 32
-_BLOCK_LIMIT = 2_000_000
+_PRODUCT_COLUMNS = 32
 
 
 # Reductions may be reordered (and multiply-adds fused), so that LLVM vectorizes them; no
@@ -392,28 +403,33 @@ def _bias_interval(b, y, yf, lo, hi):
     return best_lo, i_lo, best_hi, i_hi
 
 
-@njit(parallel=True, cache=True)
-def _rbf_exponent(block, z_norms, x_norms, gamma):  # pragma: no cover - compiled
+# The block passes below run over rows start:stop of a k × n block (one per column of Q; k ≥ 16,
+# n large), split among the cores by in_row_blocks(..., min_rows=_BLOCK_ROWS).
+_BLOCK_ROWS = 4
+
+
+@njit(nogil=True, cache=True)
+def _rbf_exponent(start, stop, block, z_norms, x_norms, gamma):  # pragma: no cover - compiled
     """⟨z_j − c, x_i − c⟩ -> −γ max(‖z_j − c‖² + ‖x_i − c‖² − 2⟨z_j − c, x_i − c⟩, 0) in place."""
-    for j in prange(block.shape[0]):
+    for j in range(start, stop):
         row = block[j]
         for i in range(row.shape[0]):
             row[i] = -gamma * max(z_norms[j] + x_norms[i] - 2.0 * row[i], 0.0)
 
 
-@njit(parallel=True, cache=True)
-def _polynomial(block, gamma, degree, coef0):  # pragma: no cover - compiled
+@njit(nogil=True, cache=True)
+def _polynomial(start, stop, block, gamma, degree, coef0):  # pragma: no cover - compiled
     """⟨z_j, x_i⟩ -> (γ⟨z_j, x_i⟩ + coef0)^degree in place."""
-    for j in prange(block.shape[0]):
+    for j in range(start, stop):
         row = block[j]
         for i in range(row.shape[0]):
             row[i] = (gamma * row[i] + coef0) ** degree
 
 
-@njit(parallel=True, cache=True)
-def _finish_block(block, offset, y, ridge, cols):  # pragma: no cover - compiled
+@njit(nogil=True, cache=True)
+def _finish_block(start, stop, block, offset, y, ridge, cols):  # pragma: no cover - compiled
     """K(z_j, x_i) -> Q[i, cols[j]] in place: (K + offset)·y_i y_j, the ridge at the own row."""
-    for j in prange(block.shape[0]):
+    for j in range(start, stop):
         row = block[j]
         if y.shape[0] > 0:
             y_j = y[cols[j]]

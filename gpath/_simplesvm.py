@@ -136,7 +136,7 @@ class SimpleStats:
 
 @single_threaded_host_blas
 def simple_svm(X, y, kernel: Kernel, C: float, ridge: float, *, loss="hinge", tol=1e-5,
-               max_iter=None, init="closest_pair", random_state=None, weights=None,
+               max_iter=None, init="auto", random_state=None, weights=None,
                block_size=None) -> tuple[SVCState, SimpleStats]:
     """Solve the SVC dual exactly by SimpleSVM.
 
@@ -161,7 +161,8 @@ def simple_svm(X, y, kernel: Kernel, C: float, ridge: float, *, loss="hinge", to
         exceeds 1e-10 in units of y f (or the round-off level of the margins, if larger), so
         that the returned sets and solution are the exact ones.
     max_iter : int or None
-        Most iterations; None: 20·(n + 50), beyond which a run counts as cycling.
+        Most iterations; None: 20·(n + 50), beyond which a run counts as cycling. It caps
+        the SMO start's pair updates too (as LIBSVM's ``max_iter`` does; None: 30 n).
     init : {"auto", "smo", "closest_pair", "randomized"}
         The start. "closest_pair" and "randomized" are the paper's starting pairs (section
         3.1): the iterative closest-pair search (Algorithm 2), or the closest of 59 random
@@ -237,7 +238,7 @@ def simple_svm(X, y, kernel: Kernel, C: float, ridge: float, *, loss="hinge", to
                      cap if max_iter is None else max_iter, rng, _BLOCK if block_size is None else block_size)
     found = None
     if init == "smo":
-        found = smo_start(to_host(X), state.y_host, kernel, state.upper, diag)
+        found = smo_start(to_host(X), state.y_host, kernel, state.upper, diag, max_iter)
         run.n_other_evaluations += 0 if found is None else n * n
     if found is not None:
         alpha, run.n_smo_iter = found
@@ -313,7 +314,9 @@ def warm_simple_svm(X, y, kernel: Kernel, C: float, ridge: float, alpha, *, weig
     needs (:func:`_balanced`). The sets follow from it: SC where α = C_i, Swork strictly
     inside, S0 at 0. The iteration of section 2 then runs from there, each step from a
     feasible point, so the result is the exact solution whatever the start; a good start
-    only makes it short.
+    only makes it short. (SMO does not move the start first, as in :func:`simple_svm`: from a
+    fold's start, Adult n = 10,000, C = 0.1–100, SMO and then this iteration took 0.44–0.69 s,
+    this iteration alone 0.29–0.72 s; from the exact solution 0.6–1.0 s against 0.3 s.)
 
     Parameters
     ----------

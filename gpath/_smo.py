@@ -25,8 +25,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
+from ._threads import in_row_blocks
 from .linalg import all_host_blas_threads, available_memory
 
 __all__ = ["fits_in_memory", "kernel_matrix", "smo", "smo_start"]
@@ -73,20 +74,20 @@ def kernel_matrix(X: np.ndarray, kernel, diag: float) -> np.ndarray | None:
         X32 = X.astype(np.float32)
         if X.shape[1] <= _DIRECT_FEATURES:
             K = np.empty((X.shape[0], X.shape[0]), dtype=np.float32)
-            finite = _direct_pass(K, X32, _KINDS[kernel.kind], np.float32(kernel.gamma), float(kernel.degree),
-                                  kernel.coef0)
+            bad = in_row_blocks(_direct_pass, K.shape[0], K, X32, _KINDS[kernel.kind], np.float32(kernel.gamma),
+                                float(kernel.degree), kernel.coef0)
         else:
             with all_host_blas_threads():
                 K = X32 @ X32.T
             sq = np.einsum("ij,ij->i", X32, X32)
-            finite = _kernel_pass(K, sq, _KINDS[kernel.kind], np.float32(kernel.gamma), float(kernel.degree),
-                                  kernel.coef0)
+            bad = in_row_blocks(_kernel_pass, K.shape[0], K, sq, _KINDS[kernel.kind], np.float32(kernel.gamma),
+                                float(kernel.degree), kernel.coef0)
     if kernel.kind == "rbf":
         np.exp(K, out=K)  # NumPy's SIMD exponential: a tenth of a compiled scalar loop's time
     if kernel.offset:
         K += np.float32(kernel.offset)
     K[np.diag_indices_from(K)] += np.float32(diag)
-    return K if finite else None
+    return None if any(bad) else K
 
 
 @njit(cache=True)
@@ -100,16 +101,15 @@ def _value(kind, v, gamma, degree, coef0):  # pragma: no cover - compiled
     return v
 
 
-@njit(parallel=True, cache=True)
-def _direct_pass(K, X, kind, gamma, degree, coef0):  # pragma: no cover - compiled
-    """K from the rows themselves (few features: one pass that writes K, where the product
-    of a handful of columns is bound by writing it and the kernel pass by reading it again);
-    the RBF kernel's exponent −γ‖x_i − x_j‖² from the differences. False if an entry is not
-    finite."""
+@njit(nogil=True, cache=True)
+def _direct_pass(start, stop, K, X, kind, gamma, degree, coef0):  # pragma: no cover - compiled
+    """Rows ``start:stop`` of K from the rows themselves (few features: one pass that writes K,
+    where the product of a handful of columns is bound by writing it and the kernel pass by
+    reading it again); the RBF kernel's exponent −γ‖x_i − x_j‖² from the differences. Returns
+    whether an entry is not finite."""
     n, d = X.shape
-    bad = 0
-    for i in prange(n):
-        row_bad = 0
+    bad = False
+    for i in range(start, stop):
         for j in range(n):
             acc = np.float32(0.0)
             for c in range(d):
@@ -119,31 +119,27 @@ def _direct_pass(K, X, kind, gamma, degree, coef0):  # pragma: no cover - compil
                 else:
                     acc += X[i, c] * X[j, c]
             v = _value(kind, acc, gamma, degree, coef0)
-            if not math.isfinite(v):
-                row_bad = 1
+            bad |= not math.isfinite(v)
             K[i, j] = v
-        bad += row_bad
-    return bad == 0
+    return bad
 
 
-@njit(parallel=True, cache=True)
-def _kernel_pass(K, sq, kind, gamma, degree, coef0):  # pragma: no cover - compiled
-    """K (holding X Xᵀ) -> the kernel in place (for the RBF kernel its exponent
-    −γ‖x_i − x_j‖², exponentiated by the caller); False if an entry is not finite."""
+@njit(nogil=True, cache=True)
+def _kernel_pass(start, stop, K, sq, kind, gamma, degree, coef0):  # pragma: no cover - compiled
+    """Rows ``start:stop`` of K (holding X Xᵀ) -> the kernel in place (for the RBF kernel its
+    exponent −γ‖x_i − x_j‖², exponentiated by the caller). Returns whether an entry is not
+    finite."""
     n = K.shape[0]
-    bad = 0
-    for i in prange(n):
-        row_bad = 0
+    bad = False
+    for i in range(start, stop):
         for j in range(n):
             inner = K[i, j]
             if kind == 1:  # the squared distance from the expansion
                 inner = max(sq[i] + sq[j] - np.float32(2.0) * inner, np.float32(0.0))
             v = _value(kind, inner, gamma, degree, coef0)
-            if not math.isfinite(v):
-                row_bad = 1
+            bad |= not math.isfinite(v)
             K[i, j] = v
-        bad += row_bad
-    return bad == 0
+    return bad
 
 
 def smo(K: np.ndarray, y: np.ndarray, upper: np.ndarray, tol: float = SMO_TOL,
@@ -211,7 +207,8 @@ def smo(K: np.ndarray, y: np.ndarray, upper: np.ndarray, tol: float = SMO_TOL,
         rows, block = None, K
 
 
-def smo_start(X: np.ndarray, y: np.ndarray, kernel, upper: np.ndarray, diag: float) -> tuple[np.ndarray, int] | None:
+def smo_start(X: np.ndarray, y: np.ndarray, kernel, upper: np.ndarray, diag: float,
+              max_iter: int | None = None) -> tuple[np.ndarray, int] | None:
     """SMO's approximate solution as a start for the exact trainer, or None where the float32
     matrix would not fit in memory or cannot hold the kernel (:func:`kernel_matrix`).
 
@@ -225,6 +222,8 @@ def smo_start(X: np.ndarray, y: np.ndarray, kernel, upper: np.ndarray, diag: flo
         Box bounds, finite.
     diag : float
         Constant on Q's diagonal (the ridge).
+    max_iter : int or None
+        Most pair updates, as :func:`smo`.
 
     Returns
     -------
@@ -236,7 +235,7 @@ def smo_start(X: np.ndarray, y: np.ndarray, kernel, upper: np.ndarray, diag: flo
     K = kernel_matrix(X, kernel, diag)
     if K is None:
         return None
-    return smo(K, y, upper)
+    return smo(K, y, upper, max_iter=max_iter)
 
 
 _CONVERGED, _SHRINK, _UNSHRINK, _MAX_ITER = 0, 1, 2, 3
@@ -360,17 +359,20 @@ def _pair_step(K, KD, y, a, F, u, i, j):  # pragma: no cover - compiled
     return new_i - a_i, new_j - a_j
 
 
-@njit(parallel=True, cache=True)
-def _rebuild_outside(K, y, a, F, rows):  # pragma: no cover - compiled
+def _rebuild_outside(K, y, a, F, rows) -> None:
     """F of the points not in ``rows``, ``y_t − Σ_s K_ts y_s α_s``: a dense dot product per row
     (contiguous and vectorized; a sum over the support vectors alone, gathered, was slower)."""
-    n = a.shape[0]
-    inside = np.zeros(n, dtype=np.bool_)
-    for r in rows:
-        inside[r] = True
-    coef = y * a
-    outside = np.flatnonzero(~inside)
-    for s in prange(outside.shape[0]):
+    outside = np.ones(a.shape[0], dtype=bool)
+    outside[rows] = False
+    outside = np.flatnonzero(outside)
+    in_row_blocks(_dots, outside.shape[0], K, y, y * a, outside, F)
+
+
+@njit(nogil=True, cache=True)
+def _dots(start, stop, K, y, coef, outside, F):  # pragma: no cover - compiled
+    """F_t = y_t − K_t · coef for the points ``outside[start:stop]``."""
+    n = coef.shape[0]
+    for s in range(start, stop):
         t = outside[s]
         Kt = K[t]
         f = 0.0

@@ -129,10 +129,11 @@ class IncrementalSVC(OneVsOneSVC):
     shrinking : bool, default True
         Accepted for ``SVC`` code; no effect on an exact solver.
     max_iter : int, default -1
-        Most SimpleSVM iterations of each pair in :meth:`fit`, as ``SVC``'s limit; -1 (or
-        None): none. A pair that needs more fails with ``PathError`` and the model is left as
-        it was: an early-stopped model is not the exact solution the updates move along a
-        path (``SimpleSVC`` returns one, with a ``ConvergenceWarning``).
+        Most SimpleSVM iterations of each pair in :meth:`fit` (and pair updates of its SMO
+        start), as ``SVC``'s limit; -1 (or None): none. A pair that needs more fails with
+        ``PathError`` and the model is left as it was: an early-stopped model is not the
+        exact solution the updates move along a path (``SimpleSVC`` returns one, with a
+        ``ConvergenceWarning``).
     verbose : bool or int, default False
         Print one line per pair of classes at the end of ``fit`` (iterations, support vectors,
         those at C, time).

@@ -79,10 +79,10 @@ class SimpleSVC(OneVsOneSVC):
         difference where tol/C < 1e-10.
     max_iter : int or None, default None
         Most iterations (blocks of variables added to the working set) of each pairwise
-        problem. A run stopped by it warns (``ConvergenceWarning``, "Solver terminated
-        early", as ``SVC``) and returns the current, feasible but inexact, solution. None or
-        -1 (``SVC``'s "no limit"): no limit but a guard against cycling at 20·(n + 50)
-        iterations, which raises.
+        problem, and of the SMO start's pair updates. A run stopped by it warns
+        (``ConvergenceWarning``, "Solver terminated early", as ``SVC``) and returns the
+        current, feasible but inexact, solution. None or -1 (``SVC``'s "no limit"): no limit
+        but a guard against cycling at 20·(n + 50) iterations, which raises.
     init : {"auto", "smo", "closest_pair", "randomized"}, default "auto"
         Where SimpleSVM starts; the solution is the same exact one from every start.
         "closest_pair" and "randomized" are the paper's starting pairs of opposite-class

@@ -200,16 +200,17 @@ def test_the_product_block_equals_the_generic_block(kind, labels):
 
     X, _ = dataset("breast_cancer")
     X = np.hstack([X, X[:, :10] ** 2]) + 5.0  # 40 features, away from the origin
+    assert X.shape[1] > 32  # the product's branch, with centred rows or with 32 columns or more
     rng = np.random.default_rng(0)
-    cols = np.sort(rng.choice(len(X), 120, replace=False))
     y = np.where(rng.random(len(X)) < 0.5, 1.0, -1.0) if labels else None
     kernel = Kernel(kind, gamma=0.01, degree=3, coef0=1.0, offset=0.25)
-    assert X.shape[1] > 32 and X.shape[0] * cols.size * X.shape[1] > 2_000_000  # the product's branch
-    rows = CenteredRows(X) if kind == "rbf" else None
-    fast = NumbaEngine(np, None).q_block(kernel, X, cols, y, 1e-3, rows)
-    generic = Engine(np, None).q_block(kernel, X, cols, y, 1e-3, rows)
-    assert fast.shape == generic.shape == (len(X), cols.size)
-    np.testing.assert_allclose(fast, generic, rtol=1e-13, atol=1e-13 * np.abs(generic).max())
-    if kind == "rbf":  # the same without the prepared rows
-        np.testing.assert_allclose(NumbaEngine(np, None).q_block(kernel, X, cols, y, 1e-3), generic,
-                                   rtol=1e-12, atol=1e-12)
+    for size in (1, 5, 120):  # 1 and 5 without centred rows: a column at a time
+        cols = np.sort(rng.choice(len(X), size, replace=False))
+        rows = CenteredRows(X) if kind == "rbf" else None
+        fast = NumbaEngine(np, None).q_block(kernel, X, cols, y, 1e-3, rows)
+        generic = Engine(np, None).q_block(kernel, X, cols, y, 1e-3, rows)
+        assert fast.shape == generic.shape == (len(X), cols.size)
+        np.testing.assert_allclose(fast, generic, rtol=1e-13, atol=1e-13 * np.abs(generic).max())
+        if kind == "rbf":  # the same without the prepared rows
+            np.testing.assert_allclose(NumbaEngine(np, None).q_block(kernel, X, cols, y, 1e-3), generic,
+                                       rtol=1e-12, atol=1e-12)

@@ -134,3 +134,35 @@ def test_smo_start_outside_its_problem_is_a_value_error(params):
     with pytest.raises(ValueError, match="init='smo' needs"):
         model.fit(X, y)
     assert not hasattr(model, "support_")
+
+
+def _fit_in_child(X, y):
+    model = SimpleSVC(C=1.0, gamma=0.05).fit(X, y)
+    return model.fit_stats_.start, model.check_kkt(X, y)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="no fork on this platform")
+def test_a_forked_child_fits_after_its_parent_did():
+    # The compiled passes run on Python threads, not Numba's OpenMP layer, which terminates a
+    # forked child that runs a parallel loop after its parent did (a fork pool, Dask workers).
+    import multiprocessing
+
+    X, y = dataset("breast_cancer")
+    parent = SimpleSVC(C=1.0, gamma=0.05).fit(X, y)
+    assert parent.fit_stats_.start == "smo"
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        start, kkt = pool.apply_async(_fit_in_child, (X, y)).get(timeout=120)  # a terminated child: no answer
+    assert start == "smo" and kkt <= 1e-9
+
+
+def test_the_threaded_passes_serve_concurrent_callers():
+    # Two threads computing kernel matrices at once get what one thread gets.
+    from concurrent.futures import ThreadPoolExecutor
+
+    X, _ = dataset("breast_cancer")
+    kernel = Kernel("rbf", 0.05)
+    alone = kernel_matrix(X, kernel, 0.0)
+    with ThreadPoolExecutor(2) as pool:
+        together = list(pool.map(lambda _: kernel_matrix(X, kernel, 0.0), range(4)))
+    for K in together:
+        np.testing.assert_array_equal(K, alone)
