@@ -14,6 +14,8 @@ pair updates of the start and the active-set iterations after it.
     python benchmarks/simplesvm.py
     python benchmarks/simplesvm.py --quick       # a smoke run: breast cancer only
     python benchmarks/simplesvm.py --no-large    # without Adult n = 30,000
+
+Every time is the faster of two fits (one at n = 30,000), for gpath and the peers alike.
 """
 
 from __future__ import annotations
@@ -46,10 +48,16 @@ def data(name, n):
     return X[rows], y[rows]
 
 
-def _timed(model, X, y):
-    t = time.perf_counter()
-    model.fit(X, y)
-    return model, time.perf_counter() - t
+def _timed(model, X, y, repeat=2):
+    """The fitted model and the faster of ``repeat`` fits: the first fit of a size in a process
+    also pays the operating system's first touch of fresh memory (in the development microVM
+    about 1.25 ns a byte: 0.5 s for Adult n = 10,000's float32 matrix), every trainer alike."""
+    best = np.inf
+    for _ in range(repeat):
+        t = time.perf_counter()
+        model.fit(X, y)
+        best = min(best, time.perf_counter() - t)
+    return model, best
 
 
 def main(argv=None):
@@ -66,20 +74,21 @@ def main(argv=None):
     SimpleSVC().fit(*data("breast_cancer", 569))  # loads the compiled code once
     for name, n, cs in sets:
         X, y = data(name, n)
+        repeat = 1 if n >= 30000 else 2
         for C in cs:
-            model, t_simple = _timed(SimpleSVC(C=C, random_state=0), X, y)
+            model, t_simple = _timed(SimpleSVC(C=C, random_state=0), X, y, repeat)
             stats, g = model.fit_stats_, model.kernel_.gamma
-            incremental, t_incremental = _timed(IncrementalSVC(C=C, gamma="scale"), X, y)
+            incremental, t_incremental = _timed(IncrementalSVC(C=C, gamma="scale"), X, y, repeat)
             assert incremental.check_kkt() <= 1e-9
             if n < 30000:
-                _, t_pair = _timed(SimpleSVC(C=C, random_state=0, init="closest_pair"), X, y)
+                _, t_pair = _timed(SimpleSVC(C=C, random_state=0, init="closest_pair"), X, y, repeat)
                 pair = f"{t_pair:.3f}"
             else:
                 pair = "—"
             floor = fit_floor(np.asarray(X, dtype=float), np.asarray(model.support_), stats.working_set_size, g)
             cells = [f"{t_incremental:.3f} | {pair} | {floor:.3f} | {t_simple / floor:.2f}"]
             for make in available.values():
-                _, dt = _timed(make(C, g), X, y)
+                _, dt = _timed(make(C, g), X, y, repeat)
                 cells.append(f"{dt:.3f} | {t_simple / dt:.2f}")
             print(f"| {name} | {len(y)} | {C:g} | {t_simple:.3f} | {stats.n_smo_iter} | {stats.n_iter} "
                   f"| {model.check_kkt(X, y):.0e} | " + " | ".join(cells) + " |", flush=True)

@@ -11,7 +11,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from . import persistence
-from ._array_api import get_namespace_and_device, to_device, to_host
+from ._array_api import get_namespace_and_device, is_numpy, to_device, to_host
 from ._base import OneVsOneSVC, check_every_class_weighted, serialized
 from ._multiclass import class_weights, new_class_weight, pair_index, pair_rows, pairs
 from ._path import PathError, PathStats, SVCState, check_state, follow_update, restored
@@ -39,6 +39,12 @@ __all__ = ["IncrementalSVC"]
 _VERSION = 2
 # method="auto" refits only pairs of at least this many rows (_refit_is_cheaper).
 _REFIT_MIN_ROWS = 2000
+# A refit of a pair whose margin set holds at least this many points starts from SMO, as fit
+# does, not from the current α: SimpleSVM's steps from a start whose sets are off by hundreds
+# of points each cost O(|M|²). Adult n = 10,000, one of ten folds exchanged, γ = "scale":
+# |M| = 1,201: 0.96 s from SMO against 1.32 s warm; |M| = 1,819: 2.3 against 2.9 s;
+# |M| = 468: 0.67 against 0.48 s.
+_SMO_REFIT_MARGIN = 800
 
 
 class IncrementalSVC(OneVsOneSVC):
@@ -80,7 +86,8 @@ class IncrementalSVC(OneVsOneSVC):
         How :meth:`update` reaches the new solution: one path for all points ("multiple",
         MID-SVM), one path per point, additions first ("single", SID-SVM), or ("auto") the
         MID path unless the update moves so many points that SimpleSVM warm-started from the
-        current α (kept rows as they are, added rows at 0) is predicted to cost less
+        current α (kept rows as they are, added rows at 0; from SMO's start, as :meth:`fit`,
+        where the margin set holds 800 points or more) is predicted to cost less
         (:func:`_refit_is_cheaper`); ``last_update_.method`` says which was taken. Every way
         gives the same exact model. :meth:`fit` trains by SimpleSVM (:class:`gpath.SimpleSVC`)
         whatever the method.
@@ -323,7 +330,8 @@ class IncrementalSVC(OneVsOneSVC):
 
     def _fit_pair(self, X, y_host, weights, kernel, params, k, start=None):
         """The exact state of one pair (boxes ``C * weights``), ready to update, and SimpleSVM's
-        iterations; from the closest pair, or warm-started from the point ``start`` (host α).
+        iterations; from SimpleSVM's default start (SMO's for NumPy inputs, else the closest
+        pair), or warm-started from the point ``start`` (host α).
 
         Rows of weight 0 are inert: SimpleSVM runs on the others (so that its closest-pair
         start is a pair of points that can move), the inert rows join at α = 0 (a path without
@@ -597,9 +605,9 @@ class IncrementalSVC(OneVsOneSVC):
                     kept = np.delete(np.arange(state.n), local_remove)
                     X_new = xp.concat([xp.take(state.X, to_device(kept, xp, device), axis=0), X_p], axis=0)
                     rows_new = pair_rows(class_index, i, j, k)
+                    alpha = None if _smo_refit(state) else np.concatenate([state.alpha[kept], np.zeros(y_p.size)])
                     new, _ = self._fit_pair(X_new, np.where(class_index[rows_new] == j, 1.0, -1.0), weights[rows_new],
-                                            state.kernel, params, k,
-                                            start=np.concatenate([state.alpha[kept], np.zeros(y_p.size)]))
+                                            state.kernel, params, k, start=alpha)
                     new_states.append(new)
                     ways.add("refit")
                     continue
@@ -1081,6 +1089,14 @@ def _restored_pair(xp, device, X, y, kernel, C, ridge, alpha, b, where, yf, marg
     state = restored(xp, device, X, to_device(y, xp, device), kernel, C, ridge, alpha, b, where, yf, margin,
                      upper, shift)
     return state
+
+
+def _smo_refit(state) -> bool:
+    """Whether a refit of the pair ``state`` starts from SMO (a fit of the new rows) rather
+    than from its current α: a margin set of ``_SMO_REFIT_MARGIN`` points or more, where the
+    SMO start applies (NumPy, a built-in kernel)."""
+    return (state.active.size >= _SMO_REFIT_MARGIN and is_numpy(state.xp)
+            and state.kernel.kind in ("linear", "rbf", "poly"))
 
 
 def _refit_is_cheaper(state, remove: np.ndarray, m: int) -> bool:

@@ -82,8 +82,16 @@ def small_refits(monkeypatch):
     monkeypatch.setattr(incremental, "_REFIT_MIN_ROWS", 0)
 
 
+@pytest.fixture(params=["warm", "smo"])
+def refit_start(request, monkeypatch):
+    """Both starts of a refit: the current α, or SMO's (from 800 margin points on)."""
+    if request.param == "smo":
+        monkeypatch.setattr(incremental, "_SMO_REFIT_MARGIN", 0)
+    return request.param
+
+
 @pytest.mark.parametrize("C", [0.1, 10.0])
-def test_a_large_update_refits_and_gives_the_path_s_model(backend, C, small_refits):
+def test_a_large_update_refits_and_gives_the_path_s_model(backend, C, small_refits, refit_start):
     X, y = dataset("breast_cancer")
     auto = IncrementalSVC(C=C, gamma=0.05).fit(backend.asarray(X[:300]), y[:300])
     path = IncrementalSVC(C=C, gamma=0.05, method="multiple").fit(backend.asarray(X[:300]), y[:300])
@@ -109,7 +117,7 @@ def test_a_small_update_follows_the_path():
     assert model.last_update_.method == "path" and model.last_update_.n_breakpoints > 0
 
 
-def test_multiclass_refit_pair_by_pair_equals_the_path(small_refits):
+def test_multiclass_refit_pair_by_pair_equals_the_path(small_refits, refit_start):
     from sklearn.datasets import load_digits
 
     X, y = load_digits(return_X_y=True)
