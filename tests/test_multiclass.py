@@ -302,7 +302,7 @@ def test_updates_leaving_fewer_than_two_classes_are_refused(bad, error, match):
     assert snapshot(model) == before
 
 
-@pytest.mark.parametrize("way", ["path", "refit"])
+@pytest.mark.parametrize("way", ["path", "refit", "smo_refit"])
 def test_a_failure_in_a_later_pair_leaves_the_model_as_it_was(monkeypatch, way):
     from gpath import _path, incremental
 
@@ -310,7 +310,8 @@ def test_a_failure_in_a_later_pair_leaves_the_model_as_it_was(monkeypatch, way):
     model = IncrementalSVC(C=10.0, gamma=0.1, method="multiple" if way == "path" else "auto").fit(X[:150], y[:150])
     before = snapshot(model)
     calls = {"n": 0}
-    owner, name = (_path.SVCState, "follow") if way == "path" else (incremental, "warm_simple_svm")
+    owner, name = {"path": (_path.SVCState, "follow"), "refit": (incremental, "warm_simple_svm"),
+                   "smo_refit": (incremental, "simple_svm")}[way]
     original = getattr(owner, name)
 
     def failing(*args, **kwargs):
@@ -320,8 +321,9 @@ def test_a_failure_in_a_later_pair_leaves_the_model_as_it_was(monkeypatch, way):
         return original(*args, **kwargs)
 
     monkeypatch.setattr(owner, name, failing)
-    if way == "refit":
+    if way != "path":  # refits, warm-started or from SMO
         monkeypatch.setattr(incremental, "_refit_is_cheaper", lambda *args: True)
+        monkeypatch.setattr(incremental, "_SMO_REFIT_SHARE", np.inf if way == "refit" else 0.0)
     with pytest.raises(KeyboardInterrupt):
         model.update(X_add=X[150:], y_add=y[150:], remove=model.sample_ids_[:20])
     assert calls["n"] == 3

@@ -84,9 +84,8 @@ def small_refits(monkeypatch):
 
 @pytest.fixture(params=["warm", "smo"])
 def refit_start(request, monkeypatch):
-    """Both starts of a refit: the current α, or SMO's (from 800 margin points on)."""
-    if request.param == "smo":
-        monkeypatch.setattr(incremental, "_SMO_REFIT_MARGIN", 0)
+    """Both starts of a refit: the current α, or SMO's (a large margin set)."""
+    monkeypatch.setattr(incremental, "_SMO_REFIT_SHARE", 0.0 if request.param == "smo" else np.inf)
     return request.param
 
 
