@@ -85,8 +85,10 @@ class Kernel:
         elif isinstance(kernel, str):
             kind, function = kernel.lower(), None
             if kind not in KERNELS:
+                why = (" (the sigmoid kernel tanh(gamma <x, z> + coef0) is not positive semi-definite: its "
+                       "dual is not convex, and gpath's exact solvers need a convex one)" if kind == "sigmoid" else "")
                 raise ValueError(f"kernel must be one of {KERNELS} (in any case) or a callable "
-                                 f"kernel(X, Z) -> (n, m); got {kernel!r}")
+                                 f"kernel(X, Z) -> (n, m); got {kernel!r}{why}")
         else:
             raise TypeError(f"kernel must be one of {KERNELS} or a callable kernel(X, Z) -> (n, m); "
                             f"got {type(kernel).__name__} {kernel!r}")
