@@ -403,8 +403,8 @@ def _bias_interval(b, y, yf, lo, hi):
     return best_lo, i_lo, best_hi, i_hi
 
 
-# The block passes below run over rows start:stop of a k × n block (one per column of Q; k ≥ 16,
-# n large), split among the cores by in_row_blocks(..., min_rows=_BLOCK_ROWS).
+# The block passes below run over rows start:stop of a k × n block (one row per column of Q,
+# each n long), split among the cores by in_row_blocks(..., min_rows=_BLOCK_ROWS).
 _BLOCK_ROWS = 4
 
 
