@@ -10,6 +10,7 @@ from .persistence import load, save
 from .robust import CCCPRobustSVC, CCCPRobustSVR, OutlierPath, RobustSVC, RobustSVR
 from .simple import NotSeparableError, SimpleStats, SimpleSVC
 from .svr import IncrementalSVR
+from .svrpath import SVRPath
 
 __version__ = "0.1.0"
 
@@ -27,6 +28,7 @@ __all__ = [
     "RobustSVC",
     "RobustSVR",
     "SVCPath",
+    "SVRPath",
     "SimpleSVC",
     "SimpleStats",
     "SingularMarginError",

@@ -40,7 +40,8 @@ from ._ratio import EPS, first_bound_hit, first_event
 from .linalg import single_threaded_host_blas
 from .persistence import record
 
-__all__ = ["CPath", "CVErrorPath", "c_path", "decision_values", "error_steps", "interpolate", "mean_error_steps"]
+__all__ = ["CPath", "CVErrorPath", "MSEPath", "c_path", "decision_values", "error_steps", "interpolate", "mean_error_steps",
+           "squared_error_path"]
 
 # The margin equations are re-checked (one n × |M| product) every this many breakpoints, and
 # repaired when their residual, relative to the scale of y f, exceeds _REFINE_TOL.
@@ -94,6 +95,8 @@ def c_path(state: SVCState, C_max: float, *, start_time=None, events=None) -> CP
         An exact C-SVC solution at C = ``state.C`` (SimpleSVM's, after
         ``release_bounded_margin``); each point's box ``upper`` is ``C w_i`` with weights
         ``w_i ≥ 0`` that stay fixed along the path. Moved in place to the solution at C_max.
+        It may carry a linear term (``shift``: ε-SVR's doubled rows, :mod:`gpath.svr`): the
+        levels it sets do not move with C, so the path is the same (Gunter & Zhu 2007).
     C_max : float
         End of the path, ≥ ``state.C``.
     start_time : float or None
@@ -118,7 +121,9 @@ def c_path(state: SVCState, C_max: float, *, start_time=None, events=None) -> CP
     T. Hastie, S. Rosset, R. Tibshirani and J. Zhu, "The entire regularization path for the
     support vector machine", JMLR 5 (2004), sections 3–4 (the path is piecewise linear in
     λ = 1/C; its events). Karasuyama & Takeuchi (2009), eqs. 10–11 (the direction in this
-    notation) and section 3.3 (the empty margin, here always its case δ = 0).
+    notation) and section 3.3 (the empty margin, here always its case δ = 0). L. Gunter and
+    J. Zhu, "Efficient computation and model selection for the support vector regression",
+    Neural Computation 19(6), 2007 (the ε-SVR path in λ = 1/C).
     """
     start = time.perf_counter() if start_time is None else start_time
     run = _CPathRun(state, float(C_max), events)
@@ -144,8 +149,10 @@ class _CPathRun:
         self.in_I = s.where == I
         self.u = self._driver_from_margins()
         self.delta = float(s.y_host[self.in_I] @ self.w[self.in_I])
-        # max_k Q_kk, for the scale of y f (as SVCState.kkt_scale), read once.
+        # max_k Q_kk and the largest level offset |shift|, for the scale of y f (as
+        # SVCState.kkt_scale), read once.
         self.q_max = scalars(s.xp, s.xp.max(s.kernel.diagonal(s.X)))[0] + s.ridge if s.n else 0.0
+        self.shift_max = 0.0 if s.shift is None or not s.n else scalars(s.xp, s.xp.max(s.xp.abs(s.shift)))[0]
         self.delta_tiny = EPS * (1.0 + float(np.sum(self.w)))  # |δ| below this is round-off
         self.n_breakpoints = self.zero_steps = self.n_refinements = 0
         # The record: C, b, |M| and α of each path point, grown geometrically (a tuple of
@@ -168,7 +175,7 @@ class _CPathRun:
     def _driver_from_margins(self):
         """u from the exact margins of the start: ``y f = Q[:, M] α_M + C Q[:, I] w_I + y b``, so
         ``u = (y f − Q[:, M] α_M − y b) / C`` (one product with the cached margin columns, no
-        kernel evaluation). Its round-off, ε·(1 + C Σ|Q|)/C, is that of y f over C: relative to
+        kernel evaluation; the stored margins hold ``y f + shift``). Its round-off, ε·(1 + C Σ|Q|)/C, is that of y f over C: relative to
         u, the size of y f's own. The periodic check repairs the rest (:meth:`_refine`)."""
         s = self.s
         if not self.in_I.any():
@@ -176,7 +183,8 @@ class _CPathRun:
         members = s.active.members
         coef = np.zeros(s.cache.capacity)
         coef[s.active.slots] = s.alpha[members]
-        return (s.yf - s.cache.matvec(coef) - s.b * s.y) / s.C
+        yf = s.yf if s.shift is None else s.yf - s.shift
+        return (yf - s.cache.matvec(coef) - s.b * s.y) / s.C
 
     def _column(self, k: int):
         """Q[:, k] of a margin point (cached)."""
@@ -317,7 +325,8 @@ class _CPathRun:
         and recompute the driver u from kernel blocks."""
         s = self.s
         self._sync()
-        residual = float(np.abs(s.margin_residual()).max()) / (1.0 + self.q_max * float(np.sum(s.alpha)))
+        scale = 1.0 + self.q_max * float(np.sum(s.alpha)) + self.shift_max
+        residual = float(np.abs(s.margin_residual()).max()) / scale
         if residual > _REFINE_TOL:
             s.refine(_REFINE_TOL)
             self.n_refinements += 1
@@ -364,7 +373,8 @@ class _CPathRun:
 
 # ---------------------------------------------------------------------- evaluation
 def interpolate(path: CPath, C: float) -> tuple[np.ndarray, float]:
-    """α and b at C, exactly: linear between the path points around C.
+    """α and b at C, exactly: linear between the path points around C (a coefficient at the box
+    C, or at −C for ε-SVR's β, at both ends of the segment is C, or −C, exactly).
 
     Parameters
     ----------
@@ -383,7 +393,12 @@ def interpolate(path: CPath, C: float) -> tuple[np.ndarray, float]:
     if Cs[i] == C or i == Cs.size - 1:
         return path.alpha[i], float(path.intercept[i])
     w = (C - Cs[i]) / (Cs[i + 1] - Cs[i])
-    alpha = (1.0 - w) * path.alpha[i] + w * path.alpha[i + 1]
+    a0, a1 = path.alpha[i], path.alpha[i + 1]
+    alpha = (1.0 - w) * a0 + w * a1
+    # A coefficient at its box at both ends (±C: ε-SVR's β) is there all along; the weighted
+    # sum could land an ulp inside the box and make a point of I look free to a KKT check.
+    alpha[(a0 == Cs[i]) & (a1 == Cs[i + 1])] = C
+    alpha[(a0 == -Cs[i]) & (a1 == -Cs[i + 1])] = -C
     return alpha, float((1.0 - w) * path.intercept[i] + w * path.intercept[i + 1])
 
 
@@ -528,3 +543,82 @@ def mean_error_steps(folds, gamma: float, n_breakpoints, seconds: float) -> CVEr
     return CVErrorPath(Cs=knots, error=error, fold_errors=fold_errors, best_C=best_C,
                        best_error=float(error[i]), gamma=float(gamma),
                        n_breakpoints=np.asarray(n_breakpoints, dtype=np.int64), time=float(seconds))
+
+
+@record
+@dataclass(frozen=True)
+class MSEPath:
+    """The exact held-out mean squared error of a regression path as a function of C.
+
+    Each decision value is linear in C between path points, so the mean squared error is a
+    quadratic in C on each segment: ``error(C) = coef[i, 0] + coef[i, 1] τ + coef[i, 2] τ²``
+    with ``τ = (C − Cs[i]) / (Cs[i + 1] − Cs[i])`` on ``[Cs[i], Cs[i + 1]]``.
+
+    Attributes
+    ----------
+    Cs : ndarray of shape (n_points,), float64
+        The path's points (``[C, C]`` for a path of one point).
+    coef : ndarray of shape (n_points − 1, 3), float64
+        The quadratic of each segment, in τ.
+    best_C : float
+        Where the error is least (the smallest such C among ties): the vertex of a segment's
+        quadratic, or a path point.
+    best_error : float
+        The error there.
+    time : float
+        Wall time of the evaluation (seconds).
+    """
+
+    Cs: np.ndarray
+    coef: np.ndarray
+    best_C: float
+    best_error: float
+    time: float
+
+    def error_at(self, C: float) -> float:
+        """The mean squared error at C, in [Cs[0], Cs[-1]] (exact: the segment's quadratic)."""
+        i = min(max(int(np.searchsorted(self.Cs, C, side="right")) - 1, 0), self.coef.shape[0] - 1)
+        width = self.Cs[i + 1] - self.Cs[i]
+        tau = (C - self.Cs[i]) / width if width > 0 else 0.0
+        a, b, c = self.coef[i]
+        return float(a + b * tau + c * tau * tau)
+
+
+def squared_error_path(Cs: np.ndarray, F: np.ndarray, y: np.ndarray, seconds: float = 0.0) -> MSEPath:
+    """The held-out mean squared error over C, exactly, and where it is least.
+
+    Parameters
+    ----------
+    Cs : ndarray of shape (n_points,)
+        The path's C values (non-decreasing).
+    F : ndarray of shape (n_val, n_points)
+        Predictions of the held-out points at the path points (host).
+    y : ndarray of shape (n_val,)
+        Their targets.
+    seconds : float
+        For ``MSEPath.time``.
+
+    Returns
+    -------
+    MSEPath
+        On a segment the residuals move as ``r + τ d`` (``d`` the change to the next point),
+        so the error is ``mean(r²) + 2τ mean(r d) + τ² mean(d²)``, least at
+        ``τ = −mean(r d) / mean(d²)`` when that lies inside.
+    """
+    R = F - y[:, None]
+    if Cs.size == 1:
+        return MSEPath(Cs=np.array([Cs[0], Cs[0]]), coef=np.array([[float(np.mean(R[:, 0] ** 2)), 0.0, 0.0]]),
+                       best_C=float(Cs[0]), best_error=float(np.mean(R[:, 0] ** 2)), time=float(seconds))
+    r, d = R[:, :-1], R[:, 1:] - R[:, :-1]
+    coef = np.stack([np.mean(r * r, axis=0), 2.0 * np.mean(r * d, axis=0), np.mean(d * d, axis=0)], axis=1)
+    a, b, c = coef.T
+    with np.errstate(divide="ignore", invalid="ignore"):
+        vertex = np.where(c > 0.0, np.clip(-b / (2.0 * c), 0.0, 1.0), 0.0)
+    # Each segment's least value at its vertex or its ends; the ends are path points.
+    candidates = np.stack([np.zeros_like(a), vertex, np.ones_like(a)], axis=1)
+    values = a[:, None] + b[:, None] * candidates + c[:, None] * candidates**2
+    at = Cs[:-1, None] + candidates * (Cs[1:] - Cs[:-1])[:, None]
+    values, at = values.ravel(), at.ravel()
+    best = np.flatnonzero(values == values.min())
+    i = best[np.argmin(at[best])]
+    return MSEPath(Cs=Cs.copy(), coef=coef, best_C=float(at[i]), best_error=float(values[i]), time=float(seconds))

@@ -14,7 +14,7 @@ O (α = 0, y f > 1), M (y f = 1), I (α = C, y f < 1), A (being added), R (being
 Each point's box is its own, ``0 ≤ α_i ≤ C_i`` (``upper``; C for every point unless weighted).
 The dual's linear term may be any ``p`` (``min ½ αᵀQα + pᵀα``; C-SVC: p = −1): the state keeps
 ``y f + p + 1`` in ``yf`` (``shift = p + 1``, None for C-SVC), so every level stays at 1 and the
-path is that of C-SVC; ε-SVR is this problem on each point twice (DESIGN.md, "ε-SVR").
+path is that of C-SVC; ε-SVR is this problem on each point twice (:mod:`gpath.svr`).
 The sets are kept on the device as the levels a point's margin may not cross: O lies above
 ``lo = 1``, I and A below ``hi = 1``, M and R are unbounded; a breakpoint is a margin reaching
 its level (:mod:`gpath._engine`) or a margin coefficient reaching 0 or C_i.

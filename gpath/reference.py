@@ -13,7 +13,7 @@ wrong model: ``certified`` says whether it holds to 1e-9 relative to the problem
 
 ε-SVR (:func:`exact_svr`) is solved the same way in LIBSVM's doubled form (each point twice,
 α and α*, labels ±1, each row's own margin level ``r_i = y'_i y_i − ε`` in place of 1:
-DESIGN.md, "ε-SVR"), from the index sets of scikit-learn's ``SVR``.
+the ε-SVR section of :mod:`gpath.svr`), from the index sets of scikit-learn's ``SVR``.
 """
 
 from __future__ import annotations

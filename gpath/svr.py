@@ -1,13 +1,28 @@
 """IncrementalSVR: an exact ε-SVR that adds and removes many points along one path.
 
-ε-SVR's dual, ``min ½ βᵀKβ + ε Σ|β_i| − yᵀβ`` s.t. ``−C_i ≤ β_i ≤ C_i``, ``1ᵀβ = 0``, is
-C-SVC's with a linear term once each point is written twice (LIBSVM's form): row 2i holds
-α_i (label +1), row 2i + 1 holds α*_i (label −1), β_i = α_i − α*_i, and each row's margin level
-is ``y'_i y_i − ε`` instead of 1 (DESIGN.md, "ε-SVR"). gpath's path state keeps each stored
-margin shifted by ``1 − level`` (:attr:`gpath._path.SVCState.shift`), so the MID path of
-Karasuyama & Takeuchi (2009, section 3), its engines and SimpleSVM run on it unchanged: a
-point strictly inside the tube has both rows in O, a point on an edge of the tube
-(``y_i − f(x_i) = ±ε``) has one row in M, a point outside it one row at its bound C_i.
+ε-SVR in the notation of ../shared/DESIGN.md (which has no section of its own for it: this is
+that section). Its dual, ``min ½ βᵀKβ + ε Σ|β_i| − yᵀβ`` s.t. ``−C_i ≤ β_i ≤ C_i``,
+``1ᵀβ = 0``, is C-SVC's with a linear term once each point is written twice (LIBSVM's form):
+row 2i holds α_i (label +1), row 2i + 1 holds α*_i (label −1), β_i = α_i − α*_i, and each
+row's margin level is ``y'_i y_i − ε`` instead of 1. gpath's path state keeps each stored
+margin shifted by ``1 − level`` (:attr:`gpath._path.SVCState.shift`), so every level reads 1
+and the machinery of C-SVC runs on it unchanged:
+
+- the sets: a point strictly inside the tube has both rows in O; a point on an edge of the
+  tube (``y_i − f(x_i) = ±ε``) has one row in M; a point outside it one row at its bound C_i
+  in I (the other row in O);
+- the direction and the events of the MID path (Karasuyama & Takeuchi 2009, eqs. 10–11,
+  section 3.2) are those of the doubled problem: a margin coefficient reaching 0 or C_i, a
+  row's margin reaching its level (a point reaching an edge of the tube);
+- the empty margin (section 3.3): with no point on an edge, b is only bounded (an interval
+  set by the rows at their bounds); an update moves b by section 3.3's rule until a row
+  reaches its level, the C path keeps b fixed until one does (an optimal choice), and a fit
+  takes the middle of the interval;
+- along C (:mod:`gpath.svrpath`, Gunter & Zhu 2007) the levels do not move, so the C path
+  of :mod:`gpath._cpath` is the ε-SVR path as well.
+
+SimpleSVM fits the doubled problem; the engines, the cache and the ratio test are the ones of
+C-SVC, with no second copy of the path.
 """
 
 from __future__ import annotations
@@ -207,7 +222,7 @@ class IncrementalSVR(Locked, SaveMixin, RegressorMixin, BaseEstimator):
     def _trained(self, X, y, weights, kernel, params, start) -> tuple[SVCState, int]:
         """The exact state on (X, y) by SimpleSVM from the doubled point ``start`` (host, 2n),
         ready to update, and its iterations."""
-        X2, y2, shift = _doubled(X, y, params["epsilon"])
+        X2, y2, shift = doubled(X, y, params["epsilon"])
         w2 = np.repeat(weights, 2)
         state, simple = warm_simple_svm(X2, y2, kernel, params["C"], params["ridge"], start,
                                         weights=None if np.all(w2 == 1.0) else w2, shift=shift)
@@ -328,7 +343,7 @@ class IncrementalSVR(Locked, SaveMixin, RegressorMixin, BaseEstimator):
                 way = "refit"
             else:
                 stack.enter_context(state.cache.transaction())
-                X2, y2, shift = _doubled(X_add, y_new, params["epsilon"])
+                X2, y2, shift = doubled(X_add, y_new, params["epsilon"])
                 limit = max_columns(params["cache_size"], state.n + 2 * m)
                 new, n_bp = follow_update(state, X2, y2, remove2, limit, params["method"], params["C"] * np.repeat(w_add, 2),
                                           shift, rows_per_point=2)
@@ -445,23 +460,10 @@ class IncrementalSVR(Locked, SaveMixin, RegressorMixin, BaseEstimator):
 
     def _violation(self, X, y, alpha) -> float:
         """check_kkt's rule for the doubled coefficients ``alpha`` (host, 2n) on rows (X, y)."""
-        xp, _ = get_namespace_and_device(self.support_vectors_)
-        n = X.shape[0]
-        f, size = np.zeros(n), np.zeros(n)
-        coef = self.dual_coef_[0, :]
-        for lo in range(0, n if self.support_.size else 0, 2048):  # no support vector: f = b
-            hi = min(lo + 2048, n)
-            K = self.kernel_(X[lo:hi, :], self.support_vectors_)
-            f[lo:hi], size[lo:hi] = to_host(K @ coef), to_host(xp.abs(K) @ xp.abs(coef))
         b = float(to_host(self.intercept_)[0])
-        ridge, eps, C = self.state_.ridge, self._epsilon, self.state_.C
-        y2 = np.tile([1.0, -1.0], y.shape[0])
-        f2, y_rep = np.repeat(f + b, 2), np.repeat(y, 2)
-        shift = 1.0 + eps - y2 * y_rep
-        yf = y2 * f2 + ridge * alpha + shift  # stored form: the level is 1
-        scale = float(np.max(np.repeat(size, 2) + ridge * alpha, initial=0.0)) + np.abs(shift)  # each row's own
-        upper = C * np.repeat(self._weights, 2)
-        return kkt_violation(yf, y2, alpha, upper, scale, C)
+        s = self.state_
+        return kkt_violation_svr(self.kernel_, self.support_vectors_, self.dual_coef_[0, :], b, X, y, alpha,
+                                 s.C * np.repeat(self._weights, 2), self._epsilon, s.ridge, s.C)
 
     # ------------------------------------------------------------------ internals
     def _check_params(self) -> dict:
@@ -563,7 +565,7 @@ class IncrementalSVR(Locked, SaveMixin, RegressorMixin, BaseEstimator):
         if C != params["C"] or ridge != params["ridge"]:
             raise ModelFileError(f"the state's C={C}, ridge={ridge} differ from the parameters'")
         xp, device = get_namespace_and_device(self._X)
-        X2, y2, shift = _doubled(self._X, y, params["epsilon"])
+        X2, y2, shift = doubled(self._X, y, params["epsilon"])
         state = _restored_pair(xp, device, X2, to_host(y2), self.kernel_, C, ridge, np.asarray(saved["alpha"]),
                                saved["b"], np.asarray(saved["where"]), np.asarray(saved["yf"]),
                                np.asarray(saved["margin"]), C * np.repeat(weights, 2), params["tol"], None, shift)
@@ -604,7 +606,50 @@ def _spread(y) -> float:
     return float(q75 - q25) or float(np.max(y) - np.min(y))
 
 
-def _doubled(X, y, epsilon: float):
+def kkt_violation_svr(kernel, X_sv, coef, b, X, y, alpha, upper, epsilon, ridge, C) -> float:
+    """The largest KKT violation of an ε-SVR solution on rows (X, y), recomputed from scratch:
+    :meth:`IncrementalSVR.check_kkt`'s rule (Karasuyama & Takeuchi 2009, eqs. 1a–1d on the
+    doubled dual, each row's level ``y'_i y_i − ε``).
+
+    Parameters
+    ----------
+    kernel : Kernel
+    X_sv : device array of shape (n_SV, n_features)
+        The support vectors.
+    coef : device array of shape (n_SV,)
+        Their β.
+    b : float
+    X : device array of shape (n, n_features)
+    y : ndarray of shape (n,)
+        The rows checked and their targets.
+    alpha : ndarray of shape (2n,)
+        The doubled coefficients (rows 2i: α_i, 2i + 1: α*_i), for the ridge's share.
+    upper : ndarray of shape (2n,)
+        Each row's box C_i.
+    epsilon, ridge, C : float
+
+    Returns
+    -------
+    float
+        Stationarity violations (units of f) divided by ``1 + max_i Σ_j |K_ij| |β_j| + |1 + ε ∓
+        y_i|``, those of Σβ = 0 and of the boxes by C.
+    """
+    xp, _ = get_namespace_and_device(X)
+    n = X.shape[0]
+    f, size = np.zeros(n), np.zeros(n)
+    for lo in range(0, n if X_sv.shape[0] else 0, 2048):  # no support vector: f = b
+        hi = min(lo + 2048, n)
+        K = kernel(X[lo:hi, :], X_sv)
+        f[lo:hi], size[lo:hi] = to_host(K @ coef), to_host(xp.abs(K) @ xp.abs(coef))
+    y2 = np.tile([1.0, -1.0], n)
+    f2, y_rep = np.repeat(f + b, 2), np.repeat(y, 2)
+    shift = 1.0 + epsilon - y2 * y_rep
+    yf = y2 * f2 + ridge * alpha + shift  # stored form: the level is 1
+    scale = float(np.max(np.repeat(size, 2) + ridge * alpha, initial=0.0)) + np.abs(shift)  # each row's own
+    return kkt_violation(yf, y2, alpha, upper, scale, C)
+
+
+def doubled(X, y, epsilon: float):
     """ε-SVR's doubled rows: each row of X twice (2i: α_i, label +1; 2i + 1: α*_i, label −1),
     the labels and the shift ``1 + ε − y'_i y_i`` of each row's margin (device arrays)."""
     xp, device = get_namespace_and_device(X)
