@@ -36,6 +36,7 @@ from ._multiclass import (
 from ._path import kkt_violation
 from ._platt import couple, sigmoid_predict
 from ._validation import check_choice, check_feature_names, check_labels, check_X
+from .kernels import PRECOMPUTED, with_index
 from .persistence import SaveMixin
 
 __all__ = ["Locked", "OneVsOneSVC", "check_every_class_weighted", "serialized"]
@@ -137,6 +138,8 @@ class OneVsOneSVC(Locked, SaveMixin, ClassifierMixin, BaseEstimator):
         take_rows : callable
             ``take_rows(rows)`` -> device array of the training rows ``rows`` (host ints).
         n_features : int
+            Columns of the rows as the trainers hold them (``kernel="precomputed"``: n + 1,
+            :func:`gpath.kernels.with_index`).
         weights : ndarray of shape (n_samples,), float64
             Each training point's box over C, ``sample_weight_i · class_weight[y_i]``
             (its box is ``C * weights_i``, computed so everywhere).
@@ -155,7 +158,7 @@ class OneVsOneSVC(Locked, SaveMixin, ClassifierMixin, BaseEstimator):
         return {
             "classes_": classes,
             "kernel_": kernel,
-            "n_features_in_": int(n_features),
+            "n_features_in_": int(n_features) - (kernel.kind == PRECOMPUTED),  # less the index column
             "alpha_": layout["alpha_"],
             "support_": layout["support_"],
             "support_vectors_": sv_rows,
@@ -172,7 +175,13 @@ class OneVsOneSVC(Locked, SaveMixin, ClassifierMixin, BaseEstimator):
         check_feature_names(self, X)
         xp, device = get_namespace_and_device(self.support_vectors_)
         X, _, _ = check_X(X, "X", self.n_features_in_, xp, device, owner=type(self).__name__)
-        return X, xp
+        return self._as_rows(X, -1), xp
+
+    def _as_rows(self, X, first: int):
+        """Checked input X as the model's rows: with a precomputed kernel, X's kernel values
+        and the rows' indices among the training points (``first``; −1: not training points),
+        :func:`gpath.kernels.with_index`; else X itself."""
+        return with_index(X, first) if self.kernel_.kind == PRECOMPUTED else X
 
     def _ovo_decision(self, X, xp):
         """The published pairwise decision values of validated rows X: (n, k(k−1)/2)."""
@@ -503,6 +512,7 @@ class OneVsOneSVC(Locked, SaveMixin, ClassifierMixin, BaseEstimator):
         n = self._weights.shape[0]
         if X.shape[0] != n:
             raise ValueError(f"X must be the {n} training rows given to fit; got {X.shape[0]} rows")
+        X = self._as_rows(X, 0)
         labels, _ = check_labels(y, n, "y", self.classes_, owner=name, multiclass=True)
         class_index = np.searchsorted(self.classes_, labels)
         k = len(self.classes_)
@@ -538,7 +548,7 @@ class OneVsOneSVC(Locked, SaveMixin, ClassifierMixin, BaseEstimator):
         """
         invalid, attr = persistence.ModelFileError, persistence.fitted_attribute
         persistence.fitted_n_features(self)
-        persistence.check_kernel(getattr(self, "kernel_", None))
+        persistence.check_kernel(getattr(self, "kernel_", None), precomputed=True)
         classes = attr(self, "classes_", (None,), "biufUO")
         k = classes.shape[0]
         if k < 2 or np.unique(classes).size != k or not np.array_equal(np.sort(classes), classes):
@@ -549,7 +559,7 @@ class OneVsOneSVC(Locked, SaveMixin, ClassifierMixin, BaseEstimator):
         n = alpha_pairs.shape[1]
         support = attr(self, "support_", (None,), "iu")
         n_sv = support.shape[0]
-        attr(self, "support_vectors_", (n_sv, self.n_features_in_))
+        attr(self, "support_vectors_", (n_sv, self.n_features_in_ + (self.kernel_.kind == PRECOMPUTED)))
         dual = attr(self, "dual_coef_", (k - 1, n_sv))
         attr(self, "intercept_", (n_pairs,))
         counts = attr(self, "n_support_", (k,), "iu")

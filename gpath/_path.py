@@ -767,6 +767,8 @@ class _PathRun:
     def run(self) -> int:
         """Follow the path to its end; return the number of breakpoints. NumPy arrays run the
         compiled loop (:mod:`gpath._mid_numba`), every other namespace this readable one."""
+        if not (self.a_rows.size or self.r_rows.size):
+            return self.finish()  # nothing moves (the added points are in O, the removed had α = 0)
         if self.s.engine.name == "numba":
             return _mid_numba.follow(self)
         s, C = self.s, self.s.C

@@ -218,9 +218,10 @@ def simple_svm(X, y, kernel: Kernel, C: float, ridge: float, *, loss="hinge", to
     start = time.perf_counter()
     xp, device = get_namespace_and_device(X, y)
     rng = check_random_state(random_state)
-    smo_applies = loss == "hinge" and np.isfinite(C) and kernel.kind in ("linear", "rbf", "poly")
+    smo_applies = loss == "hinge" and np.isfinite(C) and kernel.kind in ("linear", "rbf", "poly", "precomputed")
     if init == "smo" and not smo_applies:
-        raise ValueError(f"init='smo' needs loss='hinge', a finite C and a 'linear', 'rbf' or 'poly' kernel; "
+        raise ValueError(f"init='smo' needs loss='hinge', a finite C and a 'linear', 'rbf', 'poly' or 'precomputed' "
+                         f"kernel; "
                          f"got loss={loss!r}, C={C!r}, kernel={kernel.kind!r}")
     if init == "auto":
         init = "smo" if smo_applies and is_numpy(xp) else "closest_pair"

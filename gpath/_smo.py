@@ -64,10 +64,16 @@ def kernel_matrix(X: np.ndarray, kernel, diag: float) -> np.ndarray | None:
     ----------
     X : ndarray of shape (n, d), float64 (host)
     kernel : Kernel
-        ``kind`` "linear", "rbf" or "poly" (with its ``offset``).
+        ``kind`` "linear", "rbf", "poly" (with its ``offset``) or "precomputed" (X the rows of
+        :func:`gpath.kernels.with_index`).
     diag : float
         Added to the diagonal (the ridge).
     """
+    if kernel.kind == "precomputed":  # the rows' Gram values at their own indices
+        with np.errstate(over="ignore", invalid="ignore"):
+            K = X[:, X[:, -1].astype(np.int64)].astype(np.float32)
+        K[np.diag_indices_from(K)] += np.float32(diag)
+        return K if np.all(np.isfinite(K)) else None
     if kernel.kind == "rbf":
         X = X - X.mean(axis=0)  # distances are translation-invariant; centring cuts cancellation
     with np.errstate(over="ignore", invalid="ignore"):

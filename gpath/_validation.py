@@ -506,3 +506,33 @@ def check_int(value, name, minimum):
     if not isinstance(value, Integral) or isinstance(value, bool) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
     return int(value)
+
+
+def is_precomputed(kernel) -> bool:
+    """Whether the ``kernel`` parameter asks for a precomputed Gram matrix."""
+    return isinstance(kernel, str) and kernel.lower() == "precomputed"
+
+
+def check_gram(X, owner: str):
+    """The training Gram matrix X (checked by :func:`check_X`) as gpath keeps it, ``[G | index]``
+    (:func:`gpath.kernels.with_index`).
+
+    Raises
+    ------
+    ValueError
+        X not square, as scikit-learn's ``SVC`` (``kernel="precomputed"``) says, or not
+        symmetric beyond round-off (1e-10 of its largest entry): the exact solvers read a
+        column of Q as a row, and a test-against-training block passed to ``fit`` would be
+        solved as something else.
+    """
+    from .kernels import with_index
+
+    if X.shape[0] != X.shape[1]:
+        raise ValueError(f"{owner}(kernel='precomputed') needs X to be the square Gram matrix K(x_i, x_j) of the "
+                         f"training points; got X of shape {tuple(X.shape)}")
+    xp, _ = get_namespace_and_device(X)
+    asymmetry, size = scalars(xp, xp.max(xp.abs(X - X.T)), xp.max(xp.abs(X))) if X.shape[0] else (0.0, 0.0)
+    if asymmetry > 1e-10 * size:
+        raise ValueError(f"{owner}(kernel='precomputed') needs X to be a symmetric Gram matrix K(x_i, x_j); "
+                         f"got max |X - X.T| = {asymmetry:.3g} (largest entry {size:.3g})")
+    return with_index(X, 0)

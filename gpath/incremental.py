@@ -20,6 +20,7 @@ from ._simplesvm import polish, simple_svm, warm_simple_svm
 from ._validation import (
     check_choice,
     check_feature_names,
+    check_gram,
     check_ids,
     check_labels,
     check_max_iter,
@@ -28,10 +29,11 @@ from ._validation import (
     check_X,
     feature_names,
     host_values,
+    is_precomputed,
 )
 from ._warmup import warm_compiled_update
 from .cache import max_columns
-from .kernels import Kernel
+from .kernels import PRECOMPUTED, Kernel
 
 __all__ = ["IncrementalSVC"]
 
@@ -77,7 +79,13 @@ class IncrementalSVC(OneVsOneSVC):
     ----------
     C : float, default 1.0
         Box constraint, finite and > 0.
-    kernel : {"rbf", "linear", "poly"}, default "rbf"
+    kernel : {"rbf", "linear", "poly", "precomputed"} or callable, default "rbf"
+        As in scikit-learn's SVC. ``"precomputed"``: ``fit`` takes the n × n Gram matrix as X,
+        ``predict`` and the others the m × n kernel values of their points against the
+        training points; such a model is fitted only (``update`` and ``partial_fit`` raise
+        ValueError: new points would need kernel values against all the others), and its
+        ``support_vectors_`` hold the support vectors' Gram rows and their index
+        (:mod:`gpath.kernels`), where SVC's are empty.
     gamma : float or {"scale", "auto"}, default "scale"
         As in scikit-learn's SVC; ``"scale"`` is 1 / (n_features · X.var()) of the data given
         to :meth:`fit`, and stays fixed for later updates.
@@ -296,13 +304,15 @@ class IncrementalSVC(OneVsOneSVC):
         X, _, _ = check_X(X, owner=name)
         labels, classes = check_labels(y, X.shape[0], owner=name, multiclass=True)
         weights = check_sample_weight(sample_weight, X.shape[0], inert_negative=True)
+        if is_precomputed(self.kernel):
+            X = check_gram(X, name)
         self._fit(X, labels, classes, weights, names, params, declared=None)
         return self
 
     def _fit(self, X, labels, classes, weights, names, params, declared):
         start = time.perf_counter()
         xp, device = get_namespace_and_device(X)
-        kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X)
+        kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X, precomputed=True)
         class_index = np.searchsorted(classes, labels)
         cw = class_weights(self.class_weight, classes, labels, allow_unseen=True)
         weights = cw[class_index] * (1.0 if weights is None else weights)  # boxes over C
@@ -409,9 +419,13 @@ class IncrementalSVC(OneVsOneSVC):
         ValueError
             ``classes`` with fewer than two labels or other labels than before, a label not
             in ``classes``, rows of another number of features or column names than the
-            rows kept before; otherwise as :meth:`fit` (first fit) or :meth:`update`.
+            rows kept before, ``kernel="precomputed"``; otherwise as :meth:`fit` (first fit)
+            or :meth:`update`.
         """
         name = type(self).__name__
+        if is_precomputed(self.kernel):
+            raise ValueError(f"{name}(kernel='precomputed') cannot learn by partial_fit: each call's points would "
+                             f"need their kernel values against points not seen yet; call fit with the Gram matrix")
         declared = None
         if classes is not None:
             declared = np.unique(host_values(classes))
@@ -502,7 +516,8 @@ class IncrementalSVC(OneVsOneSVC):
             ``partial_fit(classes=...)``) not among the declared classes, X_add without
             y_add, ``sample_weight_add`` without X_add, of another length, negative or NaN,
             repeated ids, an update that would leave a single class or a class whose points
-            all have weight 0, or C, ridge, class_weight or a kernel parameter (kernel,
+            all have weight 0, a model of ``kernel="precomputed"``, or C, ridge, class_weight
+            or a kernel parameter (kernel,
             gamma, degree, coef0) changed by ``set_params`` since ``fit`` (call fit again).
         KeyError
             An id in ``remove`` that is not in the model.
@@ -527,6 +542,10 @@ class IncrementalSVC(OneVsOneSVC):
                 w_name="sample_weight_add"):
         params = self._check_params()
         self._check_kernel_unchanged()
+        if self.kernel_.kind == PRECOMPUTED:
+            raise ValueError(f"{type(self).__name__}(kernel='precomputed') cannot be updated: the new points "
+                             f"would need their kernel values against every training point, and the "
+                             f"training points' against them; call fit with the new Gram matrix")
         states = self.states_
         s0 = states[0]
         xp, device = s0.xp, s0.device
@@ -809,7 +828,7 @@ class IncrementalSVC(OneVsOneSVC):
         return {**attrs, "states_": states, "sample_ids_": ids, "_class_index": class_index,
                 "_next_id": int(next_id), "last_update_": stats,
                 "n_iter_": np.array([getattr(s, "n_iter", 0) for s in states], dtype=np.int32),
-                "fit_status_": 0, "shape_fit_": (int(class_index.shape[0]), int(states[0].X.shape[1]))}
+                "fit_status_": 0, "shape_fit_": (int(class_index.shape[0]), attrs["n_features_in_"])}
 
     def __copy__(self):
         """An independent model: ``states_`` is copied too (an update reuses the device cache
@@ -961,7 +980,8 @@ class IncrementalSVC(OneVsOneSVC):
         xp, device = get_namespace_and_device(like)
         kernel = Kernel(**meta["kernel"])
         try:
-            if kernel != Kernel.from_params(kernel.kind, kernel.gamma, kernel.degree, kernel.coef0, X):
+            if kernel != Kernel.from_params(kernel.kind, kernel.gamma, kernel.degree, kernel.coef0, X,
+                                            precomputed=True):
                 raise ValueError(f"offset must be 0; got {kernel.offset!r}")
             if not np.isfinite(kernel.gamma):
                 raise ValueError(f"gamma must be finite; got {kernel.gamma!r}")

@@ -3,6 +3,13 @@
 Parameter names and meanings follow scikit-learn's ``SVC``: ``kernel`` (a name, in any case,
 or a callable), ``gamma`` (a float, ``"scale"`` = 1 / (n_features · X.var()) or ``"auto"`` =
 1 / n_features), ``degree`` and ``coef0``.
+
+``kernel="precomputed"`` (the estimators that take it: :class:`gpath.SimpleSVC`,
+:class:`gpath.IncrementalSVC`'s fit) reads the kernel values from the user's Gram matrix. The
+estimator stores each training row as its row of the Gram matrix G followed by its own index,
+``[G[i, :] | i]``, and a row to predict as ``[K(x, x_1..x_n) | −1]``: then K(row, row') is
+``row[index of row']``, every block and column of Q is a lookup, and the trainers' row subsets
+(pairs, folds) need nothing else (:func:`with_index`).
 """
 
 from __future__ import annotations
@@ -16,9 +23,10 @@ import numpy as np
 
 from ._array_api import get_namespace_and_device, is_array_api, scalars, to_device
 
-__all__ = ["KERNELS", "Kernel", "check_saveable", "q_columns"]
+__all__ = ["KERNELS", "PRECOMPUTED", "Kernel", "check_saveable", "q_columns", "with_index"]
 
 KERNELS = ("linear", "rbf", "poly")
+PRECOMPUTED = "precomputed"
 # Rows per block when a callable kernel's values k(x_i, z_i) are taken from the diagonals of
 # small blocks (a callable only gives whole blocks).
 _PAIRED_BLOCK = 64
@@ -30,9 +38,10 @@ class Kernel:
 
     Parameters
     ----------
-    kind : {"linear", "rbf", "poly", "callable"}
+    kind : {"linear", "rbf", "poly", "callable", "precomputed"}
         ``linear``: ⟨x, z⟩; ``rbf``: exp(−gamma ‖x − z‖²);
-        ``poly``: (gamma ⟨x, z⟩ + coef0) ** degree; ``callable``: ``function(X, Z)``.
+        ``poly``: (gamma ⟨x, z⟩ + coef0) ** degree; ``callable``: ``function(X, Z)``;
+        ``precomputed``: ``x[index of z]`` on rows made by :func:`with_index`.
     gamma : float
         Kernel coefficient of ``rbf`` and ``poly`` (ignored by the others), > 0.
     degree : int
@@ -58,7 +67,7 @@ class Kernel:
     function: Callable | None = None
 
     @classmethod
-    def from_params(cls, kernel, gamma, degree, coef0, X) -> Kernel:
+    def from_params(cls, kernel, gamma, degree, coef0, X, precomputed: bool = False) -> Kernel:
         """Validate scikit-learn-style parameters and resolve ``gamma`` on training data ``X``.
 
         Parameters
@@ -71,12 +80,16 @@ class Kernel:
         degree : int
         coef0 : float
         X : array of shape (n_samples, n_features)
-            Training inputs (any array-API namespace), used by ``gamma="scale"``.
+            Training inputs (any array-API namespace), used by ``gamma="scale"``; for
+            ``"precomputed"`` the rows of :func:`with_index`.
+        precomputed : bool
+            Whether the caller takes ``kernel="precomputed"`` (a Gram matrix for X).
 
         Raises
         ------
         ValueError
-            For an unknown kernel name, a non-positive or unknown gamma, or a degree < 1.
+            For an unknown kernel name, ``"precomputed"`` where the caller does not take it,
+            a non-positive or unknown gamma, or a degree < 1.
         TypeError
             For a kernel that is neither a string nor callable.
         """
@@ -84,7 +97,11 @@ class Kernel:
             kind, function = "callable", kernel
         elif isinstance(kernel, str):
             kind, function = kernel.lower(), None
-            if kind not in KERNELS:
+            if kind == PRECOMPUTED and not precomputed:
+                raise ValueError("kernel='precomputed' is taken by SimpleSVC and IncrementalSVC (fit; an update "
+                                 "would need the new points' kernel values against every training point); "
+                                 "pass the features and a kernel, or a callable kernel, here")
+            if kind not in KERNELS and kind != PRECOMPUTED:
                 why = (" (the sigmoid kernel tanh(gamma <x, z> + coef0) is not positive semi-definite: its "
                        "dual is not convex, and gpath's exact solvers need a convex one)" if kind == "sigmoid" else "")
                 raise ValueError(f"kernel must be one of {KERNELS} (in any case) or a callable "
@@ -96,7 +113,7 @@ class Kernel:
         if isinstance(gamma, str):
             if gamma == "scale":
                 gamma_value = 1.0
-                if function is None:
+                if function is None and kind != PRECOMPUTED:
                     xp, _ = get_namespace_and_device(X)
                     var = scalars(xp, xp.mean((X - xp.mean(X)) ** 2))[0]
                     gamma_value = 1.0 / (d * var) if var > 0 else 1.0
@@ -154,6 +171,8 @@ class Kernel:
         xp, _ = get_namespace_and_device(X1, X2)
         if self.function is not None:
             return self._call_function(xp, X1, X2)
+        if self.kind == PRECOMPUTED:  # X1's Gram values at X2's indices (a new array)
+            return xp.take(X1, xp.astype(X2[:, -1], xp.int64), axis=1)
         if self.kind == "rbf":
             return xp.exp(-self.gamma * _squared_distances(xp, X1, X2, self.gamma, rows))
         inner = X1 @ X2.T
@@ -194,7 +213,7 @@ class Kernel:
     def diagonal(self, X):
         """The kernel diagonal ``k(x_i, x_i)``, shape (n,), in the namespace of X."""
         xp, device = get_namespace_and_device(X)
-        if self.function is not None:
+        if self.function is not None or self.kind == PRECOMPUTED:
             return self.paired(X, X)
         if self.kind == "rbf":
             return xp.full(X.shape[0], 1.0 + self.offset, dtype=xp.float64, device=device)
@@ -226,6 +245,10 @@ class Kernel:
                 on_diagonal = xp.eye(K.shape[0], dtype=xp.float64, device=device) != 0.0
                 parts.append(xp.sum(xp.where(on_diagonal, K, 0.0), axis=1))
             k = xp.concat(parts) if parts else xp.zeros(0, dtype=xp.float64, device=device)
+        elif self.kind == PRECOMPUTED:  # X1[i, index of X2[i]], as a masked row sum
+            columns = xp.arange(X1.shape[1] - 1, dtype=xp.float64, device=device)
+            at = columns[None, :] == X2[:, -1:]
+            k = xp.sum(xp.where(at, X1[:, :-1], 0.0), axis=1)
         elif self.kind == "rbf":
             diff = X1 - X2
             k = xp.exp(-self.gamma * xp.sum(diff * diff, axis=1))
@@ -234,6 +257,28 @@ class Kernel:
             if self.kind == "poly":
                 k = (self.gamma * k + self.coef0) ** self.degree
         return k + self.offset if self.offset else k
+
+
+def with_index(G, first: int = 0):
+    """The rows of a precomputed kernel as gpath keeps them: ``[G | index]`` (module docstring).
+
+    Parameters
+    ----------
+    G : array of shape (m, n), float64
+        Kernel values of m points against the n training points.
+    first : int
+        Index of the first row among the training points (``fit``: 0, each row its own
+        index); −1: rows that are not training points (to predict), every index −1.
+
+    Returns
+    -------
+    array of shape (m, n + 1), in the namespace and on the device of G
+    """
+    xp, device = get_namespace_and_device(G)
+    m = G.shape[0]
+    index = (xp.full(m, -1.0, dtype=xp.float64, device=device) if first < 0 else
+             xp.arange(first, first + m, dtype=xp.float64, device=device))
+    return xp.concat([G, index[:, None]], axis=1)
 
 
 def check_saveable(kernel, owner: str) -> None:

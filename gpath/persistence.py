@@ -70,8 +70,8 @@ __all__ = [
 
 FORMAT = "gpath.IncrementalSVC"
 VERSION = 1  # of FITTED_FORMAT (the IncrementalSVC format has its own, gpath.incremental._VERSION)
-# The other estimators (SimpleSVC, SVCPath, SVCPathCV, RobustSVC, RobustSVR, CCCPRobustSVC,
-# CCCPRobustSVR) are stored as their fitted attributes: arrays as entries ``attr:<name>``
+# The other estimators (SimpleSVC, SVCPath, SVRPath, SVCPathCV, RobustSVC, RobustSVR,
+# CCCPRobustSVC, CCCPRobustSVR) are stored as their fitted attributes: arrays as entries ``attr:<name>``
 # (arrays of strings held as Python objects marked "dtype": "object"), a fitted estimator
 # inside (SVCPathCV's best_estimator_) in its own format with its entries under ``<name>/``,
 # everything else in the JSON under "attributes" (kernels and result records by their fields).
@@ -193,14 +193,15 @@ def finite_array(arrays, key, dtype_kinds="f", ndim=None, shape=None) -> np.ndar
     return a
 
 
-def check_kernel(kernel, offsets=(0.0,)) -> None:
+def check_kernel(kernel, offsets=(0.0,), precomputed: bool = False) -> None:
     """Raise :class:`ModelFileError` unless ``kernel`` is a resolved kernel that
     :meth:`Kernel.from_params` could have made (finite gamma > 0, degree, coef0), with an
-    offset among ``offsets``."""
+    offset among ``offsets``; ``precomputed``: the estimator takes ``kernel="precomputed"``."""
     if not isinstance(kernel, Kernel):
         raise ModelFileError(f"the kernel must be a Kernel; got {type(kernel).__name__}")
     try:
-        rebuilt = Kernel.from_params(kernel.kind, kernel.gamma, kernel.degree, kernel.coef0, np.empty((0, 1)))
+        rebuilt = Kernel.from_params(kernel.kind, kernel.gamma, kernel.degree, kernel.coef0, np.empty((0, 1)),
+                                     precomputed=precomputed)
         ok = (rebuilt == dataclasses.replace(kernel, offset=0.0) and kernel.offset in offsets
               and bool(np.isfinite(kernel.gamma)) and bool(np.isfinite(kernel.coef0)))
     except (TypeError, ValueError, OverflowError) as exc:
@@ -410,7 +411,8 @@ def save(model, file) -> None:
 
     Parameters
     ----------
-    model : IncrementalSVC, SimpleSVC, SVCPath, SVCPathCV, RobustSVC, RobustSVR, CCCPRobustSVC or CCCPRobustSVR
+    model : IncrementalSVC, IncrementalSVR, SimpleSVC, SVCPath, SVRPath, SVCPathCV, RobustSVC, RobustSVR,
+        CCCPRobustSVC or CCCPRobustSVR
         Fitted; its arrays may live on any device (they are copied to the host). Parameters
         are stored as JSON values; tuples, ``class_weight`` dicts and scikit-learn's
         cross-validation splitters (``cv``) come back as they were.

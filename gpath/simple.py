@@ -21,6 +21,7 @@ from ._platt import cv_decision_values, sigmoid_train
 from ._simplesvm import INITS, LOSSES, NotSeparableError, SimpleStats, simple_svm
 from ._validation import (
     check_choice,
+    check_gram,
     check_int,
     check_labels,
     check_max_iter,
@@ -28,8 +29,9 @@ from ._validation import (
     check_sample_weight,
     check_X,
     feature_names,
+    is_precomputed,
 )
-from .kernels import KERNELS, Kernel
+from .kernels import KERNELS, PRECOMPUTED, Kernel
 
 __all__ = ["NotSeparableError", "SimpleSVC", "SimpleStats"]
 
@@ -61,7 +63,12 @@ class SimpleSVC(OneVsOneSVC):
     ----------
     C : float, default 1.0
         > 0; ``numpy.inf`` is the hard margin (with either loss).
-    kernel : {"rbf", "linear", "poly"}, default "rbf"
+    kernel : {"rbf", "linear", "poly", "precomputed"} or callable, default "rbf"
+        As in scikit-learn's SVC. ``"precomputed"``: ``fit`` takes the n × n Gram matrix as X,
+        ``predict`` and the others the m × n kernel values of their points against the
+        training points (checked: a square X, m × n later); ``support_vectors_`` then hold
+        the support vectors' Gram rows and their index (:mod:`gpath.kernels`), where SVC's
+        are empty.
     gamma : float or {"scale", "auto"}, default "scale"
         As in scikit-learn's SVC.
     degree : int, default 3
@@ -279,7 +286,9 @@ class SimpleSVC(OneVsOneSVC):
         X, xp, device = check_X(X, owner=name)
         labels, classes = check_labels(y, X.shape[0], owner=name, multiclass=True)
         weights = check_sample_weight(sample_weight, X.shape[0], inert_negative=True)
-        kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X)
+        if is_precomputed(self.kernel):
+            X = check_gram(X, name)
+        kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X, precomputed=True)
         class_index = np.searchsorted(classes, labels)
         cw = class_weights(self.class_weight, classes, labels)
         weighted = weights is not None or self.class_weight is not None
@@ -287,8 +296,9 @@ class SimpleSVC(OneVsOneSVC):
             raise ValueError(f"sample_weight and class_weight need loss='hinge' and a finite C (they scale "
                              f"each point's box C); got loss={params['loss']!r}, C={params['C']!r}")
         if params["init"] == "smo" and (params["loss"] != "hinge" or not np.isfinite(params["C"])
-                                        or kernel.kind not in KERNELS):
-            raise ValueError(f"init='smo' needs loss='hinge', a finite C and a 'linear', 'rbf' or 'poly' kernel; "
+                                        or kernel.kind not in (*KERNELS, PRECOMPUTED)):
+            raise ValueError(f"init='smo' needs loss='hinge', a finite C and a 'linear', 'rbf', 'poly' or "
+                             f"'precomputed' kernel; "
                              f"got loss={params['loss']!r}, C={params['C']!r}, kernel={self.kernel!r}")
         relative = cw[class_index] * (1.0 if weights is None else weights)
         check_every_class_weighted(relative, class_index, classes)
@@ -312,7 +322,8 @@ class SimpleSVC(OneVsOneSVC):
             class_index, alphas, biases, classes, kernel,
             lambda rows: xp.take(X, to_device(rows, xp, device), axis=0), X.shape[1], relative, cw)
         attrs.update(n_iter_=np.array([s.n_iter for s in all_stats], dtype=np.int32),
-                     fit_status_=int(not all(s.converged for s in all_stats)), shape_fit_=tuple(X.shape),
+                     fit_status_=int(not all(s.converged for s in all_stats)),
+                     shape_fit_=(int(X.shape[0]), attrs["n_features_in_"]),
                      n_kernel_evaluations_=sum(s.n_kernel_evaluations for s in all_stats),
                      fit_stats_=all_stats[0] if k == 2 else all_stats, _problem=problem,
                      feature_names_in_=names, probA_=probability.get("A"), probB_=probability.get("B"))

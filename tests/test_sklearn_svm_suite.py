@@ -27,7 +27,6 @@ _SVC = re.compile(r"\bsvm\.SVC\b")
 # test name (with its parameters, as pytest names it, or without them for every
 # parametrization) -> why gpath fails it.
 _SPARSE = "sparse input (scipy.sparse X) is not supported yet: gpath's kernels take dense arrays (issue 20, part 3)"
-_PRECOMPUTED = "kernel='precomputed' is not supported yet (issue 20, part 3)"
 _RIDGE = "gpath's default ridge=1e-6 solves K + ridge·I: dual_coef_ 0.2499999375, LIBSVM's 0.25 (equal with ridge=0)"
 _PRIVATE = "reads a private attribute of LIBSVM's SVC"
 _DEPRECATION = "scikit-learn 1.9 deprecates SVC's probability and probA_/probB_; gpath keeps them"
@@ -41,7 +40,7 @@ EXPECTED_FAILURES: dict[str, str] = {
         ("test_sparse_precomputed", "", _SPARSE),
         ("test_bad_input", "[lil_matrix]", _SPARSE),
         ("test_bad_input", "[lil_array]", _SPARSE),
-        ("test_precomputed", "", _PRECOMPUTED),
+        ("test_precomputed", "", _RIDGE + " (kernel='precomputed' itself is taken: tests/test_precomputed.py)"),
         ("test_libsvm_parameters", "", _RIDGE),
         ("test_tweak_params", "", _RIDGE),
         ("test_gamma_scale", "", _PRIVATE + " (_gamma; gpath's is kernel_.gamma)"),
