@@ -80,6 +80,12 @@ class OneVsOneSVC(Locked, SaveMixin, ClassifierMixin, BaseEstimator):
     the private ``_weights`` holds each training point's box over C, ``C_i / C``.
     """
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # A precomputed kernel's X is a Gram matrix: scikit-learn's splitters cut its columns too.
+        tags.input_tags.pairwise = isinstance(self.kernel, str) and self.kernel.lower() == PRECOMPUTED
+        return tags
+
     def _set_fitted(self, attrs: dict) -> None:
         """Set the fitted attributes all at once; a value None for ``feature_names_in_``,
         ``probA_`` or ``probB_`` removes that attribute (a refit without column names or
@@ -559,7 +565,10 @@ class OneVsOneSVC(Locked, SaveMixin, ClassifierMixin, BaseEstimator):
         n = alpha_pairs.shape[1]
         support = attr(self, "support_", (None,), "iu")
         n_sv = support.shape[0]
-        attr(self, "support_vectors_", (n_sv, self.n_features_in_ + (self.kernel_.kind == PRECOMPUTED)))
+        sv = attr(self, "support_vectors_", (n_sv, self.n_features_in_ + (self.kernel_.kind == PRECOMPUTED)))
+        if self.kernel_.kind == PRECOMPUTED and not np.array_equal(sv[:, -1], support):
+            raise invalid("a precomputed kernel's support_vectors_ must end with each support vector's index "
+                          "(support_)")
         dual = attr(self, "dual_coef_", (k - 1, n_sv))
         attr(self, "intercept_", (n_pairs,))
         counts = attr(self, "n_support_", (k,), "iu")

@@ -41,12 +41,16 @@ from .linalg import single_threaded_host_blas
 from .persistence import record
 
 __all__ = ["CPath", "CVErrorPath", "MSEPath", "c_path", "decision_values", "error_steps", "interpolate", "mean_error_steps",
-           "squared_error_path"]
+           "mean_squared_error_paths", "squared_error_path"]
 
 # The margin equations are re-checked (one n × |M| product) every this many breakpoints, and
 # repaired when their residual, relative to the scale of y f, exceeds _REFINE_TOL.
 _CHECK_EVERY = 64
 _REFINE_TOL = 1e-10
+# The driver u may come from the start's margins while their round-off over C is below this
+# share of u, about u's own (else from kernel blocks: :meth:`_CPathRun._driver_from_margins`).
+_DRIVER_TOL = 1e-14
+_FLOAT_EPS = float(np.finfo(np.float64).eps)
 
 
 @record
@@ -175,16 +179,28 @@ class _CPathRun:
     def _driver_from_margins(self):
         """u from the exact margins of the start: ``y f = Q[:, M] α_M + C Q[:, I] w_I + y b``, so
         ``u = (y f − Q[:, M] α_M − y b) / C`` (one product with the cached margin columns, no
-        kernel evaluation; the stored margins hold ``y f + shift``). Its round-off, ε·(1 + C Σ|Q|)/C, is that of y f over C: relative to
-        u, the size of y f's own. The periodic check repairs the rest (:meth:`_refine`)."""
+        kernel evaluation). Its round-off, ε·(1 + C Σ|Q|)/C, is that of y f over C: relative to
+        u, the size of y f's own. The periodic check repairs the rest (:meth:`_refine`).
+
+        A state with a linear term (ε-SVR) stores ``y f + shift``, and its shift (the targets)
+        can dwarf ``C Q[:, I] w_I`` at a small C_min: taking the shift off leaves u the
+        round-off of the targets over C (targets of 3e6 at C = 1e-3: KKT violations of 2e-5
+        inside the path). Where that round-off passes ``_DRIVER_TOL`` of u, u comes from
+        kernel blocks of I instead."""
         s = self.s
+        xp = s.xp
         if not self.in_I.any():
-            return s.xp.zeros(s.n, dtype=s.xp.float64, device=s.device)
+            return xp.zeros(s.n, dtype=xp.float64, device=s.device)
         members = s.active.members
         coef = np.zeros(s.cache.capacity)
         coef[s.active.slots] = s.alpha[members]
         yf = s.yf if s.shift is None else s.yf - s.shift
-        return (yf - s.cache.matvec(coef) - s.b * s.y) / s.C
+        u = (yf - s.cache.matvec(coef) - s.b * s.y) / s.C
+        if s.shift is not None:
+            size, stored, shift = scalars(xp, xp.max(xp.abs(u)), xp.max(xp.abs(s.yf)), xp.max(xp.abs(s.shift)))
+            if _FLOAT_EPS * (stored + shift) / s.C > _DRIVER_TOL * size:
+                u = self._upper_share(np.flatnonzero(self.in_I))
+        return u
 
     def _column(self, k: int):
         """Q[:, k] of a margin point (cached)."""
@@ -557,7 +573,8 @@ class MSEPath:
     Attributes
     ----------
     Cs : ndarray of shape (n_points,), float64
-        The path's points (``[C, C]`` for a path of one point).
+        The path's points (``[C, C]`` for a path of one point; for a cross-validation curve
+        the union of the folds' points).
     coef : ndarray of shape (n_points − 1, 3), float64
         The quadratic of each segment, in τ.
     best_C : float
@@ -607,18 +624,52 @@ def squared_error_path(Cs: np.ndarray, F: np.ndarray, y: np.ndarray, seconds: fl
     """
     R = F - y[:, None]
     if Cs.size == 1:
-        return MSEPath(Cs=np.array([Cs[0], Cs[0]]), coef=np.array([[float(np.mean(R[:, 0] ** 2)), 0.0, 0.0]]),
-                       best_C=float(Cs[0]), best_error=float(np.mean(R[:, 0] ** 2)), time=float(seconds))
+        return _least(np.array([Cs[0], Cs[0]]), np.array([[float(np.mean(R[:, 0] ** 2)), 0.0, 0.0]]), seconds)
     r, d = R[:, :-1], R[:, 1:] - R[:, :-1]
     coef = np.stack([np.mean(r * r, axis=0), 2.0 * np.mean(r * d, axis=0), np.mean(d * d, axis=0)], axis=1)
+    return _least(Cs.copy(), coef, seconds)
+
+
+def mean_squared_error_paths(curves, seconds: float) -> MSEPath:
+    """The mean of several folds' :class:`MSEPath` (one C range), exactly: each fold's quadratic
+    re-expressed on every interval between the union of their path points, then averaged.
+
+    Parameters
+    ----------
+    curves : list of MSEPath
+        Every curve starts at the same C_min and ends at the same C_max.
+    seconds : float
+
+    Returns
+    -------
+    MSEPath
+    """
+    knots = np.unique(np.concatenate([c.Cs for c in curves]))
+    if knots.size == 1:
+        return _least(np.array([knots[0], knots[0]]), np.mean([c.coef[:1] for c in curves], axis=0), seconds)
+    left, right = knots[:-1], knots[1:]
+    total = np.zeros((left.size, 3))
+    for c in curves:
+        # The fold's segment under each interval, and the interval in that segment's τ.
+        i = np.clip(np.searchsorted(c.Cs, left, side="right") - 1, 0, c.coef.shape[0] - 1)
+        width = c.Cs[i + 1] - c.Cs[i]
+        safe = np.where(width > 0, width, 1.0)
+        t0, span = (left - c.Cs[i]) / safe, (right - left) / safe
+        a, b, q = c.coef[i].T
+        total += np.stack([a + b * t0 + q * t0 * t0, (b + 2.0 * q * t0) * span, q * span * span], axis=1)
+    return _least(knots, total / len(curves), seconds)
+
+
+def _least(Cs: np.ndarray, coef: np.ndarray, seconds: float) -> MSEPath:
+    """The MSEPath of the quadratics ``coef`` on the intervals of ``Cs``, with where it is least
+    (a vertex inside an interval or an end; the smallest such C among ties)."""
     a, b, c = coef.T
     with np.errstate(divide="ignore", invalid="ignore"):
         vertex = np.where(c > 0.0, np.clip(-b / (2.0 * c), 0.0, 1.0), 0.0)
-    # Each segment's least value at its vertex or its ends; the ends are path points.
     candidates = np.stack([np.zeros_like(a), vertex, np.ones_like(a)], axis=1)
     values = a[:, None] + b[:, None] * candidates + c[:, None] * candidates**2
     at = Cs[:-1, None] + candidates * (Cs[1:] - Cs[:-1])[:, None]
     values, at = values.ravel(), at.ravel()
     best = np.flatnonzero(values == values.min())
     i = best[np.argmin(at[best])]
-    return MSEPath(Cs=Cs.copy(), coef=coef, best_C=float(at[i]), best_error=float(values[i]), time=float(seconds))
+    return MSEPath(Cs=Cs, coef=coef, best_C=float(at[i]), best_error=float(values[i]), time=float(seconds))

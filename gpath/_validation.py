@@ -534,5 +534,6 @@ def check_gram(X, owner: str):
     asymmetry, size = scalars(xp, xp.max(xp.abs(X - X.T)), xp.max(xp.abs(X))) if X.shape[0] else (0.0, 0.0)
     if asymmetry > 1e-10 * size:
         raise ValueError(f"{owner}(kernel='precomputed') needs X to be a symmetric Gram matrix K(x_i, x_j); "
-                         f"got max |X - X.T| = {asymmetry:.3g} (largest entry {size:.3g})")
+                         f"got max |X - X.T| = {asymmetry:.3g} (largest entry {size:.3g}). A Gram matrix "
+                         f"computed in float32 is symmetric only to ~1e-7: pass (X + X.T) / 2")
     return with_index(X, 0)

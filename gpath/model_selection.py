@@ -1,6 +1,6 @@
-"""Exact model selection for kernel C-SVCs: k-fold cross-validation by MID updates, the exact
-cross-validation error as a function of C, and grid search over gamma on joblib (and so on
-Dask).
+"""Exact model selection for kernel SVMs: k-fold cross-validation by MID updates, the exact
+cross-validation error as a function of C (C-SVC and ε-SVR), and grid search over gamma on
+joblib (and so on Dask).
 
 - :func:`cross_validate` has scikit-learn's signature and result. For an
   :class:`gpath.IncrementalSVC` the fold models come from one another by multiple incremental
@@ -12,6 +12,9 @@ Dask).
   2004). Each held-out decision value is linear in C between the breakpoints of its fold's
   path, so the C where it changes sign is solved in closed form: the mean held-out 0-1 error
   is a step function of C, known exactly, with a knot at every such C.
+- :func:`cv_mse_path` does the same for ε-SVR (:class:`gpath.SVRPath`; Gunter & Zhu 2007):
+  each held-out prediction is linear in C between breakpoints, so the mean held-out squared
+  error is a quadratic in C on each interval between the folds' breakpoints, known exactly.
 - :class:`SVCPathCV` computes that curve for every gamma of a list, the (gamma, fold) paths in
   parallel through joblib: ``with joblib.parallel_backend("dask"):`` runs them on a Dask
   cluster.
@@ -23,6 +26,7 @@ kernel, which the MID updates of :func:`cross_validate` need anyway.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import numpy as np
@@ -32,7 +36,7 @@ from sklearn.model_selection import check_cv
 from sklearn.utils.validation import check_is_fitted
 
 from ._array_api import get_namespace_and_device, is_array_api, is_numpy, to_device, to_host
-from ._cpath import CVErrorPath, mean_error_steps
+from ._cpath import CVErrorPath, MSEPath, mean_error_steps, mean_squared_error_paths
 from ._multiclass import class_weights
 from ._path import restored
 from ._validation import (
@@ -49,8 +53,9 @@ from .incremental import IncrementalSVC
 from .kernels import Kernel
 from .persistence import ModelFileError, SaveMixin, fitted_attribute, fitted_n_features
 from .svr import IncrementalSVR
+from .svrpath import SVRPath
 
-__all__ = ["CVErrorPath", "SVCPathCV", "cross_validate", "cv_error_path"]
+__all__ = ["CVErrorPath", "MSEPath", "SVCPathCV", "cross_validate", "cv_error_path", "cv_mse_path"]
 
 
 # ---------------------------------------------------------------------- helpers
@@ -374,6 +379,77 @@ def cv_error_path(X, y, *, cv=5, C_min, C_max, kernel="rbf", gamma="scale", degr
     return _error_paths(X_checked, labels, classes, [gamma], splits, params, n_jobs)[0]
 
 
+def cv_mse_path(X, y, *, cv=5, C_min, C_max, epsilon=0.1, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
+                ridge=1e-6, groups=None, n_jobs=None) -> MSEPath:
+    """The exact k-fold cross-validation mean squared error of an ε-SVR as a function of C.
+
+    Per fold, one C path of its training set (:class:`gpath.SVRPath` from C_min to C_max;
+    Gunter & Zhu 2007). Each held-out prediction is linear in C between the breakpoints of
+    that path, so each fold's held-out mean squared error is a quadratic in C on every
+    segment, and so is their mean over the folds on the union of the folds' breakpoints: the
+    curve and its least point are exact.
+
+    Parameters
+    ----------
+    X : array of shape (n_samples, n_features)
+        Any array-API array (the paths run on its device) or array-like.
+    y : array-like of shape (n_samples,)
+        Real targets.
+    cv : int, cross-validation generator or iterable, default 5
+        Anything scikit-learn's ``check_cv`` accepts (an int: ``KFold``, not shuffled).
+    C_min, C_max : float
+        The range of C: finite, > 0, C_min ≤ C_max.
+    epsilon, kernel, gamma, degree, coef0, ridge
+        As in :class:`gpath.SVRPath`; ``gamma`` is resolved once on the whole X.
+    groups : array-like of shape (n_samples,) or None
+        Group labels for a group splitter.
+    n_jobs : int or None
+        Folds run in parallel through joblib (None: 1 unless a ``joblib.parallel_backend``
+        context says otherwise).
+
+    Returns
+    -------
+    MSEPath
+        ``Cs`` (the union of the folds' path points), ``coef`` (the mean error's quadratic on
+        each interval between them: :meth:`MSEPath.error_at`), ``best_C``, ``best_error``,
+        ``time`` (seconds: the folds' paths and their evaluation, summed).
+
+    Raises
+    ------
+    ValueError
+        A bad C range, epsilon, ridge or kernel parameter (naming it), bad X or y, or a
+        ``cv`` scikit-learn refuses.
+    TypeError
+        X not numeric.
+    PathError, SingularMarginError
+        A numerical failure of a fold's path.
+
+    References
+    ----------
+    L. Gunter and J. Zhu, "Efficient computation and model selection for the support vector
+    regression", Neural Computation 19(6), 2007 (the path, and choosing C on it).
+    """
+    C_min, C_max = check_C_range(C_min, C_max)
+    X_checked, _, _ = check_X(X, owner="cv_mse_path")
+    targets = check_targets(numeric_targets(y), X_checked.shape[0])
+    gamma = _resolved_gamma(kernel, gamma, degree, coef0, X_checked)
+    params = {"C_min": C_min, "C_max": C_max, "epsilon": epsilon, "kernel": kernel, "gamma": gamma,
+              "degree": degree, "coef0": coef0, "ridge": ridge}
+    SVRPath(**params)._check_params()  # epsilon and ridge, before any fold runs
+    splits = _splits(cv, X, targets, groups, classifier=False)
+    curves = Parallel(n_jobs=n_jobs)(delayed(_fold_mse)(X_checked, targets, train, test, params)
+                                     for train, test in splits)
+    return mean_squared_error_paths(curves, sum(c.time for c in curves))
+
+
+def _fold_mse(X, y, train, test, params) -> MSEPath:
+    """One fold: the C path of its training rows and its held-out squared error over C."""
+    start = time.perf_counter()
+    model = SVRPath(**params).fit(_take_rows(X, train), y[train])
+    curve = model.select(_take_rows(X, test), y[test]).validation_error_
+    return dataclasses.replace(curve, time=time.perf_counter() - start)
+
+
 # ---------------------------------------------------------------------- grid search
 class SVCPathCV(SaveMixin, ClassifierMixin, BaseEstimator):
     """Choose C and gamma of an RBF (or other kernel) C-SVC by the exact cross-validation error.
@@ -584,6 +660,8 @@ class SVCPathCV(SaveMixin, ClassifierMixin, BaseEstimator):
             if not isinstance(model, IncrementalSVC):
                 raise ModelFileError(f"best_estimator_ must be an IncrementalSVC; got {type(model).__name__}")
             if (model.n_features_in_ != d or not np.array_equal(model.classes_, classes)
-                    or (model.C, model.gamma) != (self.best_C_, self.best_gamma_)):
+                    or (model.C, model.gamma) != (self.best_C_, self.best_gamma_)
+                    or model.kernel_.kind != Kernel.from_params(self.kernel, 1.0, self.degree, self.coef0,
+                                                                np.zeros((1, d))).kind):
                 raise ModelFileError("best_estimator_ must be fitted at (best_C_, best_gamma_) on the same classes "
                                      "and features")

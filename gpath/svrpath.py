@@ -15,6 +15,7 @@ from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.metrics import r2_score
 from sklearn.utils.validation import check_is_fitted
 
 from . import persistence
@@ -239,6 +240,30 @@ class SVRPath(SaveMixin, RegressorMixin, BaseEstimator):
         X = self._check_input(X)
         beta, b = interpolate(self.path_, C)
         return self._values(beta[None, :], [b], X)[:, 0]
+
+    def score(self, X, y, sample_weight=None, C=None):
+        """R² of ``predict(X, C)`` against y (scikit-learn's ``r2_score``, on the host).
+
+        Parameters
+        ----------
+        X : array of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,) or None
+        C : float or None
+            As in :meth:`predict`.
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        ValueError
+            As :meth:`predict`, or y not real numbers of X's length.
+        """
+        f = to_host(self.predict(X, C))
+        y = check_targets(numeric_targets(y), f.shape[0])
+        return float(r2_score(y, f, sample_weight=sample_weight))
 
     def check_kkt(self, C=None) -> float:
         """Largest KKT violation of the solution at C, recomputed from scratch.

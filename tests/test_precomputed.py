@@ -5,11 +5,13 @@ same kernel, against the exact reference re-solved on the Gram matrix; bad input
 from __future__ import annotations
 
 import io
+import pickle
 
 import numpy as np
 import pytest
 from helpers import snapshot
 from sklearn.datasets import load_breast_cancer, load_iris
+from sklearn.model_selection import cross_val_score
 from sklearn.svm import SVC
 
 import gpath
@@ -74,6 +76,29 @@ def test_save_and_load(cls):
     loaded = gpath.load(buffer)
     assert loaded.kernel_.kind == "precomputed"
     np.testing.assert_array_equal(to_host(loaded.decision_function(G[:10])), to_host(model.decision_function(G[:10])))
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS)
+def test_scikit_learn_cross_validation_cuts_rows_and_columns(cls):
+    # The pairwise tag: a fold's X is G[train][:, train], its test rows G[test][:, train].
+    X, y = breast_cancer(90)
+    G = kernel_matrix(X, X, "rbf", 0.02)
+    on_gram = cross_val_score(cls(kernel="precomputed", C=1.0), G, y, cv=3)
+    on_features = cross_val_score(cls(kernel="rbf", gamma=0.02, C=1.0), X, y, cv=3)
+    np.testing.assert_array_equal(on_gram, on_features)
+
+
+def test_a_file_whose_support_vectors_lost_their_index_is_refused():
+    X, y = breast_cancer(60)
+    model = SimpleSVC(kernel="precomputed", C=1.0).fit(X @ X.T, y)
+    for bad_index in (-1.0, 2.5, 1e6):
+        bad = pickle.loads(pickle.dumps(model))
+        bad.support_vectors_[0, -1] = bad_index
+        buffer = io.BytesIO()
+        gpath.save(bad, buffer)
+        buffer.seek(0)
+        with pytest.raises(ValueError, match="index"):
+            gpath.load(buffer)
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS)

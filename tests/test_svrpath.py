@@ -95,6 +95,24 @@ def test_every_breakpoint_and_every_point_between_is_kkt_exact():
     assert np.all(np.abs(p.alpha) <= p.Cs[:, None]) and np.abs(p.alpha.sum(axis=1)).max() <= 1e-9 * p.Cs.max()
 
 
+def test_targets_far_from_zero_at_a_small_C_min():
+    # Targets near 3e6 and C_min = 1e-3: the path's driver must not come from margins that hold
+    # the targets (their round-off over C_min gave KKT violations of 2e-5 inside the path).
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = 1e5 * (np.sin(X[:, 0]) + 0.1 * rng.normal(size=60)) + 3e6
+    model = SVRPath(C_min=1e-3, C_max=1e6, epsilon=100.0, gamma=0.5).fit(X, y)
+    p = model.path_
+    between = np.sqrt(p.Cs[:-1] * p.Cs[1:])
+    assert max(model.check_kkt(float(C)) for C in np.concatenate([p.Cs, between])) <= 1e-9
+    K = kernel_matrix(X, X, "rbf", 0.5)
+    for C in (3.4e3, 1e5):
+        ref = exact_svr(X, y, C, 100.0, gamma=0.5)
+        assert ref.certified
+        scale = 1.0 + np.abs(y).max() + np.max(np.abs(K) @ np.abs(ref.beta))
+        assert np.abs(model.predict(X, C) - ref.predict(X)).max() <= 1e-9 * scale
+
+
 def test_the_path_equals_incremental_svr_where_b_is_unique():
     X, y = waterflow(150)
     model = SVRPath(C_min=0.1, C_max=100.0, epsilon=0.1, gamma=0.5).fit(X, y)
@@ -222,10 +240,51 @@ def test_save_load_and_a_tampered_file_is_refused(tmp_path):
         bad._check_loaded()
 
 
-def test_clone_pickle_and_score_like_a_scikit_learn_regressor():
+def test_clone_pickle_and_score_like_a_scikit_learn_regressor(backend):
     X, y = diabetes(120)
-    model = SVRPath(C_min=0.1, C_max=10.0, gamma=0.1).fit(X, y)
+    model = SVRPath(C_min=0.1, C_max=10.0, gamma=0.1).fit(backend.asarray(X), y)
     assert clone(model).get_params() == model.get_params()
-    again = pickle.loads(pickle.dumps(model))
-    np.testing.assert_array_equal(to_host(again.predict(X)), to_host(model.predict(X)))
-    assert model.score(X, y) == pytest.approx(r2_score(y, model.predict(X)))
+    f = to_host(model.predict(backend.asarray(X)))
+    assert model.score(backend.asarray(X), y) == pytest.approx(r2_score(y, f))
+    assert model.score(backend.asarray(X), y, C=0.5) == pytest.approx(r2_score(y, to_host(model.predict(
+        backend.asarray(X), 0.5))))
+    if backend.name == "numpy":
+        again = pickle.loads(pickle.dumps(model))
+        np.testing.assert_array_equal(to_host(again.predict(X)), f)
+
+
+def test_cross_validated_mse_is_the_mean_of_the_folds_paths(backend):
+    from sklearn.model_selection import KFold
+
+    from gpath.model_selection import cv_mse_path
+
+    X, y = waterflow(240)
+    cv = KFold(4, shuffle=True, random_state=0)
+    curve = cv_mse_path(backend.asarray(X), y, cv=cv, C_min=0.01, C_max=100.0, epsilon=0.1, gamma=0.5)
+    # The folds' own paths on the same backend (where no point is on the tube's edge b is only
+    # bounded, and each start may pick another optimal b there).
+    folds = [(SVRPath(C_min=0.01, C_max=100.0, epsilon=0.1, gamma=0.5).fit(backend.asarray(X[tr]), y[tr]), te)
+             for tr, te in cv.split(X)]
+
+    def mean_mse(C):
+        return float(np.mean([np.mean((to_host(model.predict(backend.asarray(X[te]), C)) - y[te]) ** 2)
+                              for model, te in folds]))
+
+    grid = np.concatenate([np.geomspace(0.01, 100.0, 300), curve.Cs[::7]])
+    values = np.array([mean_mse(C) for C in grid])
+    np.testing.assert_allclose([curve.error_at(C) for C in grid], values, rtol=1e-9)
+    assert curve.best_error <= values.min() + 1e-12
+    assert mean_mse(curve.best_C) == pytest.approx(curve.best_error, rel=1e-9)
+    assert curve.Cs[0] == 0.01 and curve.Cs[-1] == 100.0
+
+
+def test_cross_validated_mse_refuses_bad_input():
+    from gpath.model_selection import cv_mse_path
+
+    X, y = diabetes(60)
+    for kwargs, match in [({"C_min": 10.0, "C_max": 1.0}, "C_min must be <= C_max"), ({"epsilon": -1.0}, "epsilon"),
+                          ({"ridge": -1.0}, "ridge"), ({"gamma": 0.0}, "gamma")]:
+        with pytest.raises(ValueError, match=match):
+            cv_mse_path(X, y, **{"C_min": 0.1, "C_max": 10.0, **kwargs})
+    with pytest.raises(ValueError, match="y"):
+        cv_mse_path(X, y[:-1], C_min=0.1, C_max=10.0)
