@@ -29,7 +29,7 @@ from ._validation import (
 from .kernels import Kernel
 from .persistence import SaveMixin
 
-__all__ = ["CPath", "CVErrorPath", "SVCPath"]
+__all__ = ["CPath", "CVErrorPath", "PathEvaluation", "SVCPath"]
 
 # A loaded path must satisfy the KKT conditions at its ends to this, relative to the scale of y f.
 _LOADED_TOL = 1e-9
@@ -65,7 +65,24 @@ def check_C_range(C_min, C_max) -> tuple[float, float]:
     return C_min, C_max
 
 
-class SVCPath(SaveMixin, ClassifierMixin, BaseEstimator):
+class PathEvaluation:
+    """The checks of a fitted C path's inputs (:class:`SVCPath`, :class:`gpath.SVRPath`): a C on
+    the path, and rows in the training data's namespace, device and features."""
+
+    def _check_C(self, C) -> float:
+        Cs = self.path_.Cs
+        if not (isinstance(C, Real) and not isinstance(C, bool) and Cs[0] <= C <= Cs[-1]):
+            raise ValueError(f"C must be a real number in [C_min, C_max] = [{Cs[0]:g}, {Cs[-1]:g}] of the "
+                             f"fitted path; got {C!r}")
+        return float(C)
+
+    def _check_input(self, X, name="X"):
+        check_feature_names(self, X, name)
+        xp, device = get_namespace_and_device(self._X)
+        return check_X(X, name, self.n_features_in_, xp, device, owner=type(self).__name__)[0]
+
+
+class SVCPath(PathEvaluation, SaveMixin, ClassifierMixin, BaseEstimator):
     """The exact C regularization path of a binary kernel C-SVC.
 
     Solves ``min ½ αᵀQα − 1ᵀα`` s.t. ``0 ≤ α ≤ C``, ``yᵀα = 0`` (``Q_ij = y_i y_j K(x_i, x_j)
@@ -205,18 +222,6 @@ class SVCPath(SaveMixin, ClassifierMixin, BaseEstimator):
         return self
 
     # ------------------------------------------------------------------ evaluation
-    def _check_C(self, C) -> float:
-        Cs = self.path_.Cs
-        if not (isinstance(C, Real) and not isinstance(C, bool) and Cs[0] <= C <= Cs[-1]):
-            raise ValueError(f"C must be a real number in [C_min, C_max] = [{Cs[0]:g}, {Cs[-1]:g}] of the "
-                             f"fitted path; got {C!r}")
-        return float(C)
-
-    def _check_input(self, X, name="X"):
-        check_feature_names(self, X, name)
-        xp, device = get_namespace_and_device(self._X)
-        return check_X(X, name, self.n_features_in_, xp, device, owner=type(self).__name__)[0]
-
     def decision_function(self, X, C=None):
         """Decision values ``f(x) = Σ_j α_j(C) y_j K(x, x_j) + b(C)`` on the path.
 

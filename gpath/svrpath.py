@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
@@ -24,14 +23,13 @@ from ._cpath import CPath, MSEPath, c_path, decision_values, interpolate, square
 from ._path import PathError
 from ._simplesvm import warm_simple_svm
 from ._validation import (
-    check_feature_names,
     check_positive,
     check_targets,
     check_X,
     feature_names,
     numeric_targets,
 )
-from .cpath import check_C_range
+from .cpath import PathEvaluation, check_C_range
 from .kernels import Kernel
 from .persistence import SaveMixin
 from .svr import doubled, kkt_violation_svr
@@ -43,7 +41,7 @@ __all__ = ["MSEPath", "SVRPath"]
 _TOL = 1e-9
 
 
-class SVRPath(SaveMixin, RegressorMixin, BaseEstimator):
+class SVRPath(PathEvaluation, SaveMixin, RegressorMixin, BaseEstimator):
     """The exact C regularization path of a kernel ε-SVR.
 
     Solves ``min ½ βᵀ(K + ridge·I)β + ε Σ|β_i| − yᵀβ`` s.t. ``−C ≤ β_i ≤ C``, ``Σβ = 0``
@@ -192,18 +190,6 @@ class SVRPath(SaveMixin, RegressorMixin, BaseEstimator):
         return self
 
     # ------------------------------------------------------------------ evaluation
-    def _check_C(self, C) -> float:
-        Cs = self.path_.Cs
-        if not (isinstance(C, Real) and not isinstance(C, bool) and Cs[0] <= C <= Cs[-1]):
-            raise ValueError(f"C must be a real number in [C_min, C_max] = [{Cs[0]:g}, {Cs[-1]:g}] of the "
-                             f"fitted path; got {C!r}")
-        return float(C)
-
-    def _check_input(self, X, name="X"):
-        check_feature_names(self, X, name)
-        xp, device = get_namespace_and_device(self._X)
-        return check_X(X, name, self.n_features_in_, xp, device, owner=type(self).__name__)[0]
-
     def _values(self, beta, b, X):
         """Predictions ``K(X, X_train) β + b`` for the coefficient rows ``beta`` (k, n)."""
         xp, device = get_namespace_and_device(self._X)
