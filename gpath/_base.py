@@ -35,7 +35,7 @@ from ._multiclass import (
 )
 from ._path import kkt_violation
 from ._platt import couple, sigmoid_predict
-from ._validation import check_choice, check_feature_names, check_labels, check_X
+from ._validation import check_choice, check_feature_names, check_labels, check_X, is_precomputed
 from .kernels import PRECOMPUTED, with_index
 from .persistence import SaveMixin
 
@@ -83,7 +83,7 @@ class OneVsOneSVC(Locked, SaveMixin, ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         # A precomputed kernel's X is a Gram matrix: scikit-learn's splitters cut its columns too.
-        tags.input_tags.pairwise = isinstance(self.kernel, str) and self.kernel.lower() == PRECOMPUTED
+        tags.input_tags.pairwise = is_precomputed(self.kernel)
         return tags
 
     def _set_fitted(self, attrs: dict) -> None:

@@ -176,7 +176,8 @@ class SVRPath(PathEvaluation, SaveMixin, RegressorMixin, BaseEstimator):
         alpha = doubled_path.alpha
         path = dataclasses.replace(doubled_path, alpha=alpha[:, 0::2] - alpha[:, 1::2])
         for end in (0, -1):
-            violation = self._violation(path, end, kernel, X, y, params["epsilon"], params["ridge"])
+            violation = _violation(path.alpha[end], path.intercept[end], path.Cs[end], kernel, X, y,
+                                   params["epsilon"], params["ridge"])
             if violation > _TOL:
                 raise PathError(f"the path at C={path.Cs[end]:g} violates the KKT conditions by {violation:.3g} "
                                 f"recomputed from scratch (allowed: {_TOL:g})")
@@ -276,20 +277,7 @@ class SVRPath(PathEvaluation, SaveMixin, RegressorMixin, BaseEstimator):
         check_is_fitted(self, "path_")
         C = self.C_ if C is None else self._check_C(C)
         beta, b = interpolate(self.path_, C)
-        point = CPath(Cs=np.array([C]), alpha=beta[None, :], intercept=np.array([b]), margin_size=np.zeros(1, int),
-                      n_breakpoints=0, n_refinements=0, time=0.0)
-        return self._violation(point, 0, self.kernel_, self._X, self._y, self._epsilon, self._ridge)
-
-    @staticmethod
-    def _violation(path, end, kernel, X, y, epsilon, ridge) -> float:
-        """check_kkt's rule at the path point ``end``."""
-        xp, device = get_namespace_and_device(X)
-        beta, b, C = path.alpha[end], float(path.intercept[end]), float(path.Cs[end])
-        support = np.flatnonzero(beta)
-        X_sv = xp.take(X, to_device(support, xp, device), axis=0)
-        alpha = np.stack([np.maximum(beta, 0.0), np.maximum(-beta, 0.0)], axis=1).reshape(-1)
-        return kkt_violation_svr(kernel, X_sv, to_device(beta[support], xp, device), b, X, y, alpha,
-                                 np.full(alpha.size, C), epsilon, ridge, C)
+        return _violation(beta, b, C, self.kernel_, self._X, self._y, self._epsilon, self._ridge)
 
     def select(self, X_val, y_val):
         """Pick the C of least validation squared error; sets ``C_`` and ``validation_error_``.
@@ -366,7 +354,19 @@ class SVRPath(PathEvaluation, SaveMixin, RegressorMixin, BaseEstimator):
         if not all(isinstance(v, float) and np.isfinite(v) and v >= 0 for v in (epsilon, ridge)):
             raise invalid(f"_epsilon and _ridge must be floats >= 0; got {epsilon!r} and {ridge!r}")
         for end in (0, k - 1):
-            violation = self._violation(p, end, self.kernel_, self._X, y, epsilon, ridge)
+            violation = _violation(p.alpha[end], p.intercept[end], Cs[end], self.kernel_, self._X, y, epsilon, ridge)
             if violation > _TOL:
                 raise invalid(f"the path at C={Cs[end]:g} violates the KKT conditions by {violation:.3g} relative to "
                               f"the scale of f, recomputed from scratch (allowed: {_TOL:g})")
+
+
+def _violation(beta, b, C, kernel, X, y, epsilon, ridge) -> float:
+    """check_kkt's rule (:func:`gpath.svr.kkt_violation_svr`) for β (host, n), b and C on the
+    training rows X (device) and targets y (host)."""
+    xp, device = get_namespace_and_device(X)
+    C = float(C)
+    support = np.flatnonzero(beta)
+    X_sv = xp.take(X, to_device(support, xp, device), axis=0)
+    alpha = np.stack([np.maximum(beta, 0.0), np.maximum(-beta, 0.0)], axis=1).reshape(-1)
+    return kkt_violation_svr(kernel, X_sv, to_device(beta[support], xp, device), float(b), X, y, alpha,
+                             np.full(alpha.size, C), epsilon, ridge, C)
