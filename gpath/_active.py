@@ -48,7 +48,8 @@ class ActiveSet:
 
     def __init__(self, factor, cache, column=None, slots=None):
         self.factor, self.cache, self.column = factor, cache, column
-        self._slots = np.zeros(max(16, 2 * factor.size), dtype=np.int64)
+        # As many slots as the factor has room for points: the compiled path loop writes both.
+        self._slots = np.zeros(max(16, 2 * factor.size, factor.arrays[0].shape[0]), dtype=np.int64)
         if slots is not None:
             self._slots[: len(slots)] = slots
 

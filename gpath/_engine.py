@@ -28,7 +28,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ._array_api import is_numpy, to_device, to_host
+from ._array_api import is_numpy, scalars, to_device, to_host
 from ._ratio import EPS
 from ._threads import in_row_blocks
 from .kernels import EXPANSION_LIMIT, CenteredRows, q_columns
@@ -111,6 +111,25 @@ class Engine:
                                     xp.astype(i_lo, t.dtype), xp.astype(i_hi, t.dtype)]))
         b_lo, b_hi = float(picked[0]), float(picked[1])
         return (b_lo, int(picked[2]) if b_lo > -inf else -1), (b_hi, int(picked[3]) if b_hi < inf else -1)
+
+    def stationarity(self, yf, lo, hi, members: np.ndarray, shift, scale: float) -> float:
+        """The largest stationarity violation of the maintained margins: a point of M off
+        y f = 1, one of O below its level, of I or A above it, relative to ``scale`` plus each
+        row's own |shift| where there is a shift (device vectors of shape (n,); ``members``:
+        host ints)."""
+        xp = self.xp
+        off = xp.maximum(xp.maximum(lo - yf, yf - hi), 0.0)
+        on = xp.abs(yf - 1.0)
+        divisor = scale
+        if shift is not None:
+            off, on, divisor = off / (scale + xp.abs(shift)), on / (scale + xp.abs(shift)), 1.0
+        parts = [xp.max(off)] if yf.shape[0] else []
+        if members.size:
+            parts.append(xp.max(xp.take(on, to_device(members, xp, self.device))))
+        values = scalars(xp, *parts)
+        if any(math.isnan(v) for v in values):
+            return math.inf  # a NaN margin satisfies no condition
+        return max(values, default=0.0) / divisor
 
     # ------------------------------------------------------------------ the passes
     def step(self, z, lo, hi, cache, slots, phi, a, v, c, u, limit):
@@ -272,6 +291,10 @@ class NumbaEngine(Engine):
             idx, viol = idx[keep], viol[keep]
         return idx[np.argsort(-viol, kind="stable")]
 
+    def stationarity(self, yf, lo, hi, members: np.ndarray, shift, scale: float) -> float:
+        return _stationarity(yf, lo, hi, np.ascontiguousarray(members, dtype=np.int64),
+                             _vec(shift), float(scale))
+
     def step(self, z, lo, hi, cache, slots, phi, a, v, c, u, limit):
         if z.shape[0] == 0:
             return math.inf, -1, True
@@ -401,6 +424,26 @@ def _bias_interval(b, y, yf, lo, hi):
         elif bounds_above and t < best_hi:
             best_hi, i_hi = t, i
     return best_lo, i_lo, best_hi, i_hi
+
+
+@njit(cache=True)
+def _stationarity(yf, lo, hi, members, shift, scale):
+    """Engine.stationarity in one pass over n and one over M (``shift`` empty: none)."""
+    worst = 0.0
+    shifted = shift.shape[0] > 0
+    for i in range(yf.shape[0]):
+        v = max(lo[i] - yf[i], yf[i] - hi[i])
+        if shifted:
+            v /= scale + abs(shift[i])
+        if not v <= worst:  # larger, or NaN: a NaN margin satisfies no condition
+            worst = v if v == v else math.inf
+    for k in members:
+        v = abs(yf[k] - 1.0)
+        if shifted:
+            v /= scale + abs(shift[k])
+        if not v <= worst:
+            worst = v if v == v else math.inf
+    return worst if shifted else worst / scale
 
 
 # The block passes below run over rows start:stop of a k × n block (one row per column of Q,

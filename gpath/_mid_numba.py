@@ -249,6 +249,8 @@ def run(state, factor, slots, cache, kernel, path, work, events):
 
 
 _KINDS = {"rbf": 0, "linear": 1, "poly": 2}
+_NAMES = {BOUND_LOWER: "bound", BOUND_UPPER: "bound", CROSSING: "crossing"}
+_NO_EVENTS = np.zeros((2, 0), dtype=np.int64)
 
 
 def follow(path_run) -> int:
@@ -256,16 +258,12 @@ def follow(path_run) -> int:
     number of breakpoints. Raises what the readable loop raises."""
     s = path_run.s
     n = s.n
-    a_col = np.full(n, -1, dtype=np.int64)
-    for k, j in path_run.a_col.items():
-        a_col[k] = j
     QA = path_run.QA if path_run.QA.shape[1] else np.zeros((n, 1))
     k = s.kernel
     kernel = (s.X, _KINDS[k.kind], float(k.gamma), float(k.degree), float(k.coef0), float(k.offset), s.ridge)
     recording = path_run.events is not None
     max_breakpoints = 50 * (n + 10)
-    events = np.zeros((2, max_breakpoints + 2 if recording else 0), dtype=np.int64)
-    names = {BOUND_LOWER: "bound", BOUND_UPPER: "bound", CROSSING: "crossing"}
+    events = np.zeros((2, max_breakpoints + 2), dtype=np.int64) if recording else _NO_EVENTS
     while True:
         cache, factor, active = s.cache, s.factor, s.active
         # Read again on every entry: the events handled in Python may rebind these arrays.
@@ -289,13 +287,13 @@ def follow(path_run) -> int:
         work = (np.empty(n), np.empty(cache.data.shape[1]), np.empty(capacity + 1), np.empty(capacity + 1),
                 np.empty(n))
         status = run(state, factor.arrays, active._slots, cache_arrays, kernel,
-                     (path_run.u, QA, a_col, a_rows, dA, pints, pfloats), work, events)
+                     (path_run.u, QA, path_run.a_col, a_rows, dA, pints, pfloats), work, events)
         path_run.a_rows, path_run.dA = a_rows[: pints[0]].copy(), dA[: pints[0]].copy()
         path_run.n_breakpoints, path_run.zero_steps = int(pints[1]), int(pints[2])
         path_run.r, path_run.delta0, s.b = float(pfloats[0]), float(pfloats[1]), float(pfloats[2])
         cache.n_columns_computed += int(pints[3])
         if recording:
-            path_run.events.extend((names[int(kind)], int(point)) for kind, point in events[:, : pints[7]].T)
+            path_run.events.extend((_NAMES[int(kind)], int(point)) for kind, point in events[:, : pints[7]].T)
             events[:, : pints[7]] = 0
         if status == DONE:
             return path_run.finish()

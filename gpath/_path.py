@@ -246,7 +246,6 @@ class SVCState:
         new.y_host = np.concatenate([self.y_host, to_host(y_add)])
         new.alpha = np.concatenate([self.alpha, np.zeros(m)])
         new.upper = np.concatenate([self.upper, upper_add])
-        new.where = self.where.copy()
         QA = new.engine.q_block(new.kernel, new.X, np.arange(n_old, n_old + m), new.y, new.ridge)
         if m:
             # Margins of the new points: y_A f(x_A) = Q[:, A]ᵀ α + y_A b (α_A = 0).
@@ -256,16 +255,18 @@ class SVCState:
                 yf_add = yf_add + shift_add
                 new.shift = xp.concat([self.shift, shift_add])
             new.yf = xp.concat([self.yf, yf_add])
-            codes = np.full(m, A, dtype=np.int8)
-            lo_add, hi_add = (to_device(v, xp, self.device) for v in _levels(codes, upper_add))
-            new.lo, new.hi = xp.concat([self.lo, lo_add]), xp.concat([self.hi, hi_add])
-            new.where = np.concatenate([new.where, codes])
+            # Set A's levels (hi = 1), unbounded for an empty box (as _levels gives them).
+            lo_add = np.full(m, -np.inf)
+            hi_add = np.where(upper_add > 0.0, 1.0, np.inf)
+            new.lo = xp.concat([self.lo, to_device(lo_add, xp, self.device)])
+            new.hi = xp.concat([self.hi, to_device(hi_add, xp, self.device)])
+            new.where = np.concatenate([new.where, np.full(m, A, dtype=np.int8)])
             if "_diag_max" in self.__dict__:
                 new._diag_max = max(self._diag_max, self._max_diagonal(X_add))
             # Rows of the new points in the cached columns: Q[A, p] = Q[p, A].
-            owners = np.maximum(self.cache.owner, 0)
-            rows = xp.take(QA, to_device(owners, xp, self.device), axis=0)
-            held = to_device((self.cache.owner >= 0).astype(np.float64), xp, self.device)
+            owner = self.cache.owner
+            rows = xp.take(QA, to_device(np.maximum(owner, 0), xp, self.device), axis=0)
+            held = to_device(np.where(owner >= 0, 1.0, 0.0), xp, self.device)
             cache = self.cache.with_rows_appended(rows * held[:, None])
             share, share_coef = self._held_share()
             if share is not None:
@@ -274,6 +275,7 @@ class SVCState:
                 new._share = xp.concat([share, coef_dev @ xp.abs(QA[:n_old, :])])
                 new._share_coef = np.concatenate([share_coef, np.zeros(m)])
         else:
+            new.where = self.where.copy()
             new.yf, new.lo, new.hi = (xp.asarray(a, copy=True) for a in (self.yf, self.lo, self.hi))
             cache = self.cache.with_rows_kept(np.arange(n_old))
         new.active = self.active.copy(cache, new.q_column)
@@ -287,11 +289,13 @@ class SVCState:
         keep_dev = to_device(keep, xp, self.device)
         share, coef = self._held_share()
         if share is not None:
-            gone = np.ones(self.n, dtype=bool)
-            gone[keep] = False
-            delta = np.where(gone, -coef, 0.0)  # the dropped points' share
+            delta = -coef  # the dropped points' share
+            delta[keep] = 0.0
             rows, columns = gone_columns if gone_columns is not None else (None, None)
-            if columns is not None and np.isin(np.flatnonzero(delta), rows).all():
+            outside = delta.copy()
+            if columns is not None:
+                outside[rows] = 0.0
+            if columns is not None and not outside.any():
                 share = share + xp.abs(columns) @ to_device(delta[rows], xp, self.device)
             else:
                 share = self._add_columns(share, delta)
@@ -499,8 +503,9 @@ class SVCState:
         With ``tol``: where the violation relative to the scale's lower bound 1 is already
         at most ``tol``, that (larger) value and None, without the product the scale costs."""
         a = self.alpha
-        feasibility = max(abs(float(self.y_host @ a)), float(np.max(-a, initial=0.0)),
-                          float(np.max(a - self.upper, initial=0.0))) / self.C
+        feasibility = 0.0
+        if a.size:
+            feasibility = max(abs(float(self.y_host @ a)), -float(a.min()), float((a - self.upper).max()), 0.0) / self.C
         if tol is not None:
             at_least_1 = self._stationarity(1.0)
             if max(at_least_1, feasibility) <= tol:
@@ -512,17 +517,7 @@ class SVCState:
         """The largest stationarity violation (a margin point off y f = 1, a point of O below
         it, of I above it) relative to ``scale``, plus each row's own |shift|: one target of
         1e300 must not make the check of every other row relative to 1e300."""
-        xp = self.xp
-        off = xp.maximum(xp.maximum(self.lo - self.yf, self.yf - self.hi), 0.0)
-        on = xp.abs(self.yf - 1.0)
-        divisor = scale
-        if self.shift is not None:
-            off, on, divisor = off / (scale + xp.abs(self.shift)), on / (scale + xp.abs(self.shift)), 1.0
-        parts = [xp.max(off)] if self.n else []
-        members = self.active.members
-        if members.size:
-            parts.append(xp.max(xp.take(on, to_device(members, xp, self.device))))
-        return max(scalars(xp, *parts), default=0.0) / divisor
+        return self.engine.stationarity(self.yf, self.lo, self.hi, self.active.members, self.shift, scale)
 
     def scale_bound(self) -> float:
         """An upper bound of ``kkt_scale(with_shift=False)`` without a product:
@@ -693,43 +688,46 @@ class _PathRun:
         # Points of A already satisfying (1a) go straight to O (section 3.2), as do points with
         # an empty box (C_k = 0: α_k = 0 = C_k is all they can be).
         a_rows = np.arange(n_old, s.n)
-        yf_a = s.engine.gather(s.yf, a_rows)
-        moving = (yf_a < 1.0 - _EPS) & (s.upper[a_rows] > 0.0)
-        for k in a_rows[~moving]:
-            s.place(int(k), O)
+        moving = (s.engine.gather(s.yf, a_rows) < 1.0 - _EPS) & (s.upper[n_old:] > 0.0)
+        if not moving.all():
+            for k in a_rows[~moving].tolist():
+                s.place(k, O)
         self.a_rows = a_rows[moving]
-        self.a_col = {int(k): j for j, k in enumerate(a_rows)}  # column of QA
+        self.a_col = np.full(s.n, -1, dtype=np.int64)  # column of QA of each point of A
+        self.a_col[a_rows] = np.arange(a_rows.size)
         # Points of R leave every set now; those with α = 0 have no influence at all.
-        self.r_rows = np.array([k for k in remove if s.alpha[k] > 0.0], dtype=np.int64)
+        self.r_rows = remove[s.alpha[remove] > 0.0]
         for k in remove.tolist():
             if s.where[k] == M:
                 s.active.leave(k)
             s.place(k, R)
         self.dA = s.upper[self.a_rows] - s.alpha[self.a_rows]
-        self.dR = s.alpha[self.r_rows].copy()
+        self.dR = s.alpha[self.r_rows]  # (a copy: fancy indexing)
         # The size of the update's own rates (d at r = 1): margin rates far below it are
         # round-off (gpath._ratio.first_bound_hit). Not C: where the kernel is huge (features
         # of size 1e12) the coefficients, and a removal's rates, are tiny.
-        self.rate_scale = float(max(np.max(self.dA, initial=0.0), np.max(self.dR, initial=0.0)))
+        self.rate_scale = max(float(self.dA.max()) if self.dA.size else 0.0,
+                              float(self.dR.max()) if self.dR.size else 0.0)
         self.r = 1.0
         self.delta0 = float(s.y_host[self.a_rows] @ self.dA - s.y_host[self.r_rows] @ self.dR)
-        u = xp.zeros(s.n, dtype=xp.float64, device=s.device)
+        u = None
         if self.a_rows.size:
             d = np.zeros(QA.shape[1])
-            d[[self.a_col[int(k)] for k in self.a_rows]] = self.dA
-            u = u + QA @ to_device(d, xp, s.device)
+            d[self.a_col[self.a_rows]] = self.dA
+            u = QA @ to_device(d, xp, s.device)
         # Q[:, R] of the removed points with α > 0, which take_rows reuses for their share of
         # the scale.
         self.QR, self.r_rows_at_start = None, self.r_rows
         if self.r_rows.size:
             self.QR = s.engine.q_block(s.kernel, s.X, self.r_rows, s.y, s.ridge)
-            u = u - self.QR @ to_device(self.dR, xp, s.device)
-        self.u = u
+            u_r = self.QR @ to_device(self.dR, xp, s.device)
+            u = -u_r if u is None else u - u_r
+        self.u = xp.zeros(s.n, dtype=xp.float64, device=s.device) if u is None else u
 
     # -- events ------------------------------------------------------------------
     def _a_column(self, k: int):
         xp, s = self.s.xp, self.s
-        return xp.take(self.QA, to_device(np.array([self.a_col[k]]), xp, s.device), axis=1)[:, 0]
+        return xp.take(self.QA, to_device(self.a_col[k : k + 1], xp, s.device), axis=1)[:, 0]
 
     def _leave_a(self, k: int) -> None:
         """Point k of A reached the margin: α_k stops at its current value, and its term leaves

@@ -567,7 +567,9 @@ class IncrementalSVC(OneVsOneSVC):
         weights_add = check_sample_weight(sample_weight_add, m, w_name, allow_all_zero=True, inert_negative=True)
         rows = check_ids([] if remove is None else remove, self.sample_ids_)
         # The classes after the update: those that keep a point, and the labels added.
-        kept_index = np.delete(self._class_index, rows)
+        alive = np.ones(self._class_index.shape[0], dtype=bool)  # the rows the update keeps
+        alive[rows] = False
+        kept_index = self._class_index[alive]
         present = np.bincount(kept_index, minlength=k_old) > 0
         classes = old_classes if known and np.all(present) else np.union1d(old_classes[present], labels)
         if classes.shape[0] < 2:
@@ -594,10 +596,10 @@ class IncrementalSVC(OneVsOneSVC):
         cw = self.class_weight_ if same else self._class_weights_after(classes, old_classes, class_index)
         w_add = cw[add_index] * (1.0 if weights_add is None else weights_add)  # boxes over C
         upper_add = params["C"] * w_add
-        weights = np.concatenate([np.delete(self._weights, rows), w_add])
+        weights = np.concatenate([self._weights[alive], w_add])
         check_every_class_weighted(weights, class_index, classes)
         new_ids = self._next_id + np.arange(m, dtype=np.int64)
-        ids = np.concatenate([np.delete(self.sample_ids_, rows), new_ids])
+        ids = np.concatenate([self.sample_ids_[alive], new_ids])
         with ExitStack() as stack:
             new_states, followed, n_bp, ways = [], [], 0, set()
             for i, j in pairs(k):
@@ -660,6 +662,9 @@ class IncrementalSVC(OneVsOneSVC):
             if not same:
                 attrs.update(self._probability_after(new_states, class_index, weights, classes, old_classes,
                                                      params))
+            key = self._params_key()
+            if key is not None:
+                attrs["_params_memo"] = (key, dict(params))
         self._set_fitted(attrs)
         # The states the update started from are spent (their cache buffers are the new states'):
         # their factors' arrays take the next update's copies of the factors.
@@ -777,7 +782,27 @@ class IncrementalSVC(OneVsOneSVC):
         return sigmoid_train(dec, first)
 
     # ------------------------------------------------------------------ internals
+    _CHECKED = ("C", "ridge", "tol", "method", "cache_size", "max_iter", "decision_function_shape",
+                "probability", "break_ties", "shrinking", "verbose")
+
     def _check_params(self) -> dict:
+        # Every update checks them; the checks are a pure function of the values, so the values
+        # the last successful update checked (and their types: 1 == True) return its result.
+        memo = self.__dict__.get("_params_memo")
+        if memo is not None and memo[0] == self._params_key():
+            return dict(memo[1])
+        return self._checked_params()
+
+    def _params_key(self):
+        """The checked parameters' values and types, or None if one cannot be compared."""
+        values = tuple((type(v), v) for v in (getattr(self, name) for name in self._CHECKED))
+        try:
+            hash(values)
+        except TypeError:
+            return None
+        return values
+
+    def _checked_params(self) -> dict:
         return {
             "C": check_positive(self.C, "C"),
             "ridge": check_positive(self.ridge, "ridge", allow_zero=True),

@@ -352,12 +352,15 @@ def _squared_distances(xp, X1, X2, gamma, rows: CenteredRows | None = None):
     ‖x − z‖² = ‖x − c‖² + ‖z − c‖² − 2⟨x − c, z − c⟩ for any c: with c the mean of X2's rows the
     terms are of the size of the distances themselves, so the expansion (one matrix product)
     does not cancel catastrophically when the data sit far from the origin (timestamps,
-    coordinates); for one column, c = z, it is the plain differences. Where γ is so large that
-    its remaining round-off would show in exp(−γ d²), the differences themselves are used, in
-    chunks of rows.
+    coordinates); for one column (c = z) or one row (c = x), it is the plain differences.
+    Where γ is so large that its remaining round-off would show in exp(−γ d²), the differences
+    themselves are used, in chunks of rows.
     """
     if X1.shape[0] == 0 or X2.shape[0] == 0:
         return xp.zeros((X1.shape[0], X2.shape[0]), dtype=X1.dtype, device=get_namespace_and_device(X1)[1])
+    if X1.shape[0] == 1 and rows is None:  # c = x: the differences themselves (a stream's one row)
+        diff = X2 - X1
+        return xp.reshape(xp.vecdot(diff, diff), (1, X2.shape[0]))
     if rows is not None and X2.shape[0] > 1:  # X1 centred already (rows.X is X1)
         c, X1c, n1c, max_n1c = rows.center, rows.centered, rows.norms, rows.max_norm
         X2c = X2 - c
