@@ -20,6 +20,12 @@ gamma = "scale": |M| ≈ 500 at n = 10,000), and two Gaussians in 10 dimensions,
     python benchmarks/speed.py --device cuda       # GPU: + bandwidth floor, 10⁶ points, GPU/CPU
     python benchmarks/speed.py --quick             # a smoke run: small settings only
     python benchmarks/speed.py --device cuda --n 100000 1000000   # only these window sizes
+    python benchmarks/speed.py --one-point         # the one-point update against its floor (issue 18)
+
+The one-point rows (``--one-point``): add the next point and remove the oldest, many times
+(WaterFlow's direction task, window 600, C = 10, γ = 1; Adult n = 10,000, C = 1, γ = "scale"); the
+median update against the floor of its breakpoints (median breakpoints × `floor.py`'s
+breakpoint at that n and |M|) and against a LIBSVM retrain of the window.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from floor import breakpoint_floor
 from peers import peers
 
 from gpath import IncrementalSVC
-from gpath.datasets import load_adult, load_bananas
+from gpath.datasets import load_adult, load_bananas, load_waterflow_direction
 
 # (data, n, steps m, C, gamma)
 CPU_SETTINGS = [
@@ -107,12 +113,53 @@ def slide(X, y, n, steps, updates, C, gamma, now):
         yield m, float(np.mean(times)), float(np.mean(bps)), int(np.mean(sizes)), lo - n, model
 
 
+# (data, n, C, gamma, updates) of the one-point rows
+ONE_POINT_SETTINGS = [("waterflow", 600, 10.0, 1.0, 400), ("adult", 10000, 1.0, "scale", 100)]
+
+
+def one_point():
+    """The one-point rows (module docstring)."""
+    from sklearn.svm import SVC
+
+    print(f"# one-point update: {platform.machine()}; {time.strftime('%Y-%m-%d')}")
+    print("| data | n | C | updates | median update ms | median bp | \\|M\\| | floor ms | update/floor | "
+          "LIBSVM retrain ms | update/LIBSVM |")
+    print("|" + "---|" * 11)
+    for name, n, C, gamma, updates in ONE_POINT_SETTINGS:
+        X, y = load_waterflow_direction() if name == "waterflow" else load(name, n + updates + 60)
+        model = IncrementalSVC(C=C, gamma=gamma, method="multiple").fit(X[:n], y[:n])
+        lo = n
+        times, bps, sizes = [], [], []
+        for i in range(updates + 50):  # the first 50: the steady state (caches, spare rows)
+            t = time.perf_counter()
+            model.update(X_add=X[lo : lo + 1], y_add=y[lo : lo + 1], remove=model.sample_ids_[:1])
+            if i >= 50:
+                times.append(time.perf_counter() - t)
+                bps.append(model.last_update_.n_breakpoints)
+                sizes.append(model.last_update_.margin_size)
+            lo += 1
+        assert model.check_kkt() <= 1e-9
+        t_upd, bp, size = float(np.median(times)), float(np.median(bps)), int(np.median(sizes))
+        floor = max(bp, 1.0) * breakpoint_floor(np, n, max(size, 1), time.perf_counter)["total"]
+        window = slice(lo - n, lo)
+        svc = SVC(C=C, gamma=model.kernel_.gamma)
+        retrain = []
+        for _ in range(3):
+            t = time.perf_counter()
+            svc.fit(X[window], y[window])
+            retrain.append(time.perf_counter() - t)
+        r = min(retrain)
+        print(f"| {name} | {n} | {C:g} | {updates} | {1e3 * t_upd:.3f} | {bp:.0f} | {size} | {1e3 * floor:.3f} | "
+              f"{t_upd / floor:.1f} | {1e3 * r:.2f} | {t_upd / r:.3f} |", flush=True)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--updates", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="small settings only (a smoke run)")
     parser.add_argument("--n", type=int, nargs="+", help="only these window sizes")
+    parser.add_argument("--one-point", action="store_true", help="only the one-point update rows (issue 18)")
     args = parser.parse_args(argv)
     gpu = args.device == "cuda"
     if gpu:
@@ -127,6 +174,9 @@ def main(argv=None):
     IncrementalSVC(C=1.0).fit(xp.asarray(X0[:100]), y0[:100]).update(X_add=xp.asarray(X0[100:120]), y_add=y0[100:120],
                                                                      remove=[0])
     available = peers()
+    if args.one_point:
+        one_point()
+        return
     print(f"# speed: gpath on {args.device}; {platform.machine()}; {time.strftime('%Y-%m-%d')}"
           + (f"; measured device bandwidth {bw / 1e9:.0f} GB/s" if bw else ""))
     cols = " | ".join(f"{p} s | update/{p}" for p in available)

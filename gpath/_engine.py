@@ -436,13 +436,13 @@ def _stationarity(yf, lo, hi, members, shift, scale):
         if shifted:
             v /= scale + abs(shift[i])
         if not v <= worst:  # larger, or NaN: a NaN margin satisfies no condition
-            worst = v if v == v else math.inf
+            worst = math.inf if math.isnan(v) else v
     for k in members:
         v = abs(yf[k] - 1.0)
         if shifted:
             v /= scale + abs(shift[k])
         if not v <= worst:
-            worst = v if v == v else math.inf
+            worst = math.inf if math.isnan(v) else v
     return worst if shifted else worst / scale
 
 

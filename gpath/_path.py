@@ -176,7 +176,9 @@ class SVCState:
         self.engine = engine_for(xp, device, kernel)
 
     def __getstate__(self):
-        return {**self.__dict__, "xp": self.xp.__name__}
+        state = {**self.__dict__, "xp": self.xp.__name__}
+        state.pop("_x_rows", None)  # X's row buffer: a copy or a pickle holds X alone
+        return state
 
     def __setstate__(self, state):
         self.__dict__.update(state, xp=namespace_by_name(state["xp"]))
@@ -241,7 +243,8 @@ class SVCState:
         new.__dict__.update(self.__dict__)
         m = X_add.shape[0]
         n_old = self.n
-        new.X = xp.concat([self.X, X_add], axis=0)
+        if m:
+            new.X, new._x_rows = self._rows_appended(X_add)
         new.y = xp.concat([self.y, y_add], axis=0)
         new.y_host = np.concatenate([self.y_host, to_host(y_add)])
         new.alpha = np.concatenate([self.alpha, np.zeros(m)])
@@ -281,6 +284,23 @@ class SVCState:
         new.active = self.active.copy(cache, new.q_column)
         return new, QA
 
+    def _rows_appended(self, X_add):
+        """``X`` with the rows ``X_add`` appended, as a view of a row buffer, and that buffer
+        with the view's first row. The rows are written past the end of X's own view of the
+        buffer, which belong to no live state (as the cache's rows past its top): a spent state
+        may have held them, the state this is called on never does. A window's update thus copies
+        the new rows only, where two copies of n × d each (append, then drop the oldest) cost
+        more than the path at n = 10,000 (fresh pages: ~1 ns a byte)."""
+        xp, n, m = self.xp, self.n, X_add.shape[0]
+        buffer, first, view = self.__dict__.get("_x_rows", (None, 0, None))
+        if view is not self.X or first + n + m > buffer.shape[0]:
+            buffer = xp.empty((n + m + (n + m) // 4 + 64, self.X.shape[1]), dtype=self.X.dtype, device=self.device)
+            buffer[:n, :] = self.X
+            first = 0
+        buffer[first + n : first + n + m, :] = X_add
+        X = buffer[first : first + n + m, :]
+        return X, (buffer, first, X)
+
     def take_rows(self, keep: np.ndarray, gone_columns=None) -> None:
         """Keep the points ``keep`` (host int array of row indices), in that order;
         ``gone_columns``: ``(rows, Q[:, rows])`` of dropped points where the caller has them
@@ -300,7 +320,14 @@ class SVCState:
             else:
                 share = self._add_columns(share, delta)
             self._share, self._share_coef = xp.take(share, keep_dev), coef[keep]
-        for name in ("X", "y", "yf", "lo", "hi") + (() if self.shift is None else ("shift",)):
+        buffer, first, view = self.__dict__.pop("_x_rows", (None, 0, None))
+        if view is self.X and keep.size and int(keep[-1]) - int(keep[0]) + 1 == keep.size:
+            # Consecutive rows (a window drops its oldest): a view of the same row buffer.
+            self.X = buffer[first + int(keep[0]) : first + int(keep[-1]) + 1, :]
+            self._x_rows = (buffer, first + int(keep[0]), self.X)
+        else:
+            self.X = xp.take(self.X, keep_dev, axis=0)
+        for name in ("y", "yf", "lo", "hi") + (() if self.shift is None else ("shift",)):
             setattr(self, name, xp.take(getattr(self, name), keep_dev, axis=0))
         new_index = np.full(self.n, -1, dtype=np.int64)
         new_index[keep] = np.arange(keep.shape[0])
@@ -382,7 +409,7 @@ class SVCState:
         # At a bound to round-off of the coefficients' own size, the largest α of the model
         # (not C: features of size 1e12 give α near 1e-24; not the margin's alone, which a
         # lone member at round-off of 0 would set itself).
-        a_max = float(np.max(self.alpha, initial=0.0))
+        a_max = float(self.alpha.max()) if self.n else 0.0
         if not np.all((a <= 1e-8 * a_max) | (a >= c * (1.0 - 1e-8))):
             return
         if members.size and a_max > 0.0:  # (every α = 0: the members are exactly at 0)

@@ -356,7 +356,7 @@ def _slot_order(used: np.ndarray, capacity: int) -> np.ndarray:
     first (shape (capacity,), int64)."""
     free = np.ones(capacity, dtype=bool)
     free[used] = False
-    return np.concatenate([used, np.flatnonzero(free)]).astype(np.int64)
+    return np.concatenate([used, np.flatnonzero(free)]).astype(np.int64, copy=False)
 
 
 class BorderedFactor:

@@ -214,3 +214,26 @@ def test_the_product_block_equals_the_generic_block(kind, labels):
         if kind == "rbf":  # the same without the prepared rows
             np.testing.assert_allclose(NumbaEngine(np, None).q_block(kernel, X, cols, y, 1e-3), generic,
                                        rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("shifted", [False, True])
+def test_the_compiled_stationarity_check_equals_the_generic_one(shifted):
+    # The end-of-update KKT check of the maintained margins (SVCState.kkt_check): one compiled
+    # pass against the array-API expression, with levels of every set, a linear term's shift,
+    # and a NaN margin, which must read as a violation (inf), never as 0.
+    rng = np.random.default_rng(3)
+    n = 200
+    yf = 1.0 + rng.normal(scale=1e-3, size=n)
+    codes = rng.integers(0, 4, n)  # O, M, I, A
+    lo = np.where(codes == 0, 1.0, -np.inf)
+    hi = np.where((codes == 2) | (codes == 3), 1.0, np.inf)
+    members = np.flatnonzero(codes == 1)
+    shift = rng.normal(scale=1e3, size=n) if shifted else None
+    for scale in (1.0, 37.5):
+        fast = NumbaEngine(np, None).stationarity(yf, lo, hi, members, shift, scale)
+        generic = Engine(np, None).stationarity(yf, lo, hi, members, shift, scale)
+        assert fast > 0.0
+        assert fast == pytest.approx(generic, rel=1e-15)
+    yf[members[3]] = np.nan
+    assert NumbaEngine(np, None).stationarity(yf, lo, hi, members, shift, 1.0) == np.inf
+    assert Engine(np, None).stationarity(yf, lo, hi, members, shift, 1.0) == np.inf

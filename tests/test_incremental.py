@@ -294,3 +294,67 @@ def test_device_mismatch_is_a_type_error():
     with pytest.raises(TypeError, match="on device"):
         model.update(X_add=other, y_add=y[50:60])
     assert snapshot(model) == before
+
+
+@pytest.mark.parametrize(("name", "value"), [("tol", -1.0), ("tol", True), ("max_iter", 0.5), ("method", "fast"),
+                                             ("cache_size", np.nan), ("verbose", "yes")])
+def test_an_update_checks_parameters_changed_since_the_last_update(name, value):
+    # An update remembers the parameter values it checked last; a value changed since, even
+    # one equal to the old one in Python's eyes (True == 1), is checked again.
+    X, y = dataset("breast_cancer")
+    model = IncrementalSVC(C=1.0, gamma=0.05).fit(X[:100], y[:100])
+    model.update(X[100:101], y[100:101], remove=model.sample_ids_[:1])
+    model.update(X[101:102], y[101:102], remove=model.sample_ids_[:1])
+    model.set_params(**{name: value})
+    before = dict(model.__dict__)
+    with pytest.raises(ValueError, match=name):
+        model.update(X[102:103], y[102:103], remove=model.sample_ids_[:1])
+    assert model.__dict__.keys() == before.keys() and all(model.__dict__[k] is before[k] for k in before)
+
+
+def test_window_updates_keep_the_rows_of_every_model_apart():
+    # A window's update appends the new rows in place, into spare rows of the old rows' buffer,
+    # and keeps the rest as a view: two copies of one model, a rejected update, a removal in
+    # the middle and a save in between must each keep exactly their own rows.
+    import copy
+    import io
+
+    import gpath
+    import gpath._path as path_module
+
+    X, y = dataset("waterflow")
+    a = IncrementalSVC(C=10.0, gamma=1.0).fit(X[:200], y[:200])
+    for i in range(5):
+        a.update(X[200 + i : 201 + i], y[200 + i : 201 + i], remove=a.sample_ids_[:1])
+    b = copy.copy(a)
+    a.update(X[205:215], y[205:215], remove=a.sample_ids_[:10])
+    b.update(X[300:310], y[300:310], remove=b.sample_ids_[:10])
+    before = snapshot(a)
+    original = path_module._PathRun.run
+
+    def failing(self):
+        original(self)
+        raise path_module.PathError("injected after the path")
+
+    path_module._PathRun.run = failing
+    try:
+        with pytest.raises(path_module.PathError, match="injected"):
+            a.update(X[215:225], y[215:225], remove=a.sample_ids_[:10])  # wrote its rows, then failed
+    finally:
+        path_module._PathRun.run = original
+    assert snapshot(a) == before
+    a.update(X[400:410], y[400:410], remove=a.sample_ids_[:10])
+    a.update(remove=a.sample_ids_[50:52])  # two rows from the middle: a copy of the rest
+    a.update(X[410:413], y[410:413], remove=a.sample_ids_[:3])
+    buffer = io.BytesIO()
+    a.save(buffer)
+    buffer.seek(0)
+    c = gpath.load(buffer)
+    c.update(X[500:501], y[500:501], remove=c.sample_ids_[:1])
+    a.update(X[413:414], y[413:414], remove=a.sample_ids_[:1])
+    rows_a = np.r_[29:75, 77:215, 400:414]
+    rows_b = np.r_[15:205, 300:310]
+    rows_c = np.r_[29:75, 77:215, 400:413, 500]
+    for model, rows in ((a, rows_a), (b, rows_b), (c, rows_c)):
+        np.testing.assert_array_equal(to_host(model.states_[0].X), X[rows])
+        assert_exact(model, X[rows], y[rows])

@@ -214,3 +214,17 @@ def test_a_callable_kernel_pickles_but_is_not_saved(make, tmp_path):
     with pytest.raises(TypeError, match="callable" if isinstance(model, (RobustSVC, RobustSVR)) else "cannot save"):
         gpath.save(model, path)
     assert not path.exists()
+
+
+def test_one_rows_rbf_block_is_the_differences_far_from_the_origin():
+    # predict_one's block K(x, SV) for a single row takes x − z itself (no expansion around a
+    # centre): exact to round-off of the distances even for data far from the origin.
+    from gpath.kernels import Kernel
+
+    rng = np.random.default_rng(5)
+    Z = 1e6 + rng.normal(size=(50, 3))
+    x = Z[:1] + 0.1
+    kernel = Kernel("rbf", gamma=0.7)
+    exact = np.exp(-0.7 * ((Z - x) ** 2).sum(axis=1))
+    np.testing.assert_allclose(kernel(x, Z)[0], exact, rtol=1e-14)
+    np.testing.assert_allclose(kernel(np.vstack([x, x]), Z), np.vstack([exact, exact]), rtol=1e-9)
