@@ -326,11 +326,13 @@ class IncrementalSVR(Locked, SaveMixin, RegressorMixin, BaseEstimator):
         if n_after == 0:
             raise ValueError(f"the update would leave no point in the model (it holds {self._y.shape[0]}, "
                              f"removes {rows.size}, adds none)")
-        weights = np.concatenate([np.delete(self._weights, rows), w_add])
+        alive = np.ones(self._y.shape[0], dtype=bool)  # the points the update keeps
+        alive[rows] = False
+        weights = np.concatenate([self._weights[alive], w_add])
         if not np.any(weights > 0):
             raise ValueError("the update would leave only points of weight 0 in the model")
-        y = np.concatenate([np.delete(self._y, rows), y_new])
-        ids = np.concatenate([np.delete(self.sample_ids_, rows), self._next_id + np.arange(m, dtype=np.int64)])
+        y = np.concatenate([self._y[alive], y_new])
+        ids = np.concatenate([self.sample_ids_[alive], self._next_id + np.arange(m, dtype=np.int64)])
         start = time.perf_counter()
         remove2 = np.stack([2 * rows, 2 * rows + 1], axis=1).reshape(-1)
         with ExitStack() as stack:
@@ -602,8 +604,13 @@ def _spread(y) -> float:
     that one huge target does not set."""
     if y.size == 0:
         return 0.0
-    q25, q75 = np.percentile(y, [25, 75])
-    return float(q75 - q25) or float(np.max(y) - np.min(y))
+    # The quartiles as np.percentile's "linear" rule, from one partition (every update checks
+    # its model in this unit; np.percentile cost ~100 µs of a 0.7 ms one-point update).
+    at = np.array([0.25, 0.75]) * (y.size - 1)
+    lo, hi = np.floor(at).astype(np.int64), np.ceil(at).astype(np.int64)
+    v = np.partition(y, np.unique(np.concatenate([lo, hi, [0, y.size - 1]])))
+    q25, q75 = v[lo] + (v[hi] - v[lo]) * (at - lo)
+    return float(q75 - q25) or float(v[-1] - v[0])
 
 
 def kkt_violation_svr(kernel, X_sv, coef, b, X, y, alpha, upper, epsilon, ridge, C) -> float:

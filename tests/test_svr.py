@@ -238,3 +238,17 @@ def test_cross_validate_fold_models_come_by_updates_and_are_exact():
     ref = sk_cross_validate(SVR(C=10.0, epsilon=0.1, gamma=0.1, tol=1e-10), X, y, cv=5,
                             scoring="neg_mean_absolute_error")
     np.testing.assert_allclose(out["test_score"], ref["test_score"], rtol=1e-5)
+
+
+def test_the_targets_spread_is_numpys_interquartile_range():
+    # The unit of every update's resolution check, from one partition instead of np.percentile.
+    from gpath.svr import _spread
+
+    rng = np.random.default_rng(0)
+    for n in (1, 2, 3, 4, 5, 7, 10, 600, 1001):
+        for scale in (1e-3, 1.0, 1e6):
+            y = rng.normal(size=n) * scale
+            for targets in (y, np.round(y), np.full(n, 2.5)):
+                q25, q75 = np.percentile(targets, [25, 75])
+                expected = float(q75 - q25) or float(targets.max() - targets.min())
+                assert _spread(targets) == pytest.approx(expected, rel=1e-12, abs=1e-300)
