@@ -432,7 +432,8 @@ def _stationarity(yf, lo, hi, members, shift, scale):
     worst = 0.0
     shifted = shift.shape[0] > 0
     for i in range(yf.shape[0]):
-        v = max(lo[i] - yf[i], yf[i] - hi[i])
+        below, above = lo[i] - yf[i], yf[i] - hi[i]
+        v = math.nan if math.isnan(below) or math.isnan(above) else max(below, above)  # inf − inf too
         if shifted:
             v /= scale + abs(shift[i])
         if not v <= worst:  # larger, or NaN: a NaN margin satisfies no condition

@@ -321,7 +321,8 @@ class SVCState:
                 share = self._add_columns(share, delta)
             self._share, self._share_coef = xp.take(share, keep_dev), coef[keep]
         buffer, first, view = self.__dict__.pop("_x_rows", (None, 0, None))
-        if view is self.X and keep.size and int(keep[-1]) - int(keep[0]) + 1 == keep.size:
+        if (view is self.X and keep.size and int(keep[-1]) - int(keep[0]) + 1 == keep.size
+                and bool(np.all(keep[1:] > keep[:-1]))):
             # Consecutive rows (a window drops its oldest): a view of the same row buffer.
             self.X = buffer[first + int(keep[0]) : first + int(keep[-1]) + 1, :]
             self._x_rows = (buffer, first + int(keep[0]), self.X)
@@ -333,7 +334,7 @@ class SVCState:
         new_index[keep] = np.arange(keep.shape[0])
         for name in ("y_host", "alpha", "upper", "where"):
             setattr(self, name, getattr(self, name)[keep])
-        self.cache = self.cache.with_rows_kept(keep)
+        self.cache.keep_rows(keep)  # this state's own cache (derived for it by _extended or a fit)
         self.active.renumber(new_index)
 
     # ------------------------------------------------------------------ the path

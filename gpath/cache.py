@@ -229,12 +229,17 @@ class QColumnCache:
         the dead rows would then outnumber a quarter of the live ones (a rebuild). Point ids
         are not renumbered here (see :meth:`renumber`)."""
         new = self._derived()
-        rows = np.arange(self.n_rows) if self.rows_host is None else self.rows_host
-        new.n_rows = keep.size
-        new._set_rows(rows[keep])
-        if new.top > keep.size + keep.size // 4 + 64:
-            new = new.with_spare_rows()
+        new.keep_rows(keep)
         return new
+
+    def keep_rows(self, keep: np.ndarray) -> None:
+        """:meth:`with_rows_kept` in place, for a cache no other state holds (one derived for
+        the state a path makes)."""
+        rows = np.arange(self.n_rows) if self.rows_host is None else self.rows_host
+        self.n_rows = keep.size
+        self._set_rows(rows[keep])
+        if self.top > keep.size + keep.size // 4 + 64:
+            self.__dict__.update(self.with_spare_rows().__dict__)
 
     def _to_buffer(self, values):
         """A training-order vector (n_rows,) in buffer order (top,), 0 on dead rows."""

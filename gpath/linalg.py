@@ -351,6 +351,30 @@ def _check_memory(capacity: int, size: int) -> None:
 
 
 # ---------------------------------------------------------------------- the factor
+@njit(cache=True)
+def _copy_into(R, Q, y, g, basis, qs, ints, floats, R2, Q2, y2, g2, basis2, qs2, ints2, floats2):
+    """:meth:`BorderedFactor.copy`'s copy in one call (a one-point update copies its factor:
+    a dozen NumPy steps cost more than the few hundred numbers they move): the blocks in use,
+    and Q's slots as :func:`_slot_order` orders them."""
+    m, top = ints[0], ints[1]
+    ints2[:] = ints
+    floats2[:] = floats
+    for i in range(m):
+        R2[i, :m] = R[i, :m]
+        y2[i], g2[i], basis2[i] = y[i], g[i], basis[i]
+    for i in range(top):
+        Q2[i, :top] = Q[i, :top]
+    free = np.ones(qs2.shape[0], dtype=np.bool_)
+    for i in range(m):
+        qs2[i] = qs[i]
+        free[qs[i]] = False
+    j = m
+    for slot in range(qs2.shape[0]):
+        if free[slot]:
+            qs2[j] = slot
+            j += 1
+
+
 def _slot_order(used: np.ndarray, capacity: int) -> np.ndarray:
     """Q's storage slots: those in ``used`` (in factor order), then the free ones, lowest
     first (shape (capacity,), int64)."""
@@ -466,11 +490,8 @@ class BorderedFactor:
             new.__dict__.update(self.__dict__)
             new._ints, new._floats, new._r = np.zeros(2, dtype=np.int64), np.zeros(2), None
             new._reserve(capacity)
-        new._ints[:], new._floats[:] = self._ints, self._floats
-        new._r[:m, :m], new._q[:top, :top] = self._r[:m, :m], self._q[:top, :top]
-        for name in ("_y", "_g", "_basis"):
-            getattr(new, name)[:m] = getattr(self, name)[:m]
-        new._qs[:] = _slot_order(self._qs[:m], new._qs.shape[0])
+        _copy_into(self._r, self._q, self._y, self._g, self._basis, self._qs, self._ints, self._floats,
+                   new._r, new._q, new._y, new._g, new._basis, new._qs, new._ints, new._floats)
         new.spare = None
         return new
 

@@ -525,6 +525,7 @@ class IncrementalSVR(Locked, SaveMixin, RegressorMixin, BaseEstimator):
         new.__dict__.update(self.__dict__)
         if "_state" in self.__dict__:
             new._state = copy.deepcopy(self._state)
+            new._X = new._state.X[0::2, :]  # a view of the state's rows, which updates write past
         return new
 
     # ------------------------------------------------------------------ persistence
@@ -609,7 +610,8 @@ def _spread(y) -> float:
     at = np.array([0.25, 0.75]) * (y.size - 1)
     lo, hi = np.floor(at).astype(np.int64), np.ceil(at).astype(np.int64)
     v = np.partition(y, np.unique(np.concatenate([lo, hi, [0, y.size - 1]])))
-    q25, q75 = v[lo] + (v[hi] - v[lo]) * (at - lo)
+    a, b, t = v[lo], v[hi], at - lo
+    q25, q75 = np.where(t >= 0.5, b - (b - a) * (1.0 - t), a + (b - a) * t)  # NumPy's _lerp
     return float(q75 - q25) or float(v[-1] - v[0])
 
 

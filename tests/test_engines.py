@@ -234,6 +234,11 @@ def test_the_compiled_stationarity_check_equals_the_generic_one(shifted):
         generic = Engine(np, None).stationarity(yf, lo, hi, members, shift, scale)
         assert fast > 0.0
         assert fast == pytest.approx(generic, rel=1e-15)
+    for bad in (np.nan, np.inf):  # inf at a point of O: inf − inf is NaN in the level test
+        wrong = yf.copy()
+        wrong[np.flatnonzero(codes == 0)[0]] = bad
+        assert NumbaEngine(np, None).stationarity(wrong, lo, hi, members, shift, 1.0) == np.inf
+        assert Engine(np, None).stationarity(wrong, lo, hi, members, shift, 1.0) == np.inf
     yf[members[3]] = np.nan
     assert NumbaEngine(np, None).stationarity(yf, lo, hi, members, shift, 1.0) == np.inf
     assert Engine(np, None).stationarity(yf, lo, hi, members, shift, 1.0) == np.inf

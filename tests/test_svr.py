@@ -251,4 +251,21 @@ def test_the_targets_spread_is_numpys_interquartile_range():
             for targets in (y, np.round(y), np.full(n, 2.5)):
                 q25, q75 = np.percentile(targets, [25, 75])
                 expected = float(q75 - q25) or float(targets.max() - targets.min())
-                assert _spread(targets) == pytest.approx(expected, rel=1e-12, abs=1e-300)
+                assert _spread(targets) == expected
+
+
+def test_a_copy_keeps_its_rows_when_the_original_updates():
+    # An update writes new rows past the end of its state's rows; a copy's rows must be its own.
+    import copy
+
+    rng = np.random.RandomState(1)
+    X = rng.randn(30, 2)
+    y = np.sin(X[:, 0]) + 0.1 * rng.randn(30)
+    model = IncrementalSVR(C=1.0, epsilon=0.1, gamma=0.5).fit(X, y)
+    model.update(X_add=rng.randn(1, 2), y_add=[0.3])
+    twin = copy.copy(model)
+    rows = np.array(twin._X)
+    model.update(remove=[model.sample_ids_[-1]])  # drops the newest point: its rows stay a view
+    model.update(X_add=rng.randn(1, 2) * 5, y_add=[2.0])  # written right after them
+    np.testing.assert_array_equal(twin._X, rows)
+    assert twin.check_kkt() <= 1e-12

@@ -275,3 +275,22 @@ def test_class_weight_cannot_change_between_fit_and_update(fitted):
         model.update(X_add=X[200:210], y_add=y[200:210])
     model.set_params(class_weight=None)
     assert snapshot(model) == before
+
+
+def test_inert_points_at_the_end_keep_the_rows_in_training_order():
+    # A fit holds its weight-0 points back and appends them at the end; putting the rows back
+    # in training order must reorder X with the rest, also when the reorder spans the rows
+    # from first to last (it then looks like a run of consecutive rows, but is not one).
+    from sklearn.svm import SVC
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(12, 2)
+    y = (X[:, 0] + 0.3 * rng.randn(12) > 0).astype(int)
+    w = np.ones(12)
+    w[[3, 11]] = 0.0
+    model = IncrementalSVC(C=1.0, gamma=0.5).fit(X, y, sample_weight=w)
+    np.testing.assert_array_equal(model.states_[0].X, X)
+    assert model.check_kkt() <= 1e-12
+    reference = SVC(C=1.0, gamma=0.5, tol=1e-12).fit(X, y, sample_weight=w)
+    X_test = rng.randn(5, 2)
+    np.testing.assert_allclose(model.decision_function(X_test), reference.decision_function(X_test), atol=1e-6)
