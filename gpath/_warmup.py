@@ -6,7 +6,8 @@ A fit runs SimpleSVM's compiled code, not the path's, so without this the first 
 against a steady 0.8 ms, WaterFlow, n = 600): a pause in the middle of a stream. The first
 NumPy fit (or load) of a process therefore runs a one-point update on a problem of eight
 points, and one of two, which reach the same compiled functions with the same argument types
-(the kernel's kind is a run-time argument, not a type).
+(the kernel's kind is a run-time argument, not a type), and moves one point into the margin
+set and out again from Python, as the events the compiled loop hands back do.
 """
 
 from __future__ import annotations
@@ -45,3 +46,12 @@ def warm_compiled_update(xp) -> None:
         model.update(X_add=X[8:9], y_add=y[8:9], remove=model.sample_ids_[:1])
         model.update(X_add=X[9:], y_add=y[9:], remove=model.sample_ids_[:2])
         model.predict(X[:2])
+        # What the path hands back to Python (a point entering M where the compiled loop has no
+        # free cache slot or factor room; a removed point leaving M) calls the factor's and the
+        # kernel column's compiled functions from Python: load those too (7 ms seen mid-stream).
+        from ._path import M
+
+        state = model.states_[0]
+        k = int(np.flatnonzero(state.where != M)[0])
+        state.active.enter(k, state.y_host[k])
+        state.active.leave(k)
