@@ -216,6 +216,14 @@ class SVCState:
         self.lo[k] = lo
         self.hi[k] = hi
 
+    def place_all(self, ks: np.ndarray, code: int) -> None:
+        """:meth:`place` for the points ``ks`` (host ints) at once."""
+        if ks.size:
+            self.where[ks] = code
+            lo, hi = _levels(np.full(ks.size, code, dtype=np.int8), self.upper[ks])
+            self.engine.scatter(self.lo, ks, lo)
+            self.engine.scatter(self.hi, ks, hi)
+
     # ------------------------------------------------------------------ Q columns
     def q_block(self, X_cols, y_cols, col_rows: np.ndarray):
         """Columns ``Q[:, cols]`` (n × k, device) for points with inputs ``X_cols`` (k × d),
@@ -312,13 +320,10 @@ class SVCState:
             delta = -coef  # the dropped points' share
             delta[keep] = 0.0
             rows, columns = gone_columns if gone_columns is not None else (None, None)
-            outside = delta.copy()
-            if columns is not None:
-                outside[rows] = 0.0
-            if columns is not None and not outside.any():
+            if columns is not None and rows.size:  # their columns at hand; the others' computed
                 share = share + xp.abs(columns) @ to_device(delta[rows], xp, self.device)
-            else:
-                share = self._add_columns(share, delta)
+                delta[rows] = 0.0
+            share = self._add_columns(share, delta)
             self._share, self._share_coef = xp.take(share, keep_dev), coef[keep]
         buffer, first, view = self.__dict__.pop("_x_rows", (None, 0, None))
         if (view is self.X and keep.size and int(keep[-1]) - int(keep[0]) + 1 == keep.size
@@ -718,17 +723,15 @@ class _PathRun:
         a_rows = np.arange(n_old, s.n)
         moving = (s.engine.gather(s.yf, a_rows) < 1.0 - _EPS) & (s.upper[n_old:] > 0.0)
         if not moving.all():
-            for k in a_rows[~moving].tolist():
-                s.place(k, O)
+            s.place_all(a_rows[~moving], O)
         self.a_rows = a_rows[moving]
         self.a_col = np.full(s.n, -1, dtype=np.int64)  # column of QA of each point of A
         self.a_col[a_rows] = np.arange(a_rows.size)
         # Points of R leave every set now; those with α = 0 have no influence at all.
         self.r_rows = remove[s.alpha[remove] > 0.0]
-        for k in remove.tolist():
-            if s.where[k] == M:
-                s.active.leave(k)
-            s.place(k, R)
+        for k in remove[s.where[remove] == M].tolist():
+            s.active.leave(k)
+        s.place_all(remove, R)
         self.dA = s.upper[self.a_rows] - s.alpha[self.a_rows]
         self.dR = s.alpha[self.r_rows]  # (a copy: fancy indexing)
         # The size of the update's own rates (d at r = 1): margin rates far below it are

@@ -191,7 +191,7 @@ if "{estimator}" == "IncrementalSVR":
 model = {estimator}(C=10.0, method="multiple", **({{"epsilon": 0.05}} if "{estimator}" == "IncrementalSVR" else {{}}))
 model.fit(X[:600], y[:600])
 loaded = {{f.py_func.__module__ + "." + f.py_func.__name__: len(f.signatures) for f in compiled}}
-assert loaded["gpath._mid_numba.run"] and loaded["gpath._engine._q_block"], loaded
+assert loaded["gpath._mid_numba.run"] and loaded["gpath._engine._rbf_exponents"], loaded
 lo = 600
 for m in [1] * 40 + [30] * 8 + [5] * 8:
     model.update(X_add=X[lo : lo + m], y_add=y[lo : lo + m], remove=model.sample_ids_[:m])
@@ -256,3 +256,25 @@ def test_the_compiled_stationarity_check_equals_the_generic_one(shifted):
     yf[members[3]] = np.nan
     assert NumbaEngine(np, None).stationarity(yf, lo, hi, members, shift, 1.0) == np.inf
     assert Engine(np, None).stationarity(yf, lo, hi, members, shift, 1.0) == np.inf
+
+
+@pytest.mark.parametrize("labels", [True, False])
+def test_the_few_feature_rbf_block_equals_the_generic_block(labels):
+    # Few features: the compiled exponents, NumPy's exponential over the block and a compiled
+    # finish (a window's new points), against the generic engine, from 1 to 30 columns.
+    from gpath.kernels import Kernel
+
+    X, _ = dataset("waterflow")
+    X = X[:630] + 3.0
+    rng = np.random.default_rng(1)
+    y = np.where(rng.random(len(X)) < 0.5, 1.0, -1.0) if labels else None
+    kernel = Kernel("rbf", gamma=2.0, offset=0.25)
+    for size in (1, 2, 30):
+        cols = np.sort(rng.choice(len(X), size, replace=False))
+        fast = NumbaEngine(np, None).q_block(kernel, X, cols, y, 1e-3)
+        generic = Engine(np, None).q_block(kernel, X, cols, y, 1e-3)
+        assert fast.shape == generic.shape == (len(X), size)
+        np.testing.assert_allclose(fast, generic, rtol=1e-14, atol=1e-15)
+        for c, k in enumerate(cols):  # and the compiled loop's own column
+            np.testing.assert_allclose(fast[:, c], NumbaEngine(np, None).q_column(kernel, X, int(k), y, 1e-3),
+                                       rtol=1e-14, atol=1e-15)
