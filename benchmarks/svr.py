@@ -77,8 +77,11 @@ def window_table(X, y, W, steps, updates, C, eps, gamma):
             osvr.fit(X[:W], y[:W])
         rec = {key: [] for key in ("mid", "sid", "osvr", "bp", "kkt", *peers)}
         diff = {key: 0.0 for key in ("osvr", *peers)}
-        for u in range(min(updates, (len(y) - W) // m)):  # as many as the series holds
-            lo = W + u * m
+        windows = [W + u * m for u in range(min(updates, (len(y) - W) // m))]  # as many as the series holds
+        # gpath's updates first, then each peer's: a peer's threads (scikit-learn-intelex's TBB
+        # pool spins after a fit) would otherwise share the cores with the next timed update.
+        predictions = []
+        for lo in windows:
             Xa, ya = X[lo : lo + m], y[lo : lo + m]
             for model, key in ((mid, "mid"), (sid, "sid")):
                 t = time.perf_counter()
@@ -86,15 +89,19 @@ def window_table(X, y, W, steps, updates, C, eps, gamma):
                 rec[key].append(time.perf_counter() - t)
             rec["bp"].append(mid.last_update_.n_breakpoints)
             rec["kkt"].append(max(mid.check_kkt(), sid.check_kkt()))
+            predictions.append(mid.predict(X[lo + m - W : lo + m]))
+        for lo, f in zip(windows, predictions):
+            Xa, ya = X[lo : lo + m], y[lo : lo + m]
             Xw, yw = X[lo + m - W : lo + m], y[lo + m - W : lo + m]
-            f = mid.predict(Xw)
             if osvr is not None:
                 t = time.perf_counter()
                 osvr.partial_fit(Xa, ya)
                 osvr.forget(np.arange(m))  # the oldest m: OnlineSVR keeps its samples in arrival order
                 rec["osvr"].append(time.perf_counter() - t)
                 diff["osvr"] = max(diff["osvr"], float(np.max(np.abs(osvr.predict(Xw) - f))))
-            for name, make in peers.items():
+        for name, make in peers.items():
+            for lo, f in zip(windows, predictions):
+                Xw, yw = X[lo + m - W : lo + m], y[lo + m - W : lo + m]
                 t = time.perf_counter()
                 peer = make(C, eps, gamma).fit(Xw, yw)
                 rec[name].append(time.perf_counter() - t)
