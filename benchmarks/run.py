@@ -2,7 +2,8 @@
 
 1. Window updates against retraining peers and against the n × |M| product (`speed.py`; the
    MID path itself, `method="multiple"`), and large updates by the path, the warm-started
-   refit and `method="auto"` (`large_update.py`).
+   refit and `method="auto"` (`large_update.py`); the one-point update against its floor
+   (`speed.py --one-point`).
 2. SimpleSVC fits against the same peers (`simplesvm.py`).
 3. One outlier path against CCCP at 5 to 50 grid points (`outlier_path.py --timing-only`).
 4. MID, SID and LIBSVM retrains over the C × γ grid of Karasuyama & Takeuchi (2009), section
@@ -45,6 +46,9 @@ def main(argv=None):
     print("## 1. Window updates\n", flush=True)
     speed.main(["--device", args.device, *quick] + (["--n", *args.n] if args.n else []))
     if args.device == "cpu":
+        if not args.quick:
+            print("\n## 1a. The one-point update against its floor\n", flush=True)
+            speed.main(["--one-point"])
         print("\n## 1b. Large updates: path, warm-started refit, auto\n", flush=True)
         large_update.main(quick)
         print("\n## 2. SimpleSVC fits\n", flush=True)

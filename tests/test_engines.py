@@ -165,8 +165,9 @@ def test_compiled_loop_reads_the_arrays_an_event_handled_in_python_rebinds(monke
     np.testing.assert_allclose(ends["compiled"].alpha, ends["generic"].alpha, rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("kernel", ["rbf", "linear", "poly"])
 @pytest.mark.parametrize("estimator", ["IncrementalSVC", "IncrementalSVR"])
-def test_fit_loads_every_compiled_function_an_update_reaches(estimator):
+def test_fit_loads_every_compiled_function_an_update_reaches(estimator, kernel):
     # Issue 18: the first update after fit in a new process loaded the path's compiled loop and
     # the kernel-column code from Numba's cache (26-37 ms against a steady 0.8 ms). In a fresh
     # interpreter, fit alone must leave them loaded: an update then loads nothing more.
@@ -188,10 +189,11 @@ compiled = [obj for info in pkgutil.iter_modules(gpath.__path__)
 X, y = load_waterflow_direction()
 if "{estimator}" == "IncrementalSVR":
     y = X[:, -1].copy()
-model = {estimator}(C=10.0, method="multiple", **({{"epsilon": 0.05}} if "{estimator}" == "IncrementalSVR" else {{}}))
+model = {estimator}(C=10.0, kernel="{kernel}", method="multiple",
+                    **({{"epsilon": 0.05}} if "{estimator}" == "IncrementalSVR" else {{}}))
 model.fit(X[:600], y[:600])
 loaded = {{f.py_func.__module__ + "." + f.py_func.__name__: len(f.signatures) for f in compiled}}
-assert loaded["gpath._mid_numba.run"] and loaded["gpath._engine._rbf_exponents"], loaded
+assert loaded["gpath._mid_numba.run"] and loaded["gpath._engine._rbf_exponents"] and loaded["gpath._engine._q_block"]
 lo = 600
 for m in [1] * 40 + [30] * 8 + [5] * 8:
     model.update(X_add=X[lo : lo + m], y_add=y[lo : lo + m], remove=model.sample_ids_[:m])
