@@ -259,20 +259,22 @@ class NumbaEngine(Engine):
                           np.ascontiguousarray(cols, dtype=np.int64), min_rows=_BLOCK_ROWS)
             return block.T
         out = np.empty((X.shape[0], cols.size), order="F")
-        if d > _BLAS_FEATURES:  # a few columns: _q_block's transposed copy of X would cost more
+        if d > _BLAS_FEATURES:  # a few columns: _feature_sums' transposed copy of X would cost more
             for c, k in enumerate(cols.tolist()):
                 out[:, c] = self.q_column(kernel, X, k, y, ridge)
             return out
+        # The sums over the few features compiled, then the kernel's map over the whole block
+        # (NumPy's SIMD exponential: 2× a compiled scalar exp at 30 columns, n = 630, d = 7)
+        # and the entries finished, as the product block's.
         cols = np.ascontiguousarray(cols, dtype=np.int64)
-        if kernel.kind == "rbf":
-            # The exponents compiled, then NumPy's SIMD exponential over the block: 2× the
-            # compiled scalar exp's time at 30 columns (a window's new points, n = 630, d = 7).
-            _rbf_exponents(X, cols, kernel.gamma, out)
+        rbf = kernel.kind == "rbf"
+        _feature_sums(X, cols, rbf, -kernel.gamma if rbf else 1.0, out)
+        block = out.T  # C order (k, n): its rows are Q's columns
+        if rbf:
             np.exp(out, out=out)
-            _finish_block(0, cols.size, out.T, kernel.offset, _vec(y), ridge, cols)
-            return out
-        _q_block(X, cols, _KINDS[kernel.kind], kernel.gamma, float(kernel.degree), kernel.coef0, kernel.offset,
-                 _vec(y), ridge, out)
+        elif kernel.kind == "poly":
+            _polynomial(0, cols.size, block, kernel.gamma, float(kernel.degree), kernel.coef0)
+        _finish_block(0, cols.size, block, kernel.offset, _vec(y), ridge, cols)
         return out
 
     @staticmethod
@@ -528,10 +530,11 @@ def _q_column(X, k, kind, gamma, degree, coef0, offset, y, ridge, out):
 
 
 @njit(cache=True, fastmath=_FAST)
-def _q_block(X, cols, kind, gamma, degree, coef0, offset, y, ridge, out):
-    """Q[:, cols] into the column-major ``out`` (n, k), the entries as :func:`_q_column`'s.
-    X is transposed once, so that a column's sums over the few features run along rows of
-    Xᵀ, n at a time (vectorized), not along each short row of X."""
+def _feature_sums(X, cols, squared_distances, scale, out):
+    """``scale`` times ‖x_i − x_k‖² (RBF; from the differences, no cancellation however far
+    the data sit from the origin) or ⟨x_i, x_k⟩ for k in ``cols``, into the column-major
+    ``out`` (n, k). X is transposed once, so that a column's sums over the few features run
+    along rows of Xᵀ, n at a time (vectorized), not along each short row of X."""
     n, d = X.shape
     XT = np.ascontiguousarray(X.T)
     acc = np.empty(n)
@@ -540,7 +543,7 @@ def _q_block(X, cols, kind, gamma, degree, coef0, offset, y, ridge, out):
         acc[:] = 0.0
         for j in range(d):
             feature, x_kj = XT[j], XT[j, k]
-            if kind == 0:
+            if squared_distances:
                 for i in range(n):
                     t = feature[i] - x_kj
                     acc[i] += t * t
@@ -549,35 +552,7 @@ def _q_block(X, cols, kind, gamma, degree, coef0, offset, y, ridge, out):
                     acc[i] += feature[i] * x_kj
         column = out[:, c]
         for i in range(n):
-            if kind == 0:
-                value = math.exp(-gamma * acc[i])
-            else:
-                value = acc[i] if kind == 1 else (gamma * acc[i] + coef0) ** degree
-            value += offset
-            if y.shape[0] > 0:
-                value *= y[i] * y[k]
-            column[i] = value
-        column[k] += ridge
-
-
-@njit(cache=True, fastmath=_FAST)
-def _rbf_exponents(X, cols, gamma, out):
-    """−γ ‖x_i − x_k‖² for k in ``cols`` into the column-major ``out`` (n, k): the RBF
-    exponents of :func:`_q_block`, from the differences, X transposed once."""
-    n, d = X.shape
-    XT = np.ascontiguousarray(X.T)
-    acc = np.empty(n)
-    for c in range(cols.shape[0]):
-        k = cols[c]
-        acc[:] = 0.0
-        for j in range(d):
-            feature, x_kj = XT[j], XT[j, k]
-            for i in range(n):
-                t = feature[i] - x_kj
-                acc[i] += t * t
-        column = out[:, c]
-        for i in range(n):
-            column[i] = -gamma * acc[i]
+            column[i] = scale * acc[i]
 
 
 @njit(cache=True, fastmath=_FAST)

@@ -266,12 +266,11 @@ class SVCState:
                 yf_add = yf_add + shift_add
                 new.shift = xp.concat([self.shift, shift_add])
             new.yf = xp.concat([self.yf, yf_add])
-            # Set A's levels (hi = 1), unbounded for an empty box (as _levels gives them).
-            lo_add = np.full(m, -np.inf)
-            hi_add = np.where(upper_add > 0.0, 1.0, np.inf)
+            codes = np.full(m, A, dtype=np.int8)
+            lo_add, hi_add = _levels(codes, upper_add)
             new.lo = xp.concat([self.lo, to_device(lo_add, xp, self.device)])
             new.hi = xp.concat([self.hi, to_device(hi_add, xp, self.device)])
-            new.where = np.concatenate([new.where, np.full(m, A, dtype=np.int8)])
+            new.where = np.concatenate([new.where, codes])
             if "_diag_max" in self.__dict__:
                 new._diag_max = max(self._diag_max, self._max_diagonal(X_add))
             # Rows of the new points in the cached columns: Q[A, p] = Q[p, A].

@@ -56,10 +56,3 @@ def warm_compiled_update(xp) -> None:
         state.active.enter(k, state.y_host[k])
         state.active.leave(k)
         state.factor.refactor()  # what a solve whose check finds drift calls
-        # The linear and polynomial kernels' column blocks (the RBF model above takes its own
-        # route), for one column and for several: Numba types the two differently.
-        from ._engine import NumbaEngine
-        from .kernels import Kernel
-
-        for cols in (np.arange(1), np.arange(2)):
-            NumbaEngine(np, None).q_block(Kernel("linear"), X, cols, np.where(y == 1, 1.0, -1.0), 0.0)

@@ -353,9 +353,10 @@ def _check_memory(capacity: int, size: int) -> None:
 # ---------------------------------------------------------------------- the factor
 @njit(cache=True)
 def _copy_into(R, Q, y, g, basis, qs, ints, floats, R2, Q2, y2, g2, basis2, qs2, ints2, floats2):
-    """:meth:`BorderedFactor.copy`'s copy in one call (a one-point update copies its factor:
-    a dozen NumPy steps cost more than the few hundred numbers they move): the blocks in use,
-    and Q's slots as :func:`_slot_order` orders them."""
+    """Copy a factor's arrays into another's of at least its size, in one call (a one-point
+    update copies its factor: a dozen NumPy steps cost more than the few hundred numbers they
+    move): the blocks in use, and Q's storage slots, those in use (in factor order), then the
+    free ones, lowest first."""
     m, top = ints[0], ints[1]
     ints2[:] = ints
     floats2[:] = floats
@@ -373,14 +374,6 @@ def _copy_into(R, Q, y, g, basis, qs, ints, floats, R2, Q2, y2, g2, basis2, qs2,
         if free[slot]:
             qs2[j] = slot
             j += 1
-
-
-def _slot_order(used: np.ndarray, capacity: int) -> np.ndarray:
-    """Q's storage slots: those in ``used`` (in factor order), then the free ones, lowest
-    first (shape (capacity,), int64)."""
-    free = np.ones(capacity, dtype=bool)
-    free[used] = False
-    return np.concatenate([used, np.flatnonzero(free)]).astype(np.int64, copy=False)
 
 
 class BorderedFactor:
@@ -433,7 +426,7 @@ class BorderedFactor:
         if old is not None and old.shape[0] >= capacity:
             return
         cap = max(16, capacity, 2 * (0 if old is None else old.shape[0]))
-        m, top = self.m, self._top
+        m = self.m
         if cap > 256:  # small factors cannot run out of memory (and reading /proc costs)
             _check_memory(cap, m)
         # Not zeroed: only R[:m, :m] and Q[:top, :top] are read (see _insert).
@@ -441,10 +434,9 @@ class BorderedFactor:
                       _basis=np.zeros(cap, dtype=np.int64), _qs=np.arange(cap, dtype=np.int64),
                       _work=np.zeros(cap + 1), _xs=np.zeros(cap), _buf=np.zeros(cap))
         if old is not None:
-            arrays["_r"][:m, :m], arrays["_q"][:top, :top] = self._r[:m, :m], self._q[:top, :top]
-            for name in ("_y", "_g", "_basis"):
-                arrays[name][:m] = getattr(self, name)[:m]
-            arrays["_qs"][:] = _slot_order(self._qs[:m], cap)
+            _copy_into(self._r, self._q, self._y, self._g, self._basis, self._qs, self._ints, self._floats,
+                       arrays["_r"], arrays["_q"], arrays["_y"], arrays["_g"], arrays["_basis"], arrays["_qs"],
+                       self._ints, self._floats)
         self.__dict__.update(arrays)
 
     # ------------------------------------------------------------------ views
