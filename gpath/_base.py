@@ -21,7 +21,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from . import persistence
+from . import _sparse, persistence
 from ._array_api import get_namespace_and_device, to_device, to_host
 from ._multiclass import (
     ovo_layout,
@@ -84,6 +84,7 @@ class OneVsOneSVC(Locked, SaveMixin, ClassifierMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         # A precomputed kernel's X is a Gram matrix: scikit-learn's splitters cut its columns too.
         tags.input_tags.pairwise = is_precomputed(self.kernel)
+        tags.input_tags.sparse = not is_precomputed(self.kernel)  # SciPy sparse rows (gpath._sparse)
         return tags
 
     def _set_fitted(self, attrs: dict) -> None:
@@ -161,14 +162,16 @@ class OneVsOneSVC(Locked, SaveMixin, ClassifierMixin, BaseEstimator):
         layout = ovo_layout(class_index, k, pair_alpha, pair_b)
         sv_rows = take_rows(layout["support_"])
         xp, device = get_namespace_and_device(sv_rows)
+        sparse = _sparse.is_sparse(sv_rows)  # fitted on sparse rows: SVC's sparse attributes
         return {
             "classes_": classes,
             "kernel_": kernel,
             "n_features_in_": int(n_features) - (kernel.kind == PRECOMPUTED),  # less the index column
             "alpha_": layout["alpha_"],
             "support_": layout["support_"],
-            "support_vectors_": sv_rows,
-            "dual_coef_": to_device(layout["dual_coef"], xp, device),
+            "support_vectors_": _sparse.as_published(sv_rows) if sparse else sv_rows,
+            "dual_coef_": (_sparse.as_published(layout["dual_coef"]) if sparse
+                           else to_device(layout["dual_coef"], xp, device)),
             "intercept_": to_device(layout["intercept"], xp, device),
             "n_support_": layout["n_support_"],
             "class_weight_": np.asarray(class_weight, dtype=np.float64),
@@ -179,9 +182,21 @@ class OneVsOneSVC(Locked, SaveMixin, ClassifierMixin, BaseEstimator):
     def _checked_input(self, X):
         check_is_fitted(self, "dual_coef_")
         check_feature_names(self, X)
+        return self._as_rows(self._checked_rows(X), -1), get_namespace_and_device(self.support_vectors_)[0]
+
+    def _checked_rows(self, X, name="X"):
+        """X checked against the model: its namespace, device and features; sparse rows for a
+        model fitted on sparse rows (dense ones too), refused by one fitted on dense rows
+        (scikit-learn's ``SVC`` rule and message)."""
+        fitted_sparse = _sparse.is_sparse(self.support_vectors_)
+        if _sparse.is_sparse(X) and not fitted_sparse:
+            raise ValueError(f"cannot use sparse input in 'SVC' trained on dense data: this {type(self).__name__} "
+                             f"was fitted on a dense X (as scikit-learn's SVC, it then takes dense rows only); "
+                             f"pass {name}.toarray(), or fit on sparse rows")
         xp, device = get_namespace_and_device(self.support_vectors_)
-        X, _, _ = check_X(X, "X", self.n_features_in_, xp, device, owner=type(self).__name__)
-        return self._as_rows(X, -1), xp
+        X, _, _ = check_X(X, name, self.n_features_in_, xp, device, owner=type(self).__name__,
+                          accept_sparse=fitted_sparse)
+        return X
 
     def _as_rows(self, X, first: int):
         """Checked input X as the model's rows: with a precomputed kernel, X's kernel values
@@ -192,7 +207,8 @@ class OneVsOneSVC(Locked, SaveMixin, ClassifierMixin, BaseEstimator):
     def _ovo_decision(self, X, xp):
         """The published pairwise decision values of validated rows X: (n, k(k−1)/2)."""
         K = self.kernel_(X, self.support_vectors_)
-        return pair_decisions(K, self.dual_coef_, self.n_support_, self.intercept_, len(self.classes_), xp)
+        return pair_decisions(K, _sparse.dense(self.dual_coef_), self.n_support_, self.intercept_, len(self.classes_),
+                              xp)
 
     @serialized
     def decision_function(self, X):
@@ -240,7 +256,7 @@ class OneVsOneSVC(Locked, SaveMixin, ClassifierMixin, BaseEstimator):
         X, xp = self._checked_input(X)
         k = len(self.classes_)
         if k == 2:
-            return self.kernel_(X, self.support_vectors_) @ self.dual_coef_[0, :] + self.intercept_[0]
+            return self.kernel_(X, self.support_vectors_) @ _sparse.dense(self.dual_coef_)[0, :] + self.intercept_[0]
         shape = check_choice(self.decision_function_shape, "decision_function_shape", DECISION_SHAPES)
         dec = self._ovo_decision(X, xp)
         return dec if shape == "ovo" else ovr_decision(dec, k, xp)
@@ -375,17 +391,16 @@ class OneVsOneSVC(Locked, SaveMixin, ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "dual_coef_")
         if self.kernel_.kind != "linear" or self.kernel_.offset != 0.0:
             raise AttributeError("coef_ is only available when using a linear kernel")
-        xp, _ = get_namespace_and_device(self.support_vectors_)
+        xp, device = get_namespace_and_device(self.support_vectors_)
         k = len(self.classes_)
-        if k == 2:
-            coef = xp.reshape(self.dual_coef_[0, :] @ self.support_vectors_, (1, -1))
-        else:
-            rows = []
-            for p in range(k * (k - 1) // 2):
-                sv, pair_coef = pair_coefficients(self.dual_coef_, self.n_support_, k, p, xp)
-                _, device = get_namespace_and_device(self.support_vectors_)
-                rows.append(pair_coef @ xp.take(self.support_vectors_, to_device(sv, xp, device), axis=0))
-            coef = xp.stack(rows, axis=0)
+        dual = _sparse.dense(self.dual_coef_)
+        rows = []
+        for p in range(k * (k - 1) // 2):
+            sv, pair_coef = pair_coefficients(dual, self.n_support_, k, p, xp)
+            rows.append(pair_coef @ _sparse.take_rows(self.support_vectors_, sv, xp, device))
+        if _sparse.is_sparse(self.support_vectors_):  # fitted on sparse rows: a sparse coef_, as SVC
+            return _sparse.as_published(np.stack([np.asarray(r).ravel() for r in rows]))
+        coef = xp.stack(rows, axis=0)
         if isinstance(coef, np.ndarray):
             # Computed from the dual: a write to it would change nothing, so it is refused (as SVC).
             coef.flags.writeable = False
@@ -484,8 +499,8 @@ class OneVsOneSVC(Locked, SaveMixin, ClassifierMixin, BaseEstimator):
         xp, device = get_namespace_and_device(self.support_vectors_)
         _, diag = self._kkt_problem()
         k = len(self.classes_)
-        sv, coef = pair_coefficients(self.dual_coef_, self.n_support_, k, p, xp)
-        SV = xp.take(self.support_vectors_, to_device(sv, xp, device), axis=0)
+        sv, coef = pair_coefficients(_sparse.dense(self.dual_coef_), self.n_support_, k, p, xp)
+        SV = _sparse.take_rows(self.support_vectors_, sv, xp, device)
         sign = pair_sign(k)
         f, size = [], []
         n = X.shape[0]
@@ -514,7 +529,7 @@ class OneVsOneSVC(Locked, SaveMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(f"{name}.check_kkt needs the training data: pass the X and y given to fit")
         check_feature_names(self, X)
         xp, device = get_namespace_and_device(self.support_vectors_)
-        X, _, _ = check_X(X, "X", self.n_features_in_, xp, device, owner=name)
+        X = self._checked_rows(X)
         n = self._weights.shape[0]
         if X.shape[0] != n:
             raise ValueError(f"X must be the {n} training rows given to fit; got {X.shape[0]} rows")
@@ -525,7 +540,7 @@ class OneVsOneSVC(Locked, SaveMixin, ClassifierMixin, BaseEstimator):
         out = []
         for i, j in pairs(k):
             rows = pair_rows(class_index, i, j, k)
-            X_p = X if k == 2 else xp.take(X, to_device(rows, xp, device), axis=0)
+            X_p = X if k == 2 else _sparse.take_rows(X, rows, xp, device)
             out.append((X_p, np.where(class_index[rows] == j, 1.0, -1.0), rows))
         return out
 
@@ -569,7 +584,7 @@ class OneVsOneSVC(Locked, SaveMixin, ClassifierMixin, BaseEstimator):
         if self.kernel_.kind == PRECOMPUTED and not np.array_equal(sv[:, -1], support):
             raise invalid("a precomputed kernel's support_vectors_ must end with each support vector's index "
                           "(support_)")
-        dual = attr(self, "dual_coef_", (k - 1, n_sv))
+        dual = _sparse.dense(attr(self, "dual_coef_", (k - 1, n_sv)))
         attr(self, "intercept_", (n_pairs,))
         counts = attr(self, "n_support_", (k,), "iu")
         weights = np.asarray(getattr(self, "_weights", None), dtype=np.float64)

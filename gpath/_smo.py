@@ -70,8 +70,11 @@ def kernel_matrix(X: np.ndarray, kernel, diag: float) -> np.ndarray | None:
         Added to the diagonal (the ridge).
     """
     if kernel.kind == "precomputed":  # the rows' Gram values at their own indices
+        index = X[:, -1].astype(np.int64)
         with np.errstate(over="ignore", invalid="ignore"):
-            K = X[:, X[:, -1].astype(np.int64)].astype(np.float32)
+            # All the training rows in order (a binary fit): the Gram matrix as it is, no gather.
+            own = index.size == X.shape[1] - 1 and np.array_equal(index, np.arange(index.size))
+            K = (X[:, :-1] if own else X[:, index]).astype(np.float32)
         K[np.diag_indices_from(K)] += np.float32(diag)
         return K if np.all(np.isfinite(K)) else None
     if kernel.kind == "rbf":

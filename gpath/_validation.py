@@ -9,6 +9,7 @@ import numpy as np
 
 from ._array_api import _NUMPY_NAMESPACE as _NUMPY
 from ._array_api import get_namespace_and_device, is_array_api, is_numpy, scalars, to_device, to_host
+from ._sparse import check_sparse, is_sparse
 
 __all__ = [
     "check_X",
@@ -28,14 +29,14 @@ __all__ = [
 ]
 
 
-def check_X(X, name="X", n_features=None, xp=None, device=None, owner=None):
+def check_X(X, name="X", n_features=None, xp=None, device=None, owner=None, accept_sparse=False):
     """Validate a 2-D finite real array and return it as float64 in its namespace.
 
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features)
         Any array-API array, or anything NumPy turns into a numeric array (lists, pandas
-        frames, object arrays of numbers). Sparse matrices are refused.
+        frames, object arrays of numbers); a SciPy sparse matrix where ``accept_sparse``.
     name : str
         Argument name used in messages.
     n_features : int or None
@@ -43,6 +44,9 @@ def check_X(X, name="X", n_features=None, xp=None, device=None, owner=None):
     xp, device : namespace and device the array must already live in (None: any).
     owner : str or None
         Estimator name for the feature-count message (scikit-learn's wording).
+    accept_sparse : bool
+        Whether a sparse X is taken: it comes back as a new float64 CSR matrix with sorted
+        indices (:func:`gpath._sparse.check_sparse`), its namespace NumPy's, on the host.
 
     Returns
     -------
@@ -52,7 +56,7 @@ def check_X(X, name="X", n_features=None, xp=None, device=None, owner=None):
     Raises
     ------
     TypeError
-        If X is sparse, not numeric, or lives in another namespace or on another device than
+        If X is sparse (without ``accept_sparse``), not numeric, or lives in another namespace or on another device than
         the model.
     ValueError
         If X is complex, not 2-D, has no rows or no columns, has the wrong number of columns,
@@ -64,9 +68,15 @@ def check_X(X, name="X", n_features=None, xp=None, device=None, owner=None):
         if not np.isfinite(X).all():
             raise ValueError(f"{name} must be finite; got NaN or inf")
         return X.copy(), (xp or _NUMPY), "cpu" if xp is None else device  # a copy, as astype below
-    if _is_sparse(X):
+    if is_sparse(X):
+        if accept_sparse:
+            if xp is not None and not is_numpy(xp):
+                raise TypeError(f"{name} is a sparse {type(X).__name__} (host); the model's arrays are "
+                                f"{xp.__name__!r} on {device!r}")
+            return check_sparse(X, name, n_features, owner), _NUMPY, "cpu"
         raise TypeError(
-            f"{name} is a sparse {type(X).__name__}; sparse input is not supported: pass a dense array"
+            f"{name} is a sparse {type(X).__name__}; sparse input is taken by SimpleSVC and IncrementalSVC.fit "
+            f"only: pass a dense array here"
         )
     if not is_array_api(X):
         try:
@@ -159,12 +169,6 @@ def check_feature_names(estimator, X, name="X") -> None:
         if message.startswith("X "):
             message = f"{name} {message[2:]}"
         warnings.warn(message, w.category, stacklevel=3)
-
-
-def _is_sparse(X) -> bool:
-    import scipy.sparse
-
-    return scipy.sparse.issparse(X)
 
 
 def check_labels(y, n_samples, name="y", classes=None, owner=None, x_name="X", multiclass=False, min_classes=2):
@@ -527,6 +531,9 @@ def check_gram(X, owner: str):
     """
     from .kernels import with_index
 
+    if is_sparse(X):
+        raise TypeError(f"Sparse precomputed kernels are not supported: {owner}(kernel='precomputed') needs the "
+                        f"Gram matrix as a dense array (X.toarray())")
     if X.shape[0] != X.shape[1]:
         raise ValueError(f"{owner}(kernel='precomputed') needs X to be the square Gram matrix K(x_i, x_j) of the "
                          f"training points; got X of shape {tuple(X.shape)}")

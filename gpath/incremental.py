@@ -17,6 +17,7 @@ from ._multiclass import class_weights, new_class_weight, pair_index, pair_rows,
 from ._path import PathError, PathStats, SVCState, check_state, follow_update, restored
 from ._platt import cv_decision_values, sigmoid_train
 from ._simplesvm import polish, simple_svm, warm_simple_svm
+from ._sparse import is_sparse, training_rows
 from ._validation import (
     check_choice,
     check_feature_names,
@@ -271,7 +272,10 @@ class IncrementalSVC(OneVsOneSVC):
         Parameters
         ----------
         X : array of shape (n_samples, n_features)
-            Any array-API array (NumPy, CuPy, ...) or array-like; converted to float64.
+            Any array-API array (NumPy, CuPy, ...) or array-like; converted to float64. Or a
+            SciPy sparse matrix (any format; host), as :meth:`gpath.SimpleSVC.fit` takes it:
+            trained through its n × n kernel matrix; such a model predicts, saves and loads,
+            but cannot be updated.
         y : array-like of shape (n_samples,)
             Two or more distinct labels (numbers or strings).
         sample_weight : array-like of shape (n_samples,) or None
@@ -290,18 +294,20 @@ class IncrementalSVC(OneVsOneSVC):
             ``sample_weight`` of another length, NaN or all ≤ 0, or a class whose points all
             have weight ≤ 0.
         TypeError
-            Non-numeric X, or a DataFrame whose column names mix strings and other types.
+            Non-numeric X, a DataFrame whose column names mix strings and other types, or
+            sparse X with ``kernel="precomputed"``.
         PathError, SingularMarginError, CacheFullError
             A numerical failure; the estimator is unchanged.
         MemoryError
-            The factor of a pair's working (margin) set, 16·|W|² bytes on the host, would not
+            Sparse X whose n × n kernel matrix would take more than half the available
+            memory. The factor of a pair's working (margin) set, 16·|W|² bytes on the host, would not
             fit in the available memory (the message gives |W|, the bytes and what to do);
             the estimator is unchanged.
         """
         name = type(self).__name__
         params = self._check_params()
         names = feature_names(X)
-        X, _, _ = check_X(X, owner=name)
+        X, _, _ = check_X(X, owner=name, accept_sparse=True)
         labels, classes = check_labels(y, X.shape[0], owner=name, multiclass=True)
         weights = check_sample_weight(sample_weight, X.shape[0], inert_negative=True)
         if is_precomputed(self.kernel):
@@ -311,8 +317,9 @@ class IncrementalSVC(OneVsOneSVC):
 
     def _fit(self, X, labels, classes, weights, names, params, declared):
         start = time.perf_counter()
-        xp, device = get_namespace_and_device(X)
         kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X, precomputed=True)
+        X_fit, X, train_kernel = training_rows(X, kernel, type(self).__name__)
+        xp, device = get_namespace_and_device(X)
         class_index = np.searchsorted(classes, labels)
         cw = class_weights(self.class_weight, classes, labels, allow_unseen=True)
         weights = cw[class_index] * (1.0 if weights is None else weights)  # boxes over C
@@ -324,16 +331,18 @@ class IncrementalSVC(OneVsOneSVC):
             X_p = X if k == 2 else xp.take(X, to_device(rows, xp, device), axis=0)
             y_p = np.where(class_index[rows] == j, 1.0, -1.0)
             pair_start = time.perf_counter()
-            state, iterations = self._fit_pair(X_p, y_p, weights[rows], kernel, params, k)
+            state, iterations = self._fit_pair(X_p, y_p, weights[rows], train_kernel, params, k)
             self._report(params, (classes[i], classes[j]), iterations, state.alpha, state.upper,
                          time.perf_counter() - pair_start)
             states.append(state)
             n_iter += iterations
-        probability = self._calibrated(states, class_index, weights, kernel, params, k) if params["probability"] else {}
+        probability = (self._calibrated(states, class_index, weights, train_kernel, params, k)
+                       if params["probability"] else {})
         n = X.shape[0]
         stats = PathStats(n_iter, n, 0, time.perf_counter() - start, sum(s.active.size for s in states), "fit")
+        sparse_rows = X_fit if is_sparse(X_fit) else None
         attrs = self._attributes(states, class_index, classes, kernel, np.arange(n, dtype=np.int64), n, stats,
-                                 weights, cw)
+                                 weights, cw, sparse_rows)
         self._set_fitted({**attrs, "feature_names_in_": names, "_kernel_params": self._kernel_params_now(),
                       "_fitted_class_weight": copy.deepcopy(self.class_weight), "_declared_classes": declared,
                       "_buffer": None, "probA_": probability.get("A"), "probB_": probability.get("B")})
@@ -516,14 +525,15 @@ class IncrementalSVC(OneVsOneSVC):
             ``partial_fit(classes=...)``) not among the declared classes, X_add without
             y_add, ``sample_weight_add`` without X_add, of another length, negative or NaN,
             repeated ids, an update that would leave a single class or a class whose points
-            all have weight 0, a model of ``kernel="precomputed"``, or C, ridge, class_weight
+            all have weight 0, a model of ``kernel="precomputed"`` or fitted on sparse rows, or C,
+            ridge, class_weight
             or a kernel parameter (kernel,
             gamma, degree, coef0) changed by ``set_params`` since ``fit`` (call fit again).
         KeyError
             An id in ``remove`` that is not in the model.
         TypeError
-            X_add in another namespace or on another device than the model, or ``remove``
-            not integers.
+            X_add sparse, in another namespace or on another device than the model, or
+            ``remove`` not integers.
         PathError, SingularMarginError, CacheFullError
             A numerical failure part-way; the model is unchanged.
         MemoryError
@@ -546,6 +556,10 @@ class IncrementalSVC(OneVsOneSVC):
             raise ValueError(f"{type(self).__name__}(kernel='precomputed') cannot be updated: the new points "
                              f"would need their kernel values against every training point, and the "
                              f"training points' against them; call fit with the new Gram matrix")
+        if getattr(self, "_X_sparse", None) is not None:
+            raise ValueError(f"this {type(self).__name__} was fitted on sparse rows, which it trains on through "
+                             f"their n x n kernel matrix: it cannot be updated; fit on X.toarray() to update, or "
+                             f"fit again with the new rows")
         states = self.states_
         s0 = states[0]
         xp, device = s0.xp, s0.device
@@ -755,8 +769,8 @@ class IncrementalSVC(OneVsOneSVC):
         if not params["probability"]:
             raise ValueError("calibrate fits the probability model of probability=True; got probability=False "
                              "(call set_params(probability=True) first)")
-        probability = self._calibrated(self.states_, self._class_index, self._weights, self.kernel_, params,
-                                       len(self.classes_))
+        probability = self._calibrated(self.states_, self._class_index, self._weights, self.states_[0].kernel,
+                                       params, len(self.classes_))
         self._set_fitted({"probA_": probability["A"], "probB_": probability["B"]})
         return self
 
@@ -836,11 +850,17 @@ class IncrementalSVC(OneVsOneSVC):
     def _check_state(self, state: SVCState, checked=None) -> None:
         check_state(state, check_positive(self.tol, "tol"), checked)
 
-    def _attributes(self, states, class_index, classes, kernel, ids, next_id, stats, weights, cw) -> dict:
-        """Every fitted attribute of the new states, computed before the first one is set."""
+    def _attributes(self, states, class_index, classes, kernel, ids, next_id, stats, weights, cw,
+                    sparse_rows=None) -> dict:
+        """Every fitted attribute of the new states, computed before the first one is set
+        (``sparse_rows``: the training rows of a model fitted on sparse rows, whose states
+        hold their Gram rows)."""
         k = classes.shape[0]
         xp, device = states[0].xp, states[0].device
-        if k == 2:
+        if sparse_rows is not None:
+            def take_rows(rows):
+                return sparse_rows[rows]
+        elif k == 2:
             X = states[0].X
 
             def take_rows(rows):
@@ -848,9 +868,10 @@ class IncrementalSVC(OneVsOneSVC):
         else:
             def take_rows(rows):
                 return _rows_of(states, class_index, k, rows)
+        n_features = states[0].X.shape[1] if sparse_rows is None else sparse_rows.shape[1]
         attrs = self._fitted_attributes(class_index, [s.alpha for s in states], [s.b for s in states], classes,
-                                        kernel, take_rows, states[0].X.shape[1], weights, cw)
-        return {**attrs, "states_": states, "sample_ids_": ids, "_class_index": class_index,
+                                        kernel, take_rows, n_features, weights, cw)
+        return {**attrs, "states_": states, "_X_sparse": sparse_rows, "sample_ids_": ids, "_class_index": class_index,
                 "_next_id": int(next_id), "last_update_": stats,
                 "n_iter_": np.array([getattr(s, "n_iter", 0) for s in states], dtype=np.int32),
                 "fit_status_": 0, "shape_fit_": (int(class_index.shape[0]), attrs["n_features_in_"])}
@@ -871,8 +892,10 @@ class IncrementalSVC(OneVsOneSVC):
         """The pairs' own training rows and labels where X and y are None."""
         if X is None and y is None:
             k = len(self.classes_)
-            return [(s.X, s.y_host, pair_rows(self._class_index, i, j, k))
-                    for s, (i, j) in zip(self.states_, pairs(k))]
+            rows = [pair_rows(self._class_index, i, j, k) for i, j in pairs(k)]
+            if getattr(self, "_X_sparse", None) is not None:  # the states hold Gram rows; kernel_ takes the sparse rows
+                return [(self._X_sparse[r], s.y_host, r) for s, r in zip(self.states_, rows)]
+            return [(s.X, s.y_host, r) for s, r in zip(self.states_, rows)]
         return super()._pair_training_data(X, y)
 
     # ------------------------------------------------------------------ persistence
@@ -904,8 +927,14 @@ class IncrementalSVC(OneVsOneSVC):
             "classes_dtype": "object" if labels_dtype == "object" else None,
             "n_iter": [int(getattr(s, "n_iter", 0)) for s in states],
         }
+        sparse_rows = getattr(self, "_X_sparse", None)
+        if sparse_rows is None:
+            rows = {"X": to_host(_rows_of(states, self._class_index, len(classes), np.arange(self._class_index.shape[0])))}
+        else:  # the sparse training rows (the states hold their Gram rows, rebuilt on load)
+            rows = persistence.csr_entries(sparse_rows, "X")
+            meta["X_sparse_shape"] = list(sparse_rows.shape)
         arrays = dict(
-            X=to_host(_rows_of(states, self._class_index, len(classes), np.arange(self._class_index.shape[0]))),
+            **rows,
             y=self._class_index.astype(np.int64), weights=self._weights, ids=self.sample_ids_, classes=classes,
             class_weight=self.class_weight_,
             alpha=np.concatenate([s.alpha for s in states]),
@@ -945,7 +974,10 @@ class IncrementalSVC(OneVsOneSVC):
             ridge = check_positive(meta["ridge"], "ridge", allow_zero=True)
         except ValueError as exc:
             raise invalid(f"bad parameter: {exc}") from None
-        X = persistence.finite_array(data, "X", "f", ndim=2)
+        sparse_shape = meta.get("X_sparse_shape")
+        xp, device = get_namespace_and_device(like)
+        X = (persistence.finite_array(data, "X", "f", ndim=2) if sparse_shape is None
+             else persistence.csr_from_entries(data, "X", sparse_shape, xp))
         n, d = X.shape
         ids = persistence.finite_array(data, "ids", "iu", shape=(n,))
         names = data.get("feature_names")
@@ -1002,7 +1034,6 @@ class IncrementalSVC(OneVsOneSVC):
             check_every_class_weighted(weights, class_index, classes)
         except ValueError as exc:
             raise invalid(str(exc)) from None
-        xp, device = get_namespace_and_device(like)
         kernel = Kernel(**meta["kernel"])
         try:
             if kernel != Kernel.from_params(kernel.kind, kernel.gamma, kernel.degree, kernel.coef0, X,
@@ -1012,6 +1043,7 @@ class IncrementalSVC(OneVsOneSVC):
                 raise ValueError(f"gamma must be finite; got {kernel.gamma!r}")
         except ValueError as exc:
             raise invalid(f"bad kernel {meta['kernel']!r}: {exc}") from None
+        sparse_rows, X, train_kernel = training_rows(X, kernel, cls.__name__)
         X_dev = to_device(X, xp, device)
         states, at, at_m = [], 0, 0
         for p, ((i, j), rows) in enumerate(zip(pairs(k), rows_of_pairs)):
@@ -1021,14 +1053,15 @@ class IncrementalSVC(OneVsOneSVC):
             at, at_m = at + size, at_m + int(sizes[p])
             y_p = np.where(class_index[rows] == j, 1.0, -1.0)
             X_p = X_dev if k == 2 else xp.take(X_dev, to_device(rows, xp, device), axis=0)
-            state = _restored_pair(xp, device, X_p, y_p, kernel, C, ridge, alpha[part], bs[p], where[part],
+            state = _restored_pair(xp, device, X_p, y_p, train_kernel, C, ridge, alpha[part], bs[p], where[part],
                                    yf[part], m_part, C * weights[rows], model.tol, (int(i), int(j)) if k > 2 else None)
             state.cache = state.cache.with_spare_rows()  # room for the next updates, as after fit
             state.cache.max_columns = max_columns(model._pair_cache_size(params, k), size)
             state.n_iter = n_iters[p]
             states.append(state)
         attrs = model._attributes(states, class_index, classes, kernel, ids.astype(np.int64), meta["next_id"],
-                                  PathStats(**meta["last_update"]), weights, cw)
+                                  PathStats(**meta["last_update"]), weights, cw,
+                                  sparse_rows if is_sparse(sparse_rows) else None)
         extra = {}
         if "probA" in data or "probB" in data:
             extra = {"probA_": persistence.finite_array(data, "probA", "f", shape=(n_pairs,)),

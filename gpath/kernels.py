@@ -14,6 +14,7 @@ estimator stores each training row as its row of the Gram matrix G followed by i
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,7 +22,9 @@ from numbers import Real
 
 import numpy as np
 
+from . import _sparse
 from ._array_api import get_namespace_and_device, is_array_api, scalars, to_device
+from ._sparse import is_sparse
 
 __all__ = ["KERNELS", "PRECOMPUTED", "Kernel", "check_saveable", "q_columns", "with_index"]
 
@@ -110,12 +113,16 @@ class Kernel:
             raise TypeError(f"kernel must be one of {KERNELS} or a callable kernel(X, Z) -> (n, m); "
                             f"got {type(kernel).__name__} {kernel!r}")
         d = X.shape[1]
+        sparse = is_sparse(X)
         if isinstance(gamma, str):
             if gamma == "scale":
                 gamma_value = 1.0
                 if function is None and kind != PRECOMPUTED:
-                    xp, _ = get_namespace_and_device(X)
-                    var = scalars(xp, xp.mean((X - xp.mean(X)) ** 2))[0]
+                    if sparse:
+                        var = _sparse.variance(X)
+                    else:
+                        xp, _ = get_namespace_and_device(X)
+                        var = scalars(xp, xp.mean((X - xp.mean(X)) ** 2))[0]
                     gamma_value = 1.0 / (d * var) if var > 0 else 1.0
                     if math.isinf(gamma_value) and kind != "linear":  # X.var() < 1e-308: features of ~1e-160
                         raise ValueError(f"gamma='scale' is 1 / (n_features · X.var()), which overflows "
@@ -133,6 +140,14 @@ class Kernel:
         if not isinstance(coef0, Real) or not math.isfinite(coef0):
             raise ValueError(f"coef0 must be a finite real number; got {coef0!r}")
         kernel = cls(kind, gamma_value, int(degree), float(coef0), function=function)
+        if sparse and function is None and X.shape[0]:
+            # ‖x − z‖² ≤ 2‖x‖² + 2‖z‖²; K(x, x) for the others: finite on every row, or refused.
+            diag = _sparse.diagonal(dataclasses.replace(kernel, kind="linear") if kind == "rbf" else kernel, X)
+            if not np.all(np.isfinite(4.0 * diag)):
+                raise ValueError(f"the {kind} kernel overflows float64 on the sparse X (features up to "
+                                 f"{np.max(np.abs(X.data), initial=0.0):.3g}); scale the features"
+                                 + (" or lower gamma or the degree" if kind == "poly" else ""))
+            return kernel
         if function is None and kind == "rbf" and X.shape[0]:
             # Squared distances beyond float64 make exp(−γ d²) NaN (γ = "scale" is then 0): a
             # model fitted on them would be silently wrong.
@@ -162,6 +177,8 @@ class Kernel:
             A callable kernel that returns something else than an array of X1's namespace on
             its device, or of another shape than (n1, n2).
         """
+        if is_sparse(X1) or is_sparse(X2):
+            return _sparse.kernel_block(self, X1, X2)
         block = self._block(X1, X2, rows)
         if self.offset:
             block += self.offset
@@ -212,6 +229,8 @@ class Kernel:
 
     def diagonal(self, X):
         """The kernel diagonal ``k(x_i, x_i)``, shape (n,), in the namespace of X."""
+        if is_sparse(X):
+            return _sparse.diagonal(self, X)
         xp, device = get_namespace_and_device(X)
         if self.function is not None or self.kind == PRECOMPUTED:
             return self.paired(X, X)

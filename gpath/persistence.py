@@ -20,7 +20,9 @@ meta          str, ()            JSON: format, version, estimator parameters, ke
                                  next id, last update record, the class_weight of fit,
                                  classes_dtype ("object" for string labels fit got as
                                  Python objects; absent or null otherwise)
-X             float64, (n, d)    training rows, in training order
+X             float64, (n, d)    training rows, in training order (a model fitted on sparse
+                                 rows: ``X.data``, ``X.indices``, ``X.indptr``, their CSR
+                                 arrays, and ``X_sparse_shape`` [n, d] in meta)
 y             int64, (n,)        class of each row (index into ``classes``)
 weights       float64, (n,)      each row's box over C (sample weight × class weight)
 ids           int64, (n,)        sample ids
@@ -50,8 +52,10 @@ import zipfile
 import zlib
 
 import numpy as np
+import scipy.sparse
 
-from ._array_api import get_namespace_and_device, is_array_api, to_device, to_host
+from ._array_api import get_namespace_and_device, is_array_api, is_numpy, to_device, to_host
+from ._sparse import is_sparse
 from .kernels import Kernel
 
 __all__ = [
@@ -211,8 +215,8 @@ def check_kernel(kernel, offsets=(0.0,), precomputed: bool = False) -> None:
 
 
 def fitted_attribute(model, name, shape=None, kinds="f"):
-    """A loaded attribute (host copy of a device array), present and of ``shape`` (None
-    entries: any length) and dtype kind.
+    """A loaded attribute (host copy of a device array; a sparse matrix as it is), present and
+    of ``shape`` (None entries: any length) and dtype kind.
 
     Raises
     ------
@@ -221,6 +225,12 @@ def fitted_attribute(model, name, shape=None, kinds="f"):
     if not hasattr(model, name):
         raise ModelFileError(f"attribute {name!r} is missing")
     value = getattr(model, name)
+    if is_sparse(value):  # a model fitted on sparse rows: its stored values and its shape (kept sparse)
+        finite_array({name: value.data}, name, kinds)
+        if shape is not None and (len(shape) != 2 or any(n is not None and m != n for m, n in zip(value.shape, shape))):
+            raise ModelFileError(f"entry {name!r} has shape {value.shape}; expected "
+                                 f"{tuple('n' if n is None else n for n in shape)}")
+        return value
     a = to_host(value) if is_array_api(value) and not isinstance(value, np.ndarray) else np.asarray(value)
     return finite_array({name: a}, name, kinds, shape=shape)
 
@@ -251,6 +261,10 @@ DEVICE_ATTRIBUTES = {"support_vectors_", "dual_coef_", "intercept_", "_X"}
 
 def _encode(value, name, arrays):
     """A JSON-able description of ``value``; arrays go to ``arrays`` under ``name``."""
+    if is_sparse(value):  # a model fitted on sparse rows: its CSR arrays
+        arrays.update(csr_entries(value, f"attr:{name}"))
+        return {"sparse": name, "shape": list(value.shape),
+                "type": "csr_array" if isinstance(value, scipy.sparse.sparray) else "csr_matrix"}
     if name in DEVICE_ATTRIBUTES:
         arrays[f"attr:{name}"] = to_host(value)
         return {"device_array": name}
@@ -314,6 +328,9 @@ def _decode(spec, data, like, name):
     if "array" in spec:
         a = finite_array(data, f"attr:{spec['array']}", "biufU")
         return a.astype(object) if spec.get("dtype") == "object" else a
+    if "sparse" in spec:
+        matrix = csr_from_entries(data, f"attr:{spec['sparse']}", spec.get("shape"), xp)
+        return scipy.sparse.csr_array(matrix) if spec.get("type") == "csr_array" else matrix
     if "device_array" in spec:
         return to_device(finite_array(data, f"attr:{spec['device_array']}", "f"), xp, device)
     if "tuple" in spec:
@@ -321,6 +338,44 @@ def _decode(spec, data, like, name):
     if isinstance(spec.get("dict"), dict):
         return {k: _decode(v, data, like, f"{name}.{k}") for k, v in spec["dict"].items()}
     raise ModelFileError(f"cannot read attribute description {spec!r}")
+
+
+class _LikeError(TypeError):
+    """``like`` does not suit the model in the file (the caller's error, not the file's)."""
+
+
+def csr_entries(matrix, key: str) -> dict:
+    """The arrays of a sparse matrix as file entries ``<key>.data``, ``.indices``, ``.indptr``
+    (CSR); :func:`csr_from_entries` reads them back."""
+    csr = scipy.sparse.csr_matrix(matrix)
+    return {f"{key}.{part}": getattr(csr, part) for part in ("data", "indices", "indptr")}
+
+
+def csr_from_entries(data, key: str, shape, xp):
+    """The CSR matrix of shape ``shape`` that :func:`csr_entries` stored under ``key``,
+    checked; host only (sparse rows live there).
+
+    Raises
+    ------
+    ModelFileError
+        Its arrays are missing, not finite, or not a valid CSR matrix of that shape.
+    TypeError
+        ``xp`` (load's ``like``) is not NumPy.
+    """
+    if not is_numpy(xp):
+        raise _LikeError(f"a model fitted on sparse rows is loaded on the host: like must be None or a NumPy array; "
+                         f"got a {xp.__name__} array")
+    if not (isinstance(shape, list) and len(shape) == 2
+            and all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in shape)):
+        raise ModelFileError(f"the sparse {key!r} needs a shape of two ints >= 1; got {shape!r}")
+    parts = [finite_array(data, f"{key}.{part}", kinds, ndim=1)
+             for part, kinds in (("data", "f"), ("indices", "iu"), ("indptr", "iu"))]
+    try:
+        matrix = scipy.sparse.csr_matrix(tuple(parts), shape=tuple(shape))
+        matrix.check_format(full_check=True)
+    except (ValueError, TypeError) as exc:
+        raise ModelFileError(f"the sparse {key!r} is not a valid CSR matrix: {exc}") from None
+    return matrix
 
 
 class SaveMixin:
@@ -480,7 +535,8 @@ def load(file, like=None):
     FileNotFoundError, PermissionError, IsADirectoryError
         If the path cannot be opened.
     TypeError
-        If ``like`` is not an array of a supported namespace.
+        If ``like`` is not an array of a supported namespace, or is not NumPy for a model
+        fitted on sparse rows (sparse rows live on the host).
     """
     if like is not None and not is_array_api(like):
         raise TypeError(f"like must be an array (its namespace and device take the loaded model), or None; "
@@ -500,7 +556,7 @@ def load(file, like=None):
             raise ModelFileError(f"unknown estimator {name!r}")
         try:
             return cls._from_saved(meta, arrays, like)
-        except ModelFileError:
+        except (ModelFileError, _LikeError):
             raise
         except (KeyError, TypeError, ValueError, IndexError, AttributeError, ArithmeticError,
                 np.linalg.LinAlgError, RuntimeError) as exc:

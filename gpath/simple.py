@@ -19,6 +19,7 @@ from ._multiclass import class_weights, pair_rows, pairs
 from ._path import PathError, check_resolution
 from ._platt import cv_decision_values, sigmoid_train
 from ._simplesvm import INITS, LOSSES, NotSeparableError, SimpleStats, simple_svm
+from ._sparse import take_rows, training_rows
 from ._validation import (
     check_choice,
     check_gram,
@@ -243,7 +244,10 @@ class SimpleSVC(OneVsOneSVC):
         ----------
         X : array of shape (n_samples, n_features)
             Any array-API array (NumPy, CuPy, ...) or array-like; converted to float64. The
-            model's arrays live in its namespace and on its device.
+            model's arrays live in its namespace and on its device. Or a SciPy sparse matrix
+            (any format; host): trained through its n × n kernel matrix computed from the
+            sparse rows (8 n² bytes; :mod:`gpath._sparse`), with ``support_vectors_``,
+            ``dual_coef_`` and ``coef_`` sparse as in ``SVC``.
         y : array-like of shape (n_samples,)
             Two or more distinct labels (numbers or strings).
         sample_weight : array-like of shape (n_samples,) or None
@@ -266,13 +270,14 @@ class SimpleSVC(OneVsOneSVC):
         NotSeparableError (a ValueError)
             Hard margin (``C=inf``, hinge) on data not separable in feature space.
         TypeError
-            X sparse or not numeric, or a DataFrame whose column names mix strings and
-            other types.
+            X not numeric, a DataFrame whose column names mix strings and other types, or
+            sparse with ``kernel="precomputed"``.
         PathError
             ``max_iter=None`` and the iteration cycles (20·(n + 50) iterations), or it ends
             with a KKT violation above 1e-8 (the model is not returned then).
         MemoryError
-            The working set's factor (16·|W|² bytes on the host) would not fit in the available
+            Sparse X whose n × n kernel matrix would take more than half the available
+            memory. The working set's factor (16·|W|² bytes on the host) would not fit in the available
             memory; the message gives |W|, the bytes and what to do. The estimator is unchanged.
 
         Warns
@@ -283,12 +288,13 @@ class SimpleSVC(OneVsOneSVC):
         name = type(self).__name__
         params = self._check_params()
         names = feature_names(X)
-        X, xp, device = check_X(X, owner=name)
+        X, xp, device = check_X(X, owner=name, accept_sparse=True)
         labels, classes = check_labels(y, X.shape[0], owner=name, multiclass=True)
         weights = check_sample_weight(sample_weight, X.shape[0], inert_negative=True)
         if is_precomputed(self.kernel):
             X = check_gram(X, name)
         kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X, precomputed=True)
+        X_fit, X, train_kernel = training_rows(X, kernel, name)
         class_index = np.searchsorted(classes, labels)
         cw = class_weights(self.class_weight, classes, labels)
         weighted = weights is not None or self.class_weight is not None
@@ -296,7 +302,7 @@ class SimpleSVC(OneVsOneSVC):
             raise ValueError(f"sample_weight and class_weight need loss='hinge' and a finite C (they scale "
                              f"each point's box C); got loss={params['loss']!r}, C={params['C']!r}")
         if params["init"] == "smo" and (params["loss"] != "hinge" or not np.isfinite(params["C"])
-                                        or kernel.kind not in (*KERNELS, PRECOMPUTED)):
+                                        or train_kernel.kind not in (*KERNELS, PRECOMPUTED)):
             raise ValueError(f"init='smo' needs loss='hinge', a finite C and a 'linear', 'rbf', 'poly' or "
                              f"'precomputed' kernel; "
                              f"got loss={params['loss']!r}, C={params['C']!r}, kernel={self.kernel!r}")
@@ -309,7 +315,7 @@ class SimpleSVC(OneVsOneSVC):
             rows = pair_rows(class_index, i, j, k)
             X_p = X if k == 2 else xp.take(X, to_device(rows, xp, device), axis=0)
             y_p = np.where(class_index[rows] == j, 1.0, -1.0)
-            alpha, b, stats, problem = self._solve_pair(X_p, y_p, kernel, params, rng,
+            alpha, b, stats, problem = self._solve_pair(X_p, y_p, train_kernel, params, rng,
                                                          relative[rows] if weighted else None)
             self._report(params, (classes[i], classes[j]), stats.n_iter, alpha, problem[0] * relative[rows],
                          stats.time)
@@ -317,10 +323,10 @@ class SimpleSVC(OneVsOneSVC):
             alphas.append(alpha)
             biases.append(b)
             all_stats.append(stats)
-        probability = self._calibrate(problems, kernel, params, rng, weighted) if params["probability"] else {}
+        probability = self._calibrate(problems, train_kernel, params, rng, weighted) if params["probability"] else {}
         attrs = self._fitted_attributes(
             class_index, alphas, biases, classes, kernel,
-            lambda rows: xp.take(X, to_device(rows, xp, device), axis=0), X.shape[1], relative, cw)
+            lambda rows: take_rows(X_fit, rows, xp, device), X_fit.shape[1], relative, cw)
         attrs.update(n_iter_=np.array([s.n_iter for s in all_stats], dtype=np.int32),
                      fit_status_=int(not all(s.converged for s in all_stats)),
                      shape_fit_=(int(X.shape[0]), attrs["n_features_in_"]),
@@ -361,9 +367,11 @@ class SimpleSVC(OneVsOneSVC):
         )
         if not stats.converged:
             warnings.warn(
-                f"Solver terminated early: SimpleSVC stopped at max_iter={params['max_iter']} iterations with a KKT "
-                f"violation of {stats.max_violation:.3g} (units of y f); the solution is feasible "
-                f"but not exact: raise max_iter or leave it None",
+                # SVC's first sentence, word for word (SVC code matches it), then what is known here.
+                f"Solver terminated early (max_iter={params['max_iter']}).  Consider pre-processing your data with "
+                f"StandardScaler or MinMaxScaler. SimpleSVC stopped with a KKT violation of "
+                f"{stats.max_violation:.3g} (units of y f); the solution is feasible but not exact: raise max_iter "
+                f"or leave it None",
                 ConvergenceWarning, stacklevel=3,
             )
         else:

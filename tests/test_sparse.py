@@ -1,0 +1,214 @@
+"""Sparse input (issue 20, part 3): SimpleSVC and IncrementalSVC fit on SciPy sparse rows without
+densifying them, equal to the exact reference and to the same model fitted on the dense rows,
+publish SVC's sparse attributes, save and load; what cannot take sparse rows says so."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+import scipy.sparse
+import sklearn
+from helpers import assert_exact, snapshot
+from sklearn.datasets import load_digits
+
+import gpath
+from gpath import IncrementalSVC, SimpleSVC
+
+ESTIMATORS = (SimpleSVC, IncrementalSVC)
+
+
+def adult(n=400):
+    """Adult census rows (one-hot codes and standardized numbers: 88 % zeros) as CSR."""
+    from gpath.datasets import load_adult
+
+    X, y = load_adult(n_samples=n)
+    return scipy.sparse.csr_matrix(X), y
+
+
+def digits():
+    """Digits 0-4 (pixels / 16, half of them 0) as CSR: five classes."""
+    X, y = load_digits(return_X_y=True)
+    keep = y < 5
+    return scipy.sparse.csr_matrix(X[keep][:300] / 16.0), y[keep][:300]
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS)
+@pytest.mark.parametrize("kernel,C", [("rbf", 1e-3), ("rbf", 1.0), ("rbf", 1e5), ("linear", 10.0), ("poly", 1.0)])
+def test_a_fit_on_sparse_rows_equals_the_exact_reference(cls, kernel, C):
+    X, y = adult()
+    model = cls(kernel=kernel, C=C, gamma=0.05).fit(X, y)
+    assert scipy.sparse.issparse(model.support_vectors_) and scipy.sparse.issparse(model.dual_coef_)
+    # The reference solves the dense rows; check_kkt recomputes every margin from the sparse ones.
+    if cls is SimpleSVC:
+        assert model.check_kkt(X, y) <= 1e-9
+    assert_exact(model, X.toarray(), y, X_device=X)
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS)
+@pytest.mark.parametrize("kernel", ["linear", "rbf", "poly"])
+def test_sparse_and_dense_rows_give_one_model(cls, kernel):
+    X, y = digits()
+    params = dict(kernel=kernel, C=3.0, gamma="scale", probability=True, random_state=0, decision_function_shape="ovo")
+    dense = cls(**params).fit(X.toarray(), y)
+    sparse = cls(**params).fit(X, y)
+    assert sparse.kernel_.gamma == pytest.approx(dense.kernel_.gamma, rel=1e-12)  # "scale" from the sparse rows
+    np.testing.assert_array_equal(sparse.support_, dense.support_)
+    np.testing.assert_array_equal(sparse.support_vectors_.toarray(), dense.support_vectors_)
+    scale = np.abs(dense.dual_coef_).max()
+    np.testing.assert_allclose(sparse.dual_coef_.toarray(), dense.dual_coef_, rtol=0, atol=1e-9 * scale)
+    for rows in (X, X.toarray()):  # a model fitted on sparse rows takes both
+        np.testing.assert_allclose(sparse.decision_function(rows), dense.decision_function(X.toarray()), atol=1e-9)
+        np.testing.assert_allclose(sparse.predict_proba(rows), dense.predict_proba(X.toarray()), atol=1e-9)
+        np.testing.assert_array_equal(sparse.predict(rows), dense.predict(X.toarray()))
+    assert (sparse.check_kkt(X, y) if cls is SimpleSVC else sparse.check_kkt()) <= 1e-9
+    if kernel == "linear":
+        assert scipy.sparse.issparse(sparse.coef_)
+        np.testing.assert_allclose(sparse.coef_.toarray(), dense.coef_, atol=1e-9)
+        np.testing.assert_allclose(X @ sparse.coef_.T.toarray() + sparse.intercept_,
+                                   sparse.decision_function(X), atol=1e-9)
+
+
+def test_unsorted_and_duplicate_entries_are_the_same_rows():
+    X, y = adult(200)
+    coo = X.tocoo()
+    half = np.arange(coo.nnz) % 2 == 0  # every other entry stored as two halves
+    rows = np.concatenate([coo.row, coo.row[half]])
+    cols = np.concatenate([coo.col, coo.col[half]])
+    vals = np.concatenate([np.where(half, coo.data / 2, coo.data), coo.data[half] / 2])
+    order = np.lexsort((-cols, rows))  # by row, each row's columns in decreasing order
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=X.shape[0]))])
+    messy = scipy.sparse.csr_matrix((vals[order], cols[order], indptr), shape=X.shape)
+    assert not messy.has_sorted_indices and messy.nnz > X.nnz
+    a = SimpleSVC(C=10.0).fit(X, y)
+    b = SimpleSVC(C=10.0).fit(messy, y)
+    np.testing.assert_array_equal(a.support_, b.support_)
+    np.testing.assert_allclose(b.decision_function(X), a.decision_function(X), atol=1e-12)
+
+
+def test_sparse_array_types_follow_scikit_learn():
+    X, y = digits()
+    model = SimpleSVC(kernel="linear").fit(scipy.sparse.lil_array(X), y)
+    assert isinstance(model.support_vectors_, scipy.sparse.csr_matrix)  # scikit-learn's default interface
+    with sklearn.config_context(sparse_interface="sparray"):
+        model = SimpleSVC(kernel="linear").fit(X, y)
+        assert isinstance(model.support_vectors_, scipy.sparse.csr_array)
+        assert isinstance(model.dual_coef_, scipy.sparse.csr_array)
+        assert isinstance(model.coef_, scipy.sparse.csr_array)
+
+
+def test_a_callable_kernel_gets_the_sparse_rows():
+    X, y = digits()
+    seen = []
+
+    def linear(A, B):
+        seen.append(scipy.sparse.issparse(A))
+        return A @ B.T  # sparse: densified by gpath
+
+    model = SimpleSVC(kernel=linear, C=2.0).fit(X, y)
+    assert all(seen)
+    ref = SimpleSVC(kernel="linear", C=2.0).fit(X, y)
+    np.testing.assert_allclose(model.decision_function(X), ref.decision_function(X), atol=1e-9)
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS)
+def test_save_and_load_keep_the_sparse_model(cls):
+    X, y = digits()
+    model = cls(C=5.0, probability=True, random_state=0).fit(X, y)
+    f = io.BytesIO()
+    model.save(f)
+    f.seek(0)
+    loaded = gpath.load(f)
+    assert scipy.sparse.issparse(loaded.support_vectors_) and scipy.sparse.issparse(loaded.dual_coef_)
+    assert (loaded.support_vectors_ != model.support_vectors_).nnz == 0
+    np.testing.assert_array_equal(loaded.predict_proba(X), model.predict_proba(X))
+    if cls is IncrementalSVC:
+        assert loaded.check_kkt() <= 1e-9
+    f.seek(0)
+    import array_api_strict as xp
+
+    with pytest.raises(TypeError, match="loaded on the host"):
+        gpath.load(f, like=xp.asarray([1.0]))
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS)
+def test_a_model_fitted_on_dense_rows_refuses_sparse_ones(cls):
+    X, y = digits()
+    model = cls().fit(X.toarray(), y)
+    with pytest.raises(ValueError, match="cannot use sparse input in 'SVC' trained on dense data"):
+        model.predict(X)
+
+
+def test_an_incremental_model_of_sparse_rows_is_not_updated():
+    X, y = digits()
+    model = IncrementalSVC().fit(X[:200], y[:200])
+    before = snapshot(model)
+    with pytest.raises(ValueError, match="fitted on sparse rows"):
+        model.update(X[200:210].toarray(), y[200:210])
+    with pytest.raises(ValueError, match="fitted on sparse rows"):
+        model.partial_fit(X[200:210].toarray(), y[200:210])
+    assert snapshot(model) == before
+    dense = IncrementalSVC().fit(X[:200].toarray(), y[:200])
+    with pytest.raises(TypeError, match="sparse"):
+        dense.update(X[200:210], y[200:210])
+    with pytest.raises(TypeError, match="sparse"):
+        IncrementalSVC().partial_fit(X, y)
+
+
+@pytest.mark.parametrize("make,error,match", [
+    (lambda X: scipy.sparse.csr_matrix(np.where(np.arange(X.shape[0])[:, None] == 3, np.nan, X.toarray())),
+     ValueError, "must be finite"),
+    (lambda X: X * 1e200, ValueError, "overflows float64"),
+    (lambda X: X * 1e4, ValueError, "would lose precision"),
+    (lambda X: X.astype(np.complex128), ValueError, "Complex"),
+    (lambda X: X[:, :0], ValueError, r"0 feature\(s\)"),
+])
+def test_bad_sparse_input(make, error, match):
+    X, y = digits()
+    with pytest.raises(error, match=match):
+        SimpleSVC(kernel="rbf" if "overflow" not in match else "linear", gamma=1.0).fit(make(X), y)
+
+
+def test_sparse_rows_that_would_not_fit_are_refused_before_anything(monkeypatch):
+    X, y = digits()
+    model = IncrementalSVC().fit(X, y)
+    before = snapshot(model)
+    monkeypatch.setattr("gpath._sparse.available_memory", lambda: 1e5)
+    with pytest.raises(MemoryError, match=r"n = 300 needs"):
+        model.fit(X, y)
+    assert snapshot(model) == before
+
+
+def test_a_sparse_gram_matrix_and_other_estimators_are_refused():
+    X, y = digits()
+    with pytest.raises(TypeError, match="Sparse precomputed kernels are not supported"):
+        SimpleSVC(kernel="precomputed").fit(scipy.sparse.csr_matrix(np.eye(4)), [0, 1, 0, 1])
+    binary = y < 2
+    for model in (gpath.SVCPath(), gpath.RobustSVC()):
+        with pytest.raises(TypeError, match="sparse"):
+            model.fit(X[binary], y[binary])
+
+
+@pytest.mark.parametrize("cls,key", [(SimpleSVC, "attr:support_vectors_"), (IncrementalSVC, "X")])
+def test_a_tampered_sparse_file_is_refused(cls, key, tmp_path):
+    X, y = digits()
+    path = tmp_path / "model.npz"
+    cls(C=5.0).fit(X, y).save(path)
+    with np.load(path) as data:
+        entries = dict(data)
+    for part, value in [("indptr", entries[f"{key}.indptr"][::-1].copy()),  # not a CSR structure
+                        ("indices", entries[f"{key}.indices"] + X.shape[1]),  # columns past the features
+                        ("data", np.where(np.arange(entries[f"{key}.data"].size) == 0, np.nan,
+                                          entries[f"{key}.data"]))]:
+        bad = tmp_path / f"bad_{part}.npz"
+        with open(bad, "wb") as f:
+            np.savez(f, **{**entries, f"{key}.{part}": value})
+        with pytest.raises(ValueError, match="not a valid gpath model file"):
+            gpath.load(bad)
+    if cls is IncrementalSVC:  # other training values: the KKT check from scratch finds them
+        bad = tmp_path / "bad_values.npz"
+        with open(bad, "wb") as f:
+            np.savez(f, **{**entries, "X.data": entries["X.data"] * 1.5})
+        with pytest.raises(ValueError, match="KKT"):
+            gpath.load(bad)
