@@ -5,7 +5,7 @@ import pytest
 from helpers import dataset
 from sklearn.model_selection import StratifiedKFold
 
-from gpath import cli
+from gpath import experiments
 from gpath.cli import main, run_select
 from gpath.reference import exact_svc
 
@@ -48,7 +48,7 @@ def test_bad_select_options_are_refused_before_anything_runs(argv, message, caps
     def ran(*args, **kwargs):
         raise AssertionError("the command ran although an option was bad")
 
-    monkeypatch.setattr(cli, "_select_data", ran)
+    monkeypatch.setattr(experiments, "_select_data", ran)
     with pytest.raises(SystemExit) as exc:
         main(argv)
     assert exc.value.code == 2
