@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._array_api import get_namespace_and_device
+from ._array_api import get_namespace_and_device, to_device
 
 __all__ = [
     "class_weights",
@@ -34,6 +34,7 @@ __all__ = [
     "pair_index",
     "pair_sign",
     "pairs",
+    "rows_from_pairs",
     "vote",
 ]
 
@@ -275,3 +276,25 @@ def _check_weight_values(class_weight: dict) -> None:
            if not (isinstance(value, Real) and not isinstance(value, bool) and np.isfinite(value) and value > 0)}
     if bad:
         raise ValueError(f"class_weight values must be finite numbers > 0; got {bad}")
+
+
+def rows_from_pairs(states, class_index, k, rows):
+    """The training rows ``rows`` (host ints, any order) on the device, read from the pair
+    states (the rows of class c from the pair (c, c + 1), of the last class from (0, c))."""
+    xp, device = states[0].xp, states[0].device
+    if k == 2:
+        return xp.take(states[0].X, to_device(rows, xp, device), axis=0)
+    order = np.argsort(class_index[rows], kind="stable")
+    parts = []
+    for c in range(k):
+        wanted = rows[order][class_index[rows[order]] == c]
+        if not wanted.size:
+            continue
+        i, j = (c, c + 1) if c + 1 < k else (0, c)
+        p = pair_index(k, i, j)
+        local = np.searchsorted(pair_rows(class_index, i, j, k), wanted)
+        parts.append(xp.take(states[p].X, to_device(local, xp, device), axis=0))
+    grouped = xp.concat(parts, axis=0)
+    inverse = np.empty_like(order)
+    inverse[order] = np.arange(order.size)
+    return xp.take(grouped, to_device(inverse, xp, device), axis=0)

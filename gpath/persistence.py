@@ -73,7 +73,7 @@ __all__ = [
 ]
 
 FORMAT = "gpath.IncrementalSVC"
-VERSION = 1  # of FITTED_FORMAT (the IncrementalSVC format has its own, gpath.incremental._VERSION)
+VERSION = 1  # of FITTED_FORMAT (the IncrementalSVC format has its own, gpath._incremental_file.VERSION)
 # The other estimators (SimpleSVC, SVCPath, SVRPath, SVCPathCV, RobustSVC, RobustSVR,
 # CCCPRobustSVC, CCCPRobustSVR) are stored as their fitted attributes: arrays as entries ``attr:<name>``
 # (arrays of strings held as Python objects marked "dtype": "object"), a fitted estimator

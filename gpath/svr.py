@@ -38,6 +38,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._array_api import get_namespace_and_device, scalars, to_device, to_host
 from ._base import Locked, serialized
+from ._incremental_file import restored_pair
 from ._path import PathError, PathStats, SVCState, check_state, follow_update, kkt_violation
 from ._simplesvm import polish, warm_simple_svm
 from ._validation import (
@@ -53,7 +54,7 @@ from ._validation import (
 )
 from ._warmup import warm_compiled_update
 from .cache import max_columns
-from .incremental import _refit_is_cheaper, _restored_pair
+from .incremental import _refit_is_cheaper
 from .kernels import Kernel, check_saveable
 from .persistence import ModelFileError, SaveMixin
 
@@ -569,7 +570,7 @@ class IncrementalSVR(Locked, SaveMixin, RegressorMixin, BaseEstimator):
             raise ModelFileError(f"the state's C={C}, ridge={ridge} differ from the parameters'")
         xp, device = get_namespace_and_device(self._X)
         X2, y2, shift = doubled(self._X, y, params["epsilon"])
-        state = _restored_pair(xp, device, X2, to_host(y2), self.kernel_, C, ridge, np.asarray(saved["alpha"]),
+        state = restored_pair(xp, device, X2, to_host(y2), self.kernel_, C, ridge, np.asarray(saved["alpha"]),
                                saved["b"], np.asarray(saved["where"]), np.asarray(saved["yf"]),
                                np.asarray(saved["margin"]), C * np.repeat(weights, 2), params["tol"], None, shift)
         state.cache = state.cache.with_spare_rows()
