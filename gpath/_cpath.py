@@ -166,15 +166,8 @@ class _CPathRun:
 
     # -- the driver u = Q[:, I] w_I ----------------------------------------------
     def _upper_share(self, rows: np.ndarray):
-        """``Q[:, rows] w_rows`` on the device, from kernel blocks of 256 columns."""
-        s, xp = self.s, self.s.xp
-        u = xp.zeros(s.n, dtype=xp.float64, device=s.device)
-        for lo in range(0, rows.size, 256):
-            part = rows[lo : lo + 256]
-            part_dev = to_device(part, xp, s.device)
-            block = s.q_block(xp.take(s.X, part_dev, axis=0), xp.take(s.y, part_dev), part)
-            u = u + block @ to_device(self.w[part], xp, s.device)
-        return u
+        """``Q[:, rows] w_rows`` on the device, from fresh kernel blocks."""
+        return self.s.q_matvec(rows, self.w[rows])
 
     def _driver_from_margins(self):
         """u from the exact margins of the start: ``y f = Q[:, M] α_M + C Q[:, I] w_I + y b``, so

@@ -43,6 +43,8 @@ __all__ = ["A", "I", "M", "O", "PathError", "PathStats", "R", "SVCState", "check
 
 # Set codes of the host array ``where``, and the levels (lo, hi) of each set.
 O, M, I, A, R = 0, 1, 2, 3, 4
+# Columns per kernel block of SVCState.q_matvec (n × 256 floats at a time).
+_MATVEC_COLUMNS = 256
 _UNBOUNDED = (-np.inf, np.inf)
 _LEVELS = {O: (1.0, np.inf), M: _UNBOUNDED, I: (-np.inf, 1.0), A: (-np.inf, 1.0), R: _UNBOUNDED}
 _LEVEL_TABLE = np.array([_LEVELS[code] for code in (O, M, I, A, R)])
@@ -241,6 +243,20 @@ class SVCState:
         ``rows``: X centred once (:class:`gpath.kernels.CenteredRows`), or None."""
         self.cache.n_columns_computed += len(cols)
         return self.engine.q_block(self.kernel, self.X, cols, self.y, self.ridge, rows)
+
+    def q_matvec(self, cols: np.ndarray, coef: np.ndarray, absolute: bool = False):
+        """``Σ_j Q[:, j] coef_j`` over the training points ``cols`` (host ints, host ``coef``),
+        or with ``absolute`` ``Σ_j |Q[:, j]| coef_j``: device, shape (n,). Fresh kernel blocks
+        of ``_MATVEC_COLUMNS`` columns (the points at a bound, whose columns are not cached),
+        not counted among the cache's columns."""
+        xp = self.xp
+        out = xp.zeros(self.n, dtype=xp.float64, device=self.device)
+        for start in range(0, cols.size, _MATVEC_COLUMNS):
+            part = cols[start : start + _MATVEC_COLUMNS]
+            block = self.engine.q_block(self.kernel, self.X, part, self.y, self.ridge)
+            out = out + (xp.abs(block) if absolute else block) @ to_device(coef[start : start + _MATVEC_COLUMNS], xp,
+                                                                          self.device)
+        return out
 
     # ------------------------------------------------------------------ copies
     def _extended(self, X_add, y_add, upper_add, shift_add=None) -> tuple[SVCState, object]:
@@ -496,11 +512,7 @@ class SVCState:
     def _add_columns(self, share, delta: np.ndarray):
         """``share + |Q[:, j]| · delta_j`` summed over the j with ``delta_j ≠ 0`` (host delta)."""
         changed = np.flatnonzero(delta)
-        for start in range(0, changed.size, 256):
-            part = changed[start : start + 256]
-            cols = self.engine.q_block(self.kernel, self.X, part, self.y, self.ridge)
-            share = share + self.xp.abs(cols) @ to_device(delta[part], self.xp, self.device)
-        return share
+        return share + self.q_matvec(changed, delta[changed], absolute=True) if changed.size else share
 
     def set_bound_column(self, k: int, column, coef: float) -> None:
         """Point k's coefficient in :meth:`_bound_share` becomes ``coef``, with its column
@@ -614,17 +626,9 @@ class SVCState:
     def margins_from_alpha(self):
         """``y ⊙ f`` on the training rows from α with fresh kernel values (device, (n,)), plus
         ``shift``."""
-        xp = self.xp
         sv = np.flatnonzero(self.alpha)
-        yf = self.y * self.b + self.ridge * to_device(self.alpha, xp, self.device)
-        if self.shift is not None:
-            yf = yf + self.shift
-        for start in range(0, sv.size, 2048):
-            part = sv[start : start + 2048]
-            part_dev = to_device(part, xp, self.device)
-            coef = to_device(self.y_host[part] * self.alpha[part], xp, self.device)
-            yf = yf + self.y * (self.kernel(self.X, xp.take(self.X, part_dev, axis=0)) @ coef)
-        return yf
+        yf = self.y * self.b + self.q_matvec(sv, self.alpha[sv])  # Q's diagonal holds the ridge
+        return yf if self.shift is None else yf + self.shift
 
     def _center_bias(self) -> None:
         """With an empty margin the bias is only bounded; take the middle of its interval

@@ -393,10 +393,7 @@ def polish(state: SVCState) -> int:
     run = _SimpleRun(state, _EXACT, 20 * (state.n + 50), None)
     xp = state.xp
     bounded = np.flatnonzero(state.where == I)
-    for start in range(0, bounded.size, 256):
-        part = bounded[start : start + 256]
-        share = state.engine.q_block(state.kernel, state.X, part, state.y, state.ridge)
-        run.uC = run.uC + share @ to_device(state.upper[part], xp, state.device)
+    run.uC = run.uC + state.q_matvec(bounded, state.upper[bounded])
     run.n_upper = int(bounded.size)
     run.sum_y_upper = float(state.y_host[bounded] @ state.upper[bounded])
     run.h_max = scalars(xp, xp.max(state.kernel.diagonal(state.X)))[0] + state.ridge if state.n else 0.0
