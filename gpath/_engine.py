@@ -37,6 +37,10 @@ from .linalg import all_host_blas_threads
 __all__ = ["CupyEngine", "Engine", "NumbaEngine", "engine_for"]
 
 
+# Columns per kernel block of Engine.q_matvecs (n × 256 floats at a time).
+_MATVEC_COLUMNS = 256
+
+
 class Engine:
     """The generic (array-API) engine.
 
@@ -96,6 +100,24 @@ class Engine:
         y_cols = None if y is None else self.xp.take(y, idx)
         with all_host_blas_threads():
             return q_columns(kernel, X, self.xp.take(X, idx, axis=0), cols, ridge, y, y_cols, rows)
+
+    def q_matvecs(self, kernel, X, cols: np.ndarray, coefs, y=None, ridge: float = 0.0, absolute: bool = False):
+        """``Σ_j Q[:, j] c_j`` over the points ``cols`` of the rows X (host ints) for each host
+        vector c of ``coefs`` (or ``Σ_j |Q[:, j]| c_j`` with ``absolute``): a list of device
+        vectors (n,), from fresh kernel blocks of ``_MATVEC_COLUMNS`` columns (the columns of
+        points at a bound or moving along a path, which no cache holds). A part where c is 0
+        adds nothing."""
+        xp = self.xp
+        outs = [xp.zeros(X.shape[0], dtype=xp.float64, device=self.device) for _ in coefs]
+        for start in range(0, cols.size, _MATVEC_COLUMNS):
+            part = slice(start, start + _MATVEC_COLUMNS)
+            block = self.q_block(kernel, X, cols[part], y, ridge)
+            if absolute:
+                block = xp.abs(block)
+            for i, c in enumerate(coefs):
+                if np.any(c[part]):
+                    outs[i] = outs[i] + block @ to_device(np.ascontiguousarray(c[part]), xp, self.device)
+        return outs
 
     def bias_interval(self, b, y, yf, lo, hi):
         """The bounds on the bias that keep every point of O, I and A in its set, with the

@@ -29,7 +29,6 @@ from ._array_api import scalars, to_device, to_host
 from ._engine import engine_for
 from ._ratio import first_bound_hit, first_event
 from .cache import QColumnCache
-from .kernels import q_columns
 from .linalg import BorderedFactor
 
 __all__ = ["KinkPath", "Tables", "table_rows"]
@@ -167,16 +166,6 @@ class KinkPath:
         return 0.0 if self.pos[k] % 2 else float(self.tables.vslope[k, self.pos[k] // 2])
 
     # ------------------------------------------------------------------ columns
-    def columns(self, idx: np.ndarray, block: int = 2048):
-        """Yield ``(part, Q[:, part])`` for consecutive parts of ``idx`` (device blocks)."""
-        xp = self.xp
-        for start in range(0, idx.shape[0], block):
-            part = idx[start : start + block]
-            part_dev = to_device(part, xp, self.device)
-            X_cols = xp.take(self.X, part_dev, axis=0)
-            y_cols = None if self.y is None else xp.take(self.y, part_dev)
-            yield part, q_columns(self.kernel, self.X, X_cols, part, self.ridge, self.y, y_cols)
-
     def _new_column(self, k: int):
         self.cache.n_columns_computed += 1
         return self.engine.q_column(self.kernel, self.X, k, self.y, self.ridge)
@@ -189,17 +178,9 @@ class KinkPath:
         return self._new_column(k)
 
     def q_matvecs(self, idx: np.ndarray, *coefs: np.ndarray):
-        """``Q[:, idx] @ c`` on the device for each host vector c, one kernel block at a time."""
-        xp = self.xp
-        outs = [xp.zeros(self.n, dtype=xp.float64, device=self.device) for _ in coefs]
-        start = 0
-        for part, cols in self.columns(idx):
-            sl = slice(start, start + part.shape[0])
-            start += part.shape[0]
-            for i, c in enumerate(coefs):
-                if np.any(c[sl]):
-                    outs[i] = outs[i] + cols @ to_device(np.ascontiguousarray(c[sl]), xp, self.device)
-        return outs
+        """``Q[:, idx] @ c`` on the device for each host vector c, from fresh kernel blocks
+        (:meth:`gpath._engine.Engine.q_matvecs`)."""
+        return self.engine.q_matvecs(self.kernel, self.X, idx, coefs, self.y, self.ridge)
 
     # ------------------------------------------------------------------ positions
     def _set_levels(self, k: int) -> None:

@@ -43,8 +43,6 @@ __all__ = ["A", "I", "M", "O", "PathError", "PathStats", "R", "SVCState", "check
 
 # Set codes of the host array ``where``, and the levels (lo, hi) of each set.
 O, M, I, A, R = 0, 1, 2, 3, 4
-# Columns per kernel block of SVCState.q_matvec (n × 256 floats at a time).
-_MATVEC_COLUMNS = 256
 _UNBOUNDED = (-np.inf, np.inf)
 _LEVELS = {O: (1.0, np.inf), M: _UNBOUNDED, I: (-np.inf, 1.0), A: (-np.inf, 1.0), R: _UNBOUNDED}
 _LEVEL_TABLE = np.array([_LEVELS[code] for code in (O, M, I, A, R)])
@@ -246,17 +244,9 @@ class SVCState:
 
     def q_matvec(self, cols: np.ndarray, coef: np.ndarray, absolute: bool = False):
         """``Σ_j Q[:, j] coef_j`` over the training points ``cols`` (host ints, host ``coef``),
-        or with ``absolute`` ``Σ_j |Q[:, j]| coef_j``: device, shape (n,). Fresh kernel blocks
-        of ``_MATVEC_COLUMNS`` columns (the points at a bound, whose columns are not cached),
-        not counted among the cache's columns."""
-        xp = self.xp
-        out = xp.zeros(self.n, dtype=xp.float64, device=self.device)
-        for start in range(0, cols.size, _MATVEC_COLUMNS):
-            part = cols[start : start + _MATVEC_COLUMNS]
-            block = self.engine.q_block(self.kernel, self.X, part, self.y, self.ridge)
-            out = out + (xp.abs(block) if absolute else block) @ to_device(coef[start : start + _MATVEC_COLUMNS], xp,
-                                                                          self.device)
-        return out
+        or with ``absolute`` ``Σ_j |Q[:, j]| coef_j``: device, shape (n,), from fresh kernel
+        blocks (:meth:`gpath._engine.Engine.q_matvecs`), not counted among the cache's columns."""
+        return self.engine.q_matvecs(self.kernel, self.X, cols, [coef], self.y, self.ridge, absolute)[0]
 
     # ------------------------------------------------------------------ copies
     def _extended(self, X_add, y_add, upper_add, shift_add=None) -> tuple[SVCState, object]:
