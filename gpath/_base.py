@@ -35,7 +35,7 @@ from ._multiclass import (
 )
 from ._path import kkt_violation
 from ._platt import couple, sigmoid_predict
-from ._validation import check_choice, check_feature_names, check_labels, check_X, is_precomputed
+from ._validation import check_choice, check_labels, check_rows, is_precomputed
 from .kernels import PRECOMPUTED, with_index
 from .persistence import SaveMixin
 
@@ -181,11 +181,10 @@ class OneVsOneSVC(Locked, SaveMixin, ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ prediction
     def _checked_input(self, X):
         check_is_fitted(self, "dual_coef_")
-        check_feature_names(self, X)
         return self._as_rows(self._checked_rows(X), -1), get_namespace_and_device(self.support_vectors_)[0]
 
     def _checked_rows(self, X, name="X"):
-        """X checked against the model: its namespace, device and features; sparse rows for a
+        """X checked against the model: its column names, namespace, device and features; sparse rows for a
         model fitted on sparse rows (dense ones too), refused by one fitted on dense rows
         (scikit-learn's ``SVC`` rule and message)."""
         fitted_sparse = _sparse.is_sparse(self.support_vectors_)
@@ -193,10 +192,7 @@ class OneVsOneSVC(Locked, SaveMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(f"cannot use sparse input in 'SVC' trained on dense data: this {type(self).__name__} "
                              f"was fitted on a dense X (as scikit-learn's SVC, it then takes dense rows only); "
                              f"pass {name}.toarray(), or fit on sparse rows")
-        xp, device = get_namespace_and_device(self.support_vectors_)
-        X, _, _ = check_X(X, name, self.n_features_in_, xp, device, owner=type(self).__name__,
-                          accept_sparse=fitted_sparse)
-        return X
+        return check_rows(self, X, self.support_vectors_, name, accept_sparse=fitted_sparse)
 
     def _as_rows(self, X, first: int):
         """Checked input X as the model's rows: with a precomputed kernel, X's kernel values
@@ -527,7 +523,6 @@ class OneVsOneSVC(Locked, SaveMixin, ClassifierMixin, BaseEstimator):
         name = type(self).__name__
         if X is None or y is None:
             raise ValueError(f"{name}.check_kkt needs the training data: pass the X and y given to fit")
-        check_feature_names(self, X)
         xp, device = get_namespace_and_device(self.support_vectors_)
         X = self._checked_rows(X)
         n = self._weights.shape[0]

@@ -21,6 +21,7 @@ __all__ = [
     "check_labels",
     "check_nonpositive",
     "check_positive",
+    "check_rows",
     "check_sample_weight",
     "check_targets",
     "feature_names",
@@ -117,6 +118,22 @@ def check_X(X, name="X", n_features=None, xp=None, device=None, owner=None, acce
     if not scalars(xq, xq.all(xq.isfinite(X)))[0]:
         raise ValueError(f"{name} must be finite; got NaN or inf")
     return X, xq, dev
+
+
+def check_rows(estimator, X, like, name="X", accept_sparse=False):
+    """X checked as rows for a fitted ``estimator``: its column names as in ``fit``
+    (:func:`check_feature_names`), ``estimator.n_features_in_`` features, the namespace and
+    device of the model's array ``like``; float64 (sparse rows where ``accept_sparse``).
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`check_X` and :func:`check_feature_names`.
+    """
+    check_feature_names(estimator, X, name)
+    xp, device = get_namespace_and_device(like)
+    return check_X(X, name, estimator.n_features_in_, xp, device, owner=type(estimator).__name__,
+                   accept_sparse=accept_sparse)[0]
 
 
 def feature_names(X):

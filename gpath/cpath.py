@@ -19,9 +19,9 @@ from ._cpath import CPath, CVErrorPath, c_path, decision_values, error_steps, in
 from ._path import kkt_violation
 from ._simplesvm import simple_svm
 from ._validation import (
-    check_feature_names,
     check_labels,
     check_positive,
+    check_rows,
     check_X,
     feature_names,
     signed_labels,
@@ -77,9 +77,7 @@ class PathEvaluation:
         return float(C)
 
     def _check_input(self, X, name="X"):
-        check_feature_names(self, X, name)
-        xp, device = get_namespace_and_device(self._X)
-        return check_X(X, name, self.n_features_in_, xp, device, owner=type(self).__name__)[0]
+        return check_rows(self, X, self._X, name)
 
 
 class SVCPath(PathEvaluation, SaveMixin, ClassifierMixin, BaseEstimator):

@@ -30,11 +30,11 @@ from ._outlier import Classification, OutlierPath, Regression
 from ._validation import (
     check_bool,
     check_choice,
-    check_feature_names,
     check_int,
     check_labels,
     check_nonpositive,
     check_positive,
+    check_rows,
     check_targets,
     check_X,
     feature_names,
@@ -129,9 +129,7 @@ class _RobustBase(SaveMixin, BaseEstimator):
 
     def _check_input(self, X, name="X"):
         """X validated against the model (column names, features, namespace, device), float64."""
-        check_feature_names(self, X, name)
-        xp, device = get_namespace_and_device(self._X)
-        return check_X(X, name, self.n_features_in_, xp, device, owner=type(self).__name__)[0]
+        return check_rows(self, X, self._X, name)
 
     def _decision(self, X, coef_matrix):
         """Decision values for several coefficient vectors: (n_test, k); X as returned by

@@ -46,6 +46,7 @@ from ._validation import (
     check_feature_names,
     check_ids,
     check_positive,
+    check_rows,
     check_sample_weight,
     check_targets,
     check_X,
@@ -401,10 +402,7 @@ class IncrementalSVR(Locked, SaveMixin, RegressorMixin, BaseEstimator):
         return f + self.intercept_[0]
 
     def _checked_input(self, X):
-        check_feature_names(self, X, "X")
-        xp, device = get_namespace_and_device(self.support_vectors_)
-        X, _, _ = check_X(X, "X", self.n_features_in_, xp, device, owner=type(self).__name__)
-        return X
+        return check_rows(self, X, self.support_vectors_)
 
     @serialized
     def score(self, X, y, sample_weight=None):
