@@ -16,6 +16,7 @@ import threading
 import weakref
 
 import numpy as np
+import scipy.sparse
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.metaestimators import available_if
@@ -377,7 +378,9 @@ class OneVsOneSVC(Locked, SaveMixin, ClassifierMixin, BaseEstimator):
             (n_classes·(n_classes−1)/2, n_features): row p is ``Σ_s dual_coef · x_s`` over the
             support vectors of pair p, so that its "ovo" decision value is
             ``X @ coef_[p] + intercept_[p]``. In the model's namespace; read-only for NumPy
-            (computed from the dual coefficients, a write would change nothing).
+            (computed from the dual coefficients, a write would change nothing). Fitted on
+            sparse rows: a CSR matrix of the type of ``support_vectors_``, as ``SVC``'s (a new
+            one at every read).
 
         Raises
         ------
@@ -390,12 +393,15 @@ class OneVsOneSVC(Locked, SaveMixin, ClassifierMixin, BaseEstimator):
         xp, device = get_namespace_and_device(self.support_vectors_)
         k = len(self.classes_)
         dual = _sparse.dense(self.dual_coef_)
+        sparse = _sparse.is_sparse(self.support_vectors_)
         rows = []
         for p in range(k * (k - 1) // 2):
             sv, pair_coef = pair_coefficients(dual, self.n_support_, k, p, xp)
-            rows.append(pair_coef @ _sparse.take_rows(self.support_vectors_, sv, xp, device))
-        if _sparse.is_sparse(self.support_vectors_):  # fitted on sparse rows: a sparse coef_, as SVC
-            return _sparse.as_published(np.stack([np.asarray(r).ravel() for r in rows]))
+            SV = _sparse.take_rows(self.support_vectors_, sv, xp, device)
+            # Fitted on sparse rows: a sparse row (1, d), as SVC's, never a dense one.
+            rows.append(scipy.sparse.csr_matrix(pair_coef[None, :]) @ SV if sparse else pair_coef @ SV)
+        if sparse:
+            return _sparse.as_published(scipy.sparse.vstack(rows, format="csr"), like=self.support_vectors_)
         coef = xp.stack(rows, axis=0)
         if isinstance(coef, np.ndarray):
             # Computed from the dual: a write to it would change nothing, so it is refused (as SVC).

@@ -12,7 +12,7 @@ from ._array_api import get_namespace_and_device, to_device, to_host
 from ._base import check_every_class_weighted
 from ._multiclass import pair_rows, pairs, rows_from_pairs
 from ._path import PathStats, restored
-from ._sparse import is_sparse, training_rows
+from ._sparse import check_memory, is_sparse, pair_training_rows, training_kernel
 from ._validation import check_positive
 from ._warmup import warm_compiled_update
 from .cache import max_columns
@@ -176,8 +176,10 @@ def from_saved(cls, meta, data, like):
             raise ValueError(f"gamma must be finite; got {kernel.gamma!r}")
     except ValueError as exc:
         raise invalid(f"bad kernel {meta['kernel']!r}: {exc}") from None
-    sparse_rows, X, train_kernel = training_rows(X, kernel, cls.__name__)
-    X_dev = to_device(X, xp, device)
+    train_kernel = training_kernel(kernel, X)
+    if is_sparse(X):
+        check_memory([r.size for r in rows_of_pairs], False, cls.__name__)
+    X_dev = X if is_sparse(X) else to_device(X, xp, device)
     states, at, at_m = [], 0, 0
     for p, ((i, j), rows) in enumerate(zip(pairs(k), rows_of_pairs)):
         size = rows.size
@@ -185,7 +187,7 @@ def from_saved(cls, meta, data, like):
         m_part = margin[at_m : at_m + int(sizes[p])]
         at, at_m = at + size, at_m + int(sizes[p])
         y_p = np.where(class_index[rows] == j, 1.0, -1.0)
-        X_p = X_dev if k == 2 else xp.take(X_dev, to_device(rows, xp, device), axis=0)
+        X_p = pair_training_rows(X_dev, None if k == 2 else rows, kernel, xp, device)
         state = restored_pair(xp, device, X_p, y_p, train_kernel, C, ridge, alpha[part], bs[p], where[part],
                                yf[part], m_part, C * weights[rows], model.tol, (int(i), int(j)) if k > 2 else None)
         state.cache = state.cache.with_spare_rows()  # room for the next updates, as after fit
@@ -193,8 +195,7 @@ def from_saved(cls, meta, data, like):
         state.n_iter = n_iters[p]
         states.append(state)
     attrs = model._attributes(states, class_index, classes, kernel, ids.astype(np.int64), meta["next_id"],
-                              PathStats(**meta["last_update"]), weights, cw,
-                              sparse_rows if is_sparse(sparse_rows) else None)
+                              PathStats(**meta["last_update"]), weights, cw, X if is_sparse(X) else None)
     extra = {}
     if "probA" in data or "probB" in data:
         extra = {"probA_": persistence.finite_array(data, "probA", "f", shape=(n_pairs,)),

@@ -74,7 +74,8 @@ def check_X(X, name="X", n_features=None, xp=None, device=None, owner=None, acce
             if xp is not None and not is_numpy(xp):
                 raise TypeError(f"{name} is a sparse {type(X).__name__} (host); the model's arrays are "
                                 f"{xp.__name__!r} on {device!r}")
-            return check_sparse(X, name, n_features, owner), _NUMPY, "cpu"
+            _check_shape(X, name, n_features, owner)
+            return check_sparse(X, name), _NUMPY, "cpu"
         raise TypeError(
             f"{name} is a sparse {type(X).__name__}; sparse input is taken by SimpleSVC and IncrementalSVC.fit "
             f"only: pass a dense array here"
@@ -100,6 +101,16 @@ def check_X(X, name="X", n_features=None, xp=None, device=None, owner=None, acce
     if not (xq.isdtype(X.dtype, "real floating") or xq.isdtype(X.dtype, "integral")
             or xq.isdtype(X.dtype, "bool")):
         raise TypeError(f"{name} must hold real numbers; got dtype {X.dtype}")
+    _check_shape(X, name, n_features, owner)
+    X = xq.astype(X, xq.float64)
+    if not scalars(xq, xq.all(xq.isfinite(X)))[0]:
+        raise ValueError(f"{name} must be finite; got NaN or inf")
+    return X, xq, dev
+
+
+def _check_shape(X, name, n_features, owner) -> None:
+    """X (dense or sparse) 2-D, with rows, with columns, and ``n_features`` of them (None: any);
+    scikit-learn's messages. Raises ValueError."""
     if X.ndim != 2:
         hint = (" Reshape your data either using array.reshape(-1, 1) if it has a single feature "
                 "or array.reshape(1, -1) if it holds a single sample.") if X.ndim == 1 else ""
@@ -114,10 +125,6 @@ def check_X(X, name="X", n_features=None, xp=None, device=None, owner=None, acce
             f"{name} has {X.shape[1]} features, but {owner or 'the model'} is expecting "
             f"{n_features} features as input."
         )
-    X = xq.astype(X, xq.float64)
-    if not scalars(xq, xq.all(xq.isfinite(X)))[0]:
-        raise ValueError(f"{name} must be finite; got NaN or inf")
-    return X, xq, dev
 
 
 def check_rows(estimator, X, like, name="X", accept_sparse=False):

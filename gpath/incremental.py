@@ -18,7 +18,7 @@ from ._multiclass import class_weights, new_class_weight, pair_index, pair_rows,
 from ._path import PathError, PathStats, SVCState, check_state, follow_update
 from ._platt import cv_decision_values, sigmoid_train
 from ._simplesvm import polish, simple_svm, warm_simple_svm
-from ._sparse import is_sparse, training_rows
+from ._sparse import check_memory, is_sparse, pair_training_rows, training_kernel
 from ._validation import (
     check_choice,
     check_feature_names,
@@ -317,17 +317,20 @@ class IncrementalSVC(OneVsOneSVC):
     def _fit(self, X, labels, classes, weights, names, params, declared):
         start = time.perf_counter()
         kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X, precomputed=True)
-        X_fit, X, train_kernel = training_rows(X, kernel, type(self).__name__)
+        train_kernel = training_kernel(kernel, X)
         xp, device = get_namespace_and_device(X)
         class_index = np.searchsorted(classes, labels)
         cw = class_weights(self.class_weight, classes, labels, allow_unseen=True)
         weights = cw[class_index] * (1.0 if weights is None else weights)  # boxes over C
         check_every_class_weighted(weights, class_index, classes)
         k = classes.shape[0]
+        if is_sparse(X):
+            check_memory([pair_rows(class_index, i, j, k).size for i, j in pairs(k)], params["probability"],
+                         type(self).__name__)
         states, n_iter = [], 0
         for i, j in pairs(k):
             rows = pair_rows(class_index, i, j, k)
-            X_p = X if k == 2 else xp.take(X, to_device(rows, xp, device), axis=0)
+            X_p = pair_training_rows(X, None if k == 2 else rows, kernel, xp, device)
             y_p = np.where(class_index[rows] == j, 1.0, -1.0)
             pair_start = time.perf_counter()
             state, iterations = self._fit_pair(X_p, y_p, weights[rows], train_kernel, params, k)
@@ -339,9 +342,8 @@ class IncrementalSVC(OneVsOneSVC):
                        if params["probability"] else {})
         n = X.shape[0]
         stats = PathStats(n_iter, n, 0, time.perf_counter() - start, sum(s.active.size for s in states), "fit")
-        sparse_rows = X_fit if is_sparse(X_fit) else None
         attrs = self._attributes(states, class_index, classes, kernel, np.arange(n, dtype=np.int64), n, stats,
-                                 weights, cw, sparse_rows)
+                                 weights, cw, X if is_sparse(X) else None)
         self._set_fitted({**attrs, "feature_names_in_": names, "_kernel_params": self._kernel_params_now(),
                       "_fitted_class_weight": copy.deepcopy(self.class_weight), "_declared_classes": declared,
                       "_buffer": None, "probA_": probability.get("A"), "probB_": probability.get("B")})

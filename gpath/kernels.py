@@ -169,7 +169,9 @@ class Kernel:
 
     def __call__(self, X1, X2, rows: CenteredRows | None = None):
         """Kernel block K(X1, X2) of shape (n1, n2), in the namespace and on the device of X1;
-        ``rows``: X1 centred once (:class:`CenteredRows`, RBF), when X1 is ``rows.X``.
+        ``rows``: X1 centred once (:class:`CenteredRows`, RBF), when X1 is ``rows.X``. Where X1
+        or X2 is a SciPy sparse matrix: a NumPy block from the sparse rows
+        (:func:`gpath._sparse.kernel_block`; ``rows`` is not used).
 
         Raises
         ------
@@ -199,9 +201,22 @@ class Kernel:
 
     def _call_function(self, xp, X1, X2):
         """``function(X1, X2)`` checked, as a new float64 array (callers scale it in place)."""
-        _, device = get_namespace_and_device(X1)
+        return self.checked_block(self.function(X1, X2), X1, X2)
+
+    def checked_block(self, K, X1, X2):
+        """What the callable kernel returned for (X1, X2), checked, as a new float64 array in
+        the namespace of X1 (NumPy for sparse rows).
+
+        Raises
+        ------
+        TypeError
+            Not an array of X1's namespace on its device, of another shape than (n1, n2), or
+            not real numbers.
+        ValueError
+            Values that are not finite.
+        """
+        xp, device = get_namespace_and_device(X1)
         shape = (X1.shape[0], X2.shape[0])
-        K = self.function(X1, X2)
         name = getattr(self.function, "__name__", type(self.function).__name__)
         if not is_array_api(K):
             raise TypeError(f"kernel {name}(X, Z) must return an array of shape {shape} in the namespace of "
@@ -229,7 +244,7 @@ class Kernel:
 
     def diagonal(self, X):
         """The kernel diagonal ``k(x_i, x_i)``, shape (n,), in the namespace of X."""
-        if is_sparse(X):
+        if is_sparse(X) and self.function is None:
             return _sparse.diagonal(self, X)
         xp, device = get_namespace_and_device(X)
         if self.function is not None or self.kind == PRECOMPUTED:

@@ -78,7 +78,9 @@ VERSION = 1  # of FITTED_FORMAT (the IncrementalSVC format has its own, gpath._i
 # CCCPRobustSVC, CCCPRobustSVR) are stored as their fitted attributes: arrays as entries ``attr:<name>``
 # (arrays of strings held as Python objects marked "dtype": "object"), a fitted estimator
 # inside (SVCPathCV's best_estimator_) in its own format with its entries under ``<name>/``,
-# everything else in the JSON under "attributes" (kernels and result records by their fields).
+# a SciPy sparse matrix (a model fitted on sparse rows) as its CSR arrays ``attr:<name>.data``,
+# ``.indices``, ``.indptr`` with its shape and type in the JSON, everything else in the JSON
+# under "attributes" (kernels and result records by their fields).
 FITTED_FORMAT = "gpath.fitted"
 
 # Every public estimator (a SaveMixin subclass) and result record, by class name: how a file

@@ -19,7 +19,7 @@ from ._multiclass import class_weights, pair_rows, pairs
 from ._path import PathError, check_resolution
 from ._platt import cv_decision_values, sigmoid_train
 from ._simplesvm import INITS, LOSSES, NotSeparableError, SimpleStats, simple_svm
-from ._sparse import take_rows, training_rows
+from ._sparse import check_memory, is_sparse, pair_training_rows, take_rows, training_kernel
 from ._validation import (
     check_choice,
     check_gram,
@@ -294,7 +294,7 @@ class SimpleSVC(OneVsOneSVC):
         if is_precomputed(self.kernel):
             X = check_gram(X, name)
         kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X, precomputed=True)
-        X_fit, X, train_kernel = training_rows(X, kernel, name)
+        train_kernel = training_kernel(kernel, X)
         class_index = np.searchsorted(classes, labels)
         cw = class_weights(self.class_weight, classes, labels)
         weighted = weights is not None or self.class_weight is not None
@@ -310,10 +310,12 @@ class SimpleSVC(OneVsOneSVC):
         check_every_class_weighted(relative, class_index, classes)
         rng = check_random_state(self.random_state)
         k = classes.shape[0]
+        if is_sparse(X):
+            check_memory([pair_rows(class_index, i, j, k).size for i, j in pairs(k)], params["probability"], name)
         problems, alphas, biases, all_stats = [], [], [], []
         for i, j in pairs(k):
             rows = pair_rows(class_index, i, j, k)
-            X_p = X if k == 2 else xp.take(X, to_device(rows, xp, device), axis=0)
+            X_p = pair_training_rows(X, None if k == 2 else rows, kernel, xp, device)
             y_p = np.where(class_index[rows] == j, 1.0, -1.0)
             alpha, b, stats, problem = self._solve_pair(X_p, y_p, train_kernel, params, rng,
                                                          relative[rows] if weighted else None)
@@ -326,7 +328,7 @@ class SimpleSVC(OneVsOneSVC):
         probability = self._calibrate(problems, train_kernel, params, rng, weighted) if params["probability"] else {}
         attrs = self._fitted_attributes(
             class_index, alphas, biases, classes, kernel,
-            lambda rows: take_rows(X_fit, rows, xp, device), X_fit.shape[1], relative, cw)
+            lambda rows: take_rows(X, rows, xp, device), X.shape[1], relative, cw)
         attrs.update(n_iter_=np.array([s.n_iter for s in all_stats], dtype=np.int32),
                      fit_status_=int(not all(s.converged for s in all_stats)),
                      shape_fit_=(int(X.shape[0]), attrs["n_features_in_"]),
