@@ -34,14 +34,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _cpath_numba
-from ._array_api import scalars, to_device
+from ._array_api import get_namespace_and_device, scalars, to_device, to_host
 from ._path import I, M, O, PathError, SVCState
 from ._ratio import EPS, first_bound_hit, first_event
 from .linalg import single_threaded_host_blas
 from .persistence import record
 
 __all__ = ["CPath", "CVErrorPath", "MSEPath", "c_path", "decision_values", "error_steps", "interpolate", "mean_error_steps",
-           "mean_squared_error_paths", "squared_error_path"]
+           "mean_squared_error_paths", "path_error_steps", "squared_error_path"]
 
 # The margin equations are re-checked (one n × |M| product) every this many breakpoints, and
 # repaired when their residual, relative to the scale of y f, exceeds _REFINE_TOL.
@@ -438,6 +438,16 @@ def decision_values(kernel, X_train, y_host, alpha, b, X, xp, device):
         X_train = xp.take(X_train, to_device(used, xp, device), axis=0)
     K = kernel(X, X_train) * to_device(y_host, xp, device)[None, :]
     return K @ to_device(alpha, xp, device).T + bias[None, :]
+
+
+def path_error_steps(path: CPath, kernel, X_train, y_host, X_val, positive: np.ndarray):
+    """The exact errors of the held-out rows ``X_val`` (device; ``positive``: host bools, the
+    label is the positive class) over the C path ``path`` of the training rows ``X_train``
+    (device) with labels ``y_host`` (±1): :func:`error_steps` of their decision values at the
+    path points. Returns ``(knots, errors)``."""
+    xp, device = get_namespace_and_device(X_train)
+    F = to_host(decision_values(kernel, X_train, y_host, path.alpha, path.intercept, X_val, xp, device))
+    return error_steps(path.Cs, F, positive)
 
 
 def error_steps(Cs: np.ndarray, F: np.ndarray, positive: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

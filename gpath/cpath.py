@@ -15,7 +15,15 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import persistence
 from ._array_api import get_namespace_and_device, to_host
-from ._cpath import CPath, CVErrorPath, c_path, decision_values, error_steps, interpolate, mean_error_steps
+from ._cpath import (
+    CPath,
+    CVErrorPath,
+    c_path,
+    decision_values,
+    interpolate,
+    mean_error_steps,
+    path_error_steps,
+)
 from ._path import kkt_violation
 from ._simplesvm import simple_svm
 from ._validation import (
@@ -204,12 +212,8 @@ class SVCPath(PathEvaluation, SaveMixin, ClassifierMixin, BaseEstimator):
         labels, classes = check_labels(y, X.shape[0], owner=name)
         kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X)
         state = start_state(X, signed_labels(labels, classes, xp, device), kernel, params["C_min"], params["ridge"])
-        return self._follow(state, params["C_max"], classes, names, start)
-
-    def _follow(self, state, C_max, classes, names, start):
-        """Follow the exact solution ``state`` at C_min to C_max and publish the path (all
-        attributes at once, so that a failure changes nothing)."""
-        path = c_path(state, C_max, start_time=start)
+        path = c_path(state, params["C_max"], start_time=start)
+        # Published all at once, so that a failure changes nothing.
         fitted = {"path_": path, "C_": float(path.Cs[-1]), "classes_": classes, "kernel_": state.kernel,
                   "n_features_in_": int(state.X.shape[1]), "_X": state.X, "_y_host": state.y_host.copy()}
         for key in ("feature_names_in_", "validation_error_"):
@@ -284,10 +288,8 @@ class SVCPath(PathEvaluation, SaveMixin, ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "path_")
         X_val = self._check_input(X_val, "X_val")
         labels, _ = check_labels(y_val, X_val.shape[0], "y_val", self.classes_, x_name="X_val")
-        xp, device = get_namespace_and_device(self._X)
-        p = self.path_
-        F = to_host(decision_values(self.kernel_, self._X, self._y_host, p.alpha, p.intercept, X_val, xp, device))
-        knots, errors = error_steps(p.Cs, F, labels == self.classes_[1])
+        knots, errors = path_error_steps(self.path_, self.kernel_, self._X, self._y_host, X_val,
+                                         labels == self.classes_[1])
         return knots, errors, int(X_val.shape[0])
 
     def select(self, X_val, y_val):

@@ -36,7 +36,7 @@ from sklearn.model_selection import check_cv
 from sklearn.utils.validation import check_is_fitted
 
 from ._array_api import get_namespace_and_device, is_array_api, is_numpy, to_device, to_host
-from ._cpath import CVErrorPath, MSEPath, mean_error_steps, mean_squared_error_paths
+from ._cpath import CVErrorPath, MSEPath, c_path, mean_error_steps, mean_squared_error_paths, path_error_steps
 from ._multiclass import class_weights
 from ._path import restored
 from ._validation import (
@@ -48,7 +48,7 @@ from ._validation import (
     numeric_targets,
     signed_labels,
 )
-from .cpath import SVCPath, check_C_range, start_state
+from .cpath import check_C_range, start_state
 from .incremental import IncrementalSVC
 from .kernels import Kernel
 from .persistence import ModelFileError, SaveMixin, fitted_attribute, fitted_n_features
@@ -289,9 +289,10 @@ def _fold_steps(X, labels, classes, train, test, params, saved):
     others = np.setdiff1d(np.arange(X.shape[0]), train)
     state, _ = state.follow(X[:0, :], state.y[:0], others)  # the kept rows stay in order: sorted(train)
     state.refine()
-    model = SVCPath(**params)._follow(state, params["C_max"], classes, None, start)
-    steps = model._validation_steps(_take_rows(X, test), labels[test])
-    return steps, model.path_.n_breakpoints, time.perf_counter() - start
+    path = c_path(state, params["C_max"], start_time=start)
+    knots, errors = path_error_steps(path, state.kernel, state.X, state.y_host, _take_rows(X, test),
+                                     labels[test] == classes[1])
+    return (knots, errors, int(test.size)), path.n_breakpoints, time.perf_counter() - start
 
 
 def _check_data(X, y, owner):
