@@ -16,8 +16,9 @@ scikit-learn's ``SVC``:
   ``csr_array`` under scikit-learn's ``sparse_interface="sparray"``).
 - Predictions and ``check_kkt`` take the kernel values of rows (sparse, or dense for a model
   fitted on sparse rows) against the sparse support vectors (:func:`kernel_block`).
-- A model fitted on dense X refuses sparse rows, as ``SVC`` does; a model fitted on sparse X
-  cannot be updated (its training rows are Gram rows of a fixed set of points).
+- A model fitted on dense X refuses sparse rows, as ``SVC`` does. An ``IncrementalSVC`` fitted
+  on sparse X updates by refitting each changed pair on its new Gram rows, warm-started from
+  its solution (the MID path moves feature rows, which it does not hold).
 
 Everything here is host NumPy/SciPy: sparse input lives on the host.
 """

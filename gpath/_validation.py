@@ -77,8 +77,8 @@ def check_X(X, name="X", n_features=None, xp=None, device=None, owner=None, acce
             _check_shape(X, name, n_features, owner)
             return check_sparse(X, name), _NUMPY, "cpu"
         raise TypeError(
-            f"{name} is a sparse {type(X).__name__}; sparse input is taken by SimpleSVC and IncrementalSVC.fit "
-            f"only: pass a dense array here"
+            f"{name} is a sparse {type(X).__name__}; sparse input is taken by SimpleSVC and IncrementalSVC only "
+            f"(fit, and the updates of a model fitted on sparse rows): pass a dense array here"
         )
     if not is_array_api(X):
         try:

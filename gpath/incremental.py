@@ -7,6 +7,7 @@ import time
 from contextlib import ExitStack
 
 import numpy as np
+import scipy.sparse
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
@@ -18,7 +19,7 @@ from ._multiclass import class_weights, new_class_weight, pair_index, pair_rows,
 from ._path import PathError, PathStats, SVCState, check_state, follow_update
 from ._platt import cv_decision_values, sigmoid_train
 from ._simplesvm import polish, simple_svm, warm_simple_svm
-from ._sparse import check_memory, is_sparse, pair_training_rows, training_kernel
+from ._sparse import check_memory, is_sparse, pair_training_rows, take_rows, training_kernel
 from ._validation import (
     check_choice,
     check_feature_names,
@@ -273,8 +274,8 @@ class IncrementalSVC(OneVsOneSVC):
         X : array of shape (n_samples, n_features)
             Any array-API array (NumPy, CuPy, ...) or array-like; converted to float64. Or a
             SciPy sparse matrix (any format; host), as :meth:`gpath.SimpleSVC.fit` takes it:
-            trained through its n × n kernel matrix; such a model predicts, saves and loads,
-            but cannot be updated.
+            each pair of classes trained through its kernel matrix; such a model's updates
+            refit (see :meth:`update`).
         y : array-like of shape (n_samples,)
             Two or more distinct labels (numbers or strings).
         sample_weight : array-like of shape (n_samples,) or None
@@ -502,7 +503,11 @@ class IncrementalSVC(OneVsOneSVC):
         Parameters
         ----------
         X_add : array of shape (m, n_features) or None
-            New points, in the namespace and on the device of the training data.
+            New points, in the namespace and on the device of the training data. A model
+            fitted on sparse rows takes sparse or dense rows, and every pair the update changes
+            is refitted exactly on its points' kernel matrix, warm-started from its current
+            solution (the path needs feature rows): ``last_update_.method`` is "refit",
+            whatever ``method``.
         y_add : array-like of shape (m,) or None
             Their labels. A label the model does not hold adds a class (its pairs are
             trained on the current points); see the class description.
@@ -526,14 +531,14 @@ class IncrementalSVC(OneVsOneSVC):
             ``partial_fit(classes=...)``) not among the declared classes, X_add without
             y_add, ``sample_weight_add`` without X_add, of another length, negative or NaN,
             repeated ids, an update that would leave a single class or a class whose points
-            all have weight 0, a model of ``kernel="precomputed"`` or fitted on sparse rows, or C,
-            ridge, class_weight
+            all have weight 0, a model of ``kernel="precomputed"``, or C, ridge, class_weight
             or a kernel parameter (kernel,
             gamma, degree, coef0) changed by ``set_params`` since ``fit`` (call fit again).
         KeyError
             An id in ``remove`` that is not in the model.
         TypeError
-            X_add sparse, in another namespace or on another device than the model, or
+            X_add sparse for a model fitted on dense rows, in another namespace or on another
+            device than the model, or
             ``remove`` not integers.
         PathError, SingularMarginError, CacheFullError
             A numerical failure part-way; the model is unchanged.
@@ -557,10 +562,7 @@ class IncrementalSVC(OneVsOneSVC):
             raise ValueError(f"{type(self).__name__}(kernel='precomputed') cannot be updated: the new points "
                              f"would need their kernel values against every training point, and the "
                              f"training points' against them; call fit with the new Gram matrix")
-        if getattr(self, "_X_sparse", None) is not None:
-            raise ValueError(f"this {type(self).__name__} was fitted on sparse rows, which it trains on through "
-                             f"their n x n kernel matrix: it cannot be updated; fit on X.toarray() to update, or "
-                             f"fit again with the new rows")
+        sparse_rows = getattr(self, "_X_sparse", None)  # fitted on sparse rows: updates refit
         states = self.states_
         s0 = states[0]
         xp, device = s0.xp, s0.device
@@ -569,14 +571,15 @@ class IncrementalSVC(OneVsOneSVC):
         k_old = old_classes.shape[0]
         if (X_add is None) != (y_add is None):
             raise ValueError(f"{x_name} and {y_name} must be given together")
+        d = s0.X.shape[1] if sparse_rows is None else sparse_rows.shape[1]
         if X_add is not None:
             check_feature_names(self, X_add, x_name)
-            X_add, _, _ = check_X(X_add, x_name, s0.X.shape[1], xp, device, owner=name)
+            X_add, _, _ = check_X(X_add, x_name, d, xp, device, owner=name, accept_sparse=sparse_rows is not None)
             labels, known = _update_labels(y_add, X_add.shape[0], y_name, x_name, old_classes, declared)
         else:
             if sample_weight_add is not None:
                 raise ValueError(f"{w_name} needs {x_name}: it weights the added points")
-            X_add = xp.zeros((0, s0.X.shape[1]), dtype=xp.float64, device=device)
+            X_add = xp.zeros((0, d), dtype=xp.float64, device=device)
             labels, known = old_classes[:0], True
         m = X_add.shape[0]
         weights_add = check_sample_weight(sample_weight_add, m, w_name, allow_all_zero=True, inert_negative=True)
@@ -615,6 +618,9 @@ class IncrementalSVC(OneVsOneSVC):
         check_every_class_weighted(weights, class_index, classes)
         new_ids = self._next_id + np.arange(m, dtype=np.int64)
         ids = np.concatenate([self.sample_ids_[alive], new_ids])
+        # A model of sparse rows: its rows after the update (every changed pair refits on them).
+        rows_after = None if sparse_rows is None else scipy.sparse.vstack(
+            [sparse_rows[alive], scipy.sparse.csr_matrix(X_add)], format="csr")
         with ExitStack() as stack:
             new_states, followed, n_bp, ways = [], [], 0, set()
             for i, j in pairs(k):
@@ -633,15 +639,18 @@ class IncrementalSVC(OneVsOneSVC):
                     X_p, y_p, u_p = X_add, add_index, upper_add
                 else:
                     mine = np.flatnonzero((add_index == i) | (add_index == j))
-                    X_p = xp.take(X_add, to_device(mine, xp, device), axis=0) if mine.size < m else X_add
+                    X_p = take_rows(X_add, mine, xp, device) if mine.size < m else X_add
                     y_p, u_p = add_index[mine], upper_add[mine]
                 if not local_remove.size and not y_p.size:
                     new_states.append(state)  # nothing of this pair changes
                     continue
-                if params["method"] == "auto" and _refit_is_cheaper(state, local_remove, y_p.size):
+                if rows_after is not None or (params["method"] == "auto"
+                                              and _refit_is_cheaper(state, local_remove, y_p.size)):
                     kept = np.delete(np.arange(state.n), local_remove)
-                    X_new = xp.concat([xp.take(state.X, to_device(kept, xp, device), axis=0), X_p], axis=0)
                     rows_new = pair_rows(class_index, i, j, k)
+                    X_new = (pair_training_rows(rows_after, None if k == 2 else rows_new, self.kernel_, xp, device)
+                             if rows_after is not None else
+                             xp.concat([xp.take(state.X, to_device(kept, xp, device), axis=0), X_p], axis=0))
                     alpha = None if _smo_refit(state) else np.concatenate([state.alpha[kept], np.zeros(y_p.size)])
                     new, _ = self._fit_pair(X_new, np.where(class_index[rows_new] == j, 1.0, -1.0), weights[rows_new],
                                             state.kernel, params, k, start=alpha)
@@ -669,11 +678,11 @@ class IncrementalSVC(OneVsOneSVC):
                 n_bp += bp
             if any(s is None for s in new_states):
                 new_states = self._new_pairs(new_states, classes, class_index, weights, states, old_classes,
-                                             kept_index, rows, X_add, add_index, params)
+                                             kept_index, rows, X_add, add_index, params, rows_after)
             stats = PathStats(n_bp, m, len(rows), time.perf_counter() - start, sum(s.active.size for s in new_states),
                               " and ".join(sorted(ways)) or "path")
             attrs = self._attributes(new_states, class_index, classes, self.kernel_, ids, self._next_id + m, stats,
-                                     weights, cw)
+                                     weights, cw, rows_after)
             if not same:
                 attrs.update(self._probability_after(new_states, class_index, weights, classes, old_classes,
                                                      params))
@@ -699,9 +708,10 @@ class IncrementalSVC(OneVsOneSVC):
         return cw
 
     def _new_pairs(self, new_states, classes, class_index, weights, states, old_classes, kept_index, rows,
-                   X_add, add_index, params):
+                   X_add, add_index, params, rows_after=None):
         """Train the pairs of the classes that appear in this update on the current points of
-        their two classes (kept rows in training order, then the added ones)."""
+        their two classes (kept rows in training order, then the added ones; ``rows_after``:
+        all the model's rows after the update, for a model of sparse rows)."""
         xp, device = states[0].xp, states[0].device
         k, k_old = classes.shape[0], old_classes.shape[0]
         kept_rows = np.delete(np.arange(self._class_index.shape[0]), rows)  # old rows, in the new order
@@ -712,13 +722,16 @@ class IncrementalSVC(OneVsOneSVC):
             olds = [o for o in (_old(old_classes, classes[i]), _old(old_classes, classes[j])) if o >= 0]
             kept = np.flatnonzero(np.isin(kept_index, olds))
             added = np.flatnonzero((add_index == i) | (add_index == j))
-            parts = [xp.take(X_add, to_device(added, xp, device), axis=0)]
-            if kept.size:
-                parts.insert(0, rows_from_pairs(states, self._class_index, k_old, kept_rows[kept]))
-            X_p = xp.concat(parts, axis=0) if len(parts) > 1 else parts[0]
             now = np.concatenate([kept, kept_rows.size + added])  # rows of the updated model
+            if rows_after is not None:
+                X_p = pair_training_rows(rows_after, now, self.kernel_, xp, device)
+            else:
+                parts = [xp.take(X_add, to_device(added, xp, device), axis=0)]
+                if kept.size:
+                    parts.insert(0, rows_from_pairs(states, self._class_index, k_old, kept_rows[kept]))
+                X_p = xp.concat(parts, axis=0) if len(parts) > 1 else parts[0]
             y_p = np.where(class_index[now] == j, 1.0, -1.0)
-            out[p], _ = self._fit_pair(X_p, y_p, weights[now], self.kernel_, params, k)
+            out[p], _ = self._fit_pair(X_p, y_p, weights[now], states[0].kernel, params, k)
         return out
 
     def _probability_after(self, new_states, class_index, weights, classes, old_classes, params) -> dict:
@@ -735,8 +748,8 @@ class IncrementalSVC(OneVsOneSVC):
                 q = pair_index(k_old, oi, oj)
                 A[p], B[p] = self.probA_[q], self.probB_[q]
             else:
-                A[p], B[p] = self._sigmoid(new_states[p], weights[pair_rows(class_index, i, j, k)], self.kernel_,
-                                           params, rng)
+                A[p], B[p] = self._sigmoid(new_states[p], weights[pair_rows(class_index, i, j, k)],
+                                           new_states[p].kernel, params, rng)
         return {"probA_": A, "probB_": B}
 
     @serialized

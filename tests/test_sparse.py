@@ -140,20 +140,53 @@ def test_a_model_fitted_on_dense_rows_refuses_sparse_ones(cls):
         model.predict(X)
 
 
-def test_an_incremental_model_of_sparse_rows_is_not_updated():
-    X, y = digits()
-    model = IncrementalSVC().fit(X[:200], y[:200])
+@pytest.mark.parametrize("classes", [2, 3, 10])
+def test_an_incremental_model_of_sparse_rows_updates_by_exact_refits(classes):
+    X, y = load_digits(return_X_y=True)
+    X, y = X / 16.0, y % classes
+    Xs = scipy.sparse.csr_matrix(X)
+    model = IncrementalSVC(C=5.0, gamma=0.1, probability=True, random_state=0).fit(Xs[:400], y[:400])
     before = snapshot(model)
-    with pytest.raises(ValueError, match="fitted on sparse rows"):
-        model.update(X[200:210].toarray(), y[200:210])
-    with pytest.raises(ValueError, match="fitted on sparse rows"):
-        model.partial_fit(X[200:210].toarray(), y[200:210])
+    with pytest.raises(ValueError, match="not in the model"):
+        model.update(Xs[400:402], y[400:402], remove=[10**6])
     assert snapshot(model) == before
+    model.update(Xs[400:450], y[400:450], remove=model.sample_ids_[:50])  # sparse rows
+    model.partial_fit(X[450:460], y[450:460])  # dense rows
+    model.update(remove=model.sample_ids_[:3])
+    assert model.last_update_.method == "refit" and scipy.sparse.issparse(model.support_vectors_)
+    assert model.check_kkt() <= 1e-9
+    rows = np.arange(53, 460)
+    fresh = IncrementalSVC(C=5.0, gamma=0.1).fit(X[rows], y[rows])  # the same points, in the same order
+    np.testing.assert_array_equal(model.support_, fresh.support_)
+    np.testing.assert_allclose(model.decision_function(Xs[:100]), fresh.decision_function(X[:100]), atol=1e-9)
+    f = io.BytesIO()
+    model.save(f)
+    f.seek(0)
+    np.testing.assert_array_equal(gpath.load(f).decision_function(Xs[:100]), model.decision_function(Xs[:100]))
+
+
+def test_a_class_that_appears_in_an_update_of_sparse_rows():
+    X, y = load_digits(return_X_y=True)
+    X = X / 16.0
+    first = np.flatnonzero(y[:300] < 3)
+    model = IncrementalSVC(C=5.0, gamma=0.1).fit(scipy.sparse.csr_matrix(X[first]), y[first])
+    model.update(scipy.sparse.csr_matrix(X[300:400]), y[300:400])
+    rows = np.concatenate([first, np.arange(300, 400)])
+    fresh = IncrementalSVC(C=5.0, gamma=0.1).fit(X[rows], y[rows])
+    np.testing.assert_array_equal(model.classes_, np.arange(10))
+    assert model.check_kkt() <= 1e-9
+    np.testing.assert_allclose(model.decision_function(X[:50]), fresh.decision_function(X[:50]), atol=1e-9)
+
+
+def test_sparse_rows_and_a_model_of_dense_rows():
+    X, y = digits()
     dense = IncrementalSVC().fit(X[:200].toarray(), y[:200])
+    before = snapshot(dense)
     with pytest.raises(TypeError, match="sparse"):
         dense.update(X[200:210], y[200:210])
     with pytest.raises(TypeError, match="sparse"):
         IncrementalSVC().partial_fit(X, y)
+    assert snapshot(dense) == before
 
 
 @pytest.mark.parametrize("make,error,match", [
