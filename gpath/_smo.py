@@ -71,12 +71,11 @@ def kernel_matrix(X: np.ndarray, kernel, diag: float) -> np.ndarray | None:
     """
     if kernel.kind == "precomputed":  # the rows' Gram values at their own indices
         index = X[:, -1].astype(np.int64)
-        with np.errstate(over="ignore", invalid="ignore"):
-            # All the training rows in order (a binary fit): the Gram matrix as it is, no gather.
-            own = index.size == X.shape[1] - 1 and np.array_equal(index, np.arange(index.size))
-            K = (X[:, :-1] if own else X[:, index]).astype(np.float32)
+        K = np.empty((index.size, index.size), dtype=np.float32)
+        # One compiled gather into float32 (a subset of rows, as Platt's folds: no float64 copy).
+        bad = in_row_blocks(_gather_pass, K.shape[0], K, X, index)
         K[np.diag_indices_from(K)] += np.float32(diag)
-        return K if np.all(np.isfinite(K)) else None
+        return None if any(bad) else K
     if kernel.kind == "rbf":
         X = X - X.mean(axis=0)  # distances are translation-invariant; centring cuts cancellation
     with np.errstate(over="ignore", invalid="ignore"):
@@ -108,6 +107,19 @@ def _value(kind, v, gamma, degree, coef0):  # pragma: no cover - compiled
     if kind == 2:
         return (gamma * v + coef0) ** degree
     return v
+
+
+@njit(nogil=True, cache=True)
+def _gather_pass(start, stop, K, X, index):  # pragma: no cover - compiled
+    """Rows ``start:stop`` of K from precomputed rows: ``K[i, j] = X[i, index[j]]`` in
+    float32. Returns whether an entry is not finite in float32."""
+    bad = False
+    for i in range(start, stop):
+        for j in range(index.size):
+            v = np.float32(X[i, index[j]])
+            bad |= not math.isfinite(v)
+            K[i, j] = v
+    return bad
 
 
 @njit(nogil=True, cache=True)

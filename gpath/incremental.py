@@ -299,8 +299,8 @@ class IncrementalSVC(OneVsOneSVC):
         PathError, SingularMarginError, CacheFullError
             A numerical failure; the estimator is unchanged.
         MemoryError
-            Sparse X whose n × n kernel matrix would take more than half the available
-            memory. The factor of a pair's working (margin) set, 16·|W|² bytes on the host, would not
+            Sparse X whose pairs' kernel matrices (and their working copies) would take more
+            than half the available memory. The factor of a pair's working (margin) set, 16·|W|² bytes on the host, would not
             fit in the available memory (the message gives |W|, the bytes and what to do);
             the estimator is unchanged.
         """
@@ -461,7 +461,7 @@ class IncrementalSVC(OneVsOneSVC):
         buffer = getattr(self, "_buffer", None)
         names = feature_names(X)
         if buffer is None:
-            X, _, _ = check_X(X, owner=name)
+            X, _, _ = check_X(X, owner=name, accept_sparse=True)
         else:
             kept_names = buffer["names"]
             if (names is not None or kept_names is not None) and (
@@ -470,7 +470,8 @@ class IncrementalSVC(OneVsOneSVC):
                                  f"({None if kept_names is None else kept_names.tolist()}); got "
                                  f"{None if names is None else names.tolist()}")
             xp, device = get_namespace_and_device(buffer["X"])
-            X, _, _ = check_X(X, "X", buffer["X"].shape[1], xp, device, owner=name)
+            X, _, _ = check_X(X, "X", buffer["X"].shape[1], xp, device, owner=name,
+                              accept_sparse=is_sparse(buffer["X"]))
         labels = _declared_labels(y, X.shape[0], "y", "X", declared) if declared is not None else host_values(y)
         weights = check_sample_weight(sample_weight, X.shape[0], allow_all_zero=True, inert_negative=True)
         if declared is None and buffer is None:
@@ -480,8 +481,11 @@ class IncrementalSVC(OneVsOneSVC):
             self._fit(X, labels, classes_seen, weights, names, params, declared=None)
             return self
         if buffer is not None:
-            xp, _ = get_namespace_and_device(X)
-            X = xp.concat([buffer["X"], X], axis=0)
+            if is_sparse(buffer["X"]):  # sparse rows kept: the new ones join them, sparse
+                X = scipy.sparse.vstack([buffer["X"], scipy.sparse.csr_matrix(X)], format="csr")
+            else:
+                xp, _ = get_namespace_and_device(X)
+                X = xp.concat([buffer["X"], X], axis=0)
             labels = np.concatenate([buffer["labels"], labels])
             weights = _concat_weights(buffer["weights"], buffer["labels"].shape[0], weights, X.shape[0])
         seen = np.unique(labels)
@@ -618,9 +622,13 @@ class IncrementalSVC(OneVsOneSVC):
         check_every_class_weighted(weights, class_index, classes)
         new_ids = self._next_id + np.arange(m, dtype=np.int64)
         ids = np.concatenate([self.sample_ids_[alive], new_ids])
-        # A model of sparse rows: its rows after the update (every changed pair refits on them).
-        rows_after = None if sparse_rows is None else scipy.sparse.vstack(
-            [sparse_rows[alive], scipy.sparse.csr_matrix(X_add)], format="csr")
+        # A model of sparse rows: its rows after the update (every changed pair refits on them,
+        # beside the states it starts from).
+        rows_after = None
+        if sparse_rows is not None:
+            check_memory([s.n for s in states] + [pair_rows(class_index, i, j, k).size for i, j in pairs(k)],
+                         hasattr(self, "probA_") and not same, name)
+            rows_after = scipy.sparse.vstack([sparse_rows[alive], scipy.sparse.csr_matrix(X_add)], format="csr")
         with ExitStack() as stack:
             new_states, followed, n_bp, ways = [], [], 0, set()
             for i, j in pairs(k):
@@ -679,6 +687,8 @@ class IncrementalSVC(OneVsOneSVC):
             if any(s is None for s in new_states):
                 new_states = self._new_pairs(new_states, classes, class_index, weights, states, old_classes,
                                              kept_index, rows, X_add, add_index, params, rows_after)
+            if rows_after is not None:  # whatever changed was refitted (or fitted, for a new pair)
+                ways = {"refit"}
             stats = PathStats(n_bp, m, len(rows), time.perf_counter() - start, sum(s.active.size for s in new_states),
                               " and ".join(sorted(ways)) or "path")
             attrs = self._attributes(new_states, class_index, classes, self.kernel_, ids, self._next_id + m, stats,

@@ -245,9 +245,9 @@ class SimpleSVC(OneVsOneSVC):
         X : array of shape (n_samples, n_features)
             Any array-API array (NumPy, CuPy, ...) or array-like; converted to float64. The
             model's arrays live in its namespace and on its device. Or a SciPy sparse matrix
-            (any format; host): trained through its n × n kernel matrix computed from the
-            sparse rows (8 n² bytes; :mod:`gpath._sparse`), with ``support_vectors_``,
-            ``dual_coef_`` and ``coef_`` sparse as in ``SVC``.
+            (any format; host): each pair of classes trained through its kernel matrix
+            computed from its sparse rows (8 n_p² bytes for n_p points; :mod:`gpath._sparse`),
+            with ``support_vectors_``, ``dual_coef_`` and ``coef_`` sparse as in ``SVC``.
         y : array-like of shape (n_samples,)
             Two or more distinct labels (numbers or strings).
         sample_weight : array-like of shape (n_samples,) or None
@@ -276,8 +276,8 @@ class SimpleSVC(OneVsOneSVC):
             ``max_iter=None`` and the iteration cycles (20·(n + 50) iterations), or it ends
             with a KKT violation above 1e-8 (the model is not returned then).
         MemoryError
-            Sparse X whose n × n kernel matrix would take more than half the available
-            memory. The working set's factor (16·|W|² bytes on the host) would not fit in the available
+            Sparse X whose pairs' kernel matrices (and their working copies) would take more
+            than half the available memory. The working set's factor (16·|W|² bytes on the host) would not fit in the available
             memory; the message gives |W|, the bytes and what to do. The estimator is unchanged.
 
         Warns

@@ -184,8 +184,6 @@ def test_sparse_rows_and_a_model_of_dense_rows():
     before = snapshot(dense)
     with pytest.raises(TypeError, match="sparse"):
         dense.update(X[200:210], y[200:210])
-    with pytest.raises(TypeError, match="sparse"):
-        IncrementalSVC().partial_fit(X, y)
     assert snapshot(dense) == before
 
 
@@ -287,3 +285,39 @@ def test_a_sparse_coef_is_of_the_support_vectors_type():
     with sklearn.config_context(sparse_interface="sparray"):
         model = SimpleSVC(kernel="linear").fit(X, y)
     assert isinstance(model.coef_, scipy.sparse.csr_array)  # read under the default config
+
+
+def test_sparse_updates_are_refused_beyond_memory_and_say_refit(monkeypatch):
+    X, y = load_digits(return_X_y=True)
+    Xs = scipy.sparse.csr_matrix(X / 16.0)
+    model = IncrementalSVC(C=5.0, gamma=0.1).fit(Xs[:200], y[:200] % 3)
+    before = snapshot(model)
+    monkeypatch.setattr("gpath._sparse.available_memory", lambda: 2e6)
+    with pytest.raises(MemoryError, match="pair"):
+        model.update(Xs[200:1500], y[200:1500] % 3)
+    assert snapshot(model) == before
+    monkeypatch.undo()
+    model.update(remove=model.sample_ids_[y[:200] % 3 == 2])  # a class leaves: its pairs dropped
+    assert model.last_update_.method == "refit" and model.classes_.tolist() == [0, 1]
+    assert model.check_kkt() <= 1e-9
+
+
+def test_partial_fit_starts_a_sparse_stream():
+    X, y = load_digits(return_X_y=True)
+    X = X / 16.0
+    Xs = scipy.sparse.csr_matrix(X)
+    model = IncrementalSVC(C=5.0, gamma=0.1)
+    model.partial_fit(Xs[y == 0][:20], y[y == 0][:20], classes=[0, 1])  # one class: kept, not fitted
+    model.partial_fit(X[y == 1][:20], y[y == 1][:20])  # dense rows join the sparse ones
+    model.partial_fit(Xs[y == 1][20:30], y[y == 1][20:30])
+    rows = np.concatenate([np.flatnonzero(y == 0)[:20], np.flatnonzero(y == 1)[:30]])
+    fresh = IncrementalSVC(C=5.0, gamma=0.1).fit(X[rows], y[rows])
+    assert scipy.sparse.issparse(model.support_vectors_) and model.check_kkt() <= 1e-9
+    np.testing.assert_allclose(model.decision_function(Xs[:40]), fresh.decision_function(X[:40]), atol=1e-9)
+
+
+def test_a_callable_may_return_a_matrix_on_sparse_rows():
+    X, y = digits()
+    model = SimpleSVC(kernel=lambda A, B: (A @ B.T).todense(), C=2.0).fit(X, y)
+    ref = SimpleSVC(kernel="linear", C=2.0).fit(X, y)
+    np.testing.assert_allclose(model.decision_function(X), ref.decision_function(X), atol=1e-9)
