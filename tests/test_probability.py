@@ -228,3 +228,16 @@ def test_probability_with_fewer_points_than_folds(cls):
     d = model.decision_function(X[:50])
     order = np.argsort(d)
     assert np.all(np.diff(p[order, 1]) >= -1e-12) or np.all(np.diff(p[order, 1]) <= 1e-12)
+
+
+def test_a_fold_whose_warm_start_stalls_is_fitted_from_smo():
+    # IncrementalSVC's Platt folds start from the pair's solution; on this problem one fold's
+    # warm start cycled (PathError "SimpleSVM stalled") and the whole fit failed.
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    X, y = X[:300] / 16.0, y[:300] % 4
+    model = IncrementalSVC(C=5.0, gamma=0.1, probability=True, random_state=0).fit(X, y)
+    assert model.check_kkt() <= 1e-9
+    p = model.predict_proba(X)
+    assert np.allclose(p.sum(axis=1), 1.0) and np.mean(model.classes_[p.argmax(axis=1)] == y) > 0.9
