@@ -808,19 +808,11 @@ class IncrementalSVC(OneVsOneSVC):
         """Platt's sigmoid of one pair (``weights``: its rows' boxes over C), on its
         cross-validated decision values. Each fold's model is SimpleSVM warm-started from
         the pair's solution on the fold's rows (4/5 of them: a start close to the fold's
-        solution), the same exact model as a fit from scratch; where that start stalls (its
-        sets cycle: digits, 4 classes, C = 5, γ = 0.1 did), the fold is fitted from SMO's start,
-        as :meth:`fit` does."""
+        solution), the same exact model as a fit from scratch."""
 
         def solve(X_sub, y_sub, weights_sub, rows):
-            w = None if np.all(weights_sub == 1.0) else weights_sub
-            try:
-                sub, _ = warm_simple_svm(X_sub, y_sub, kernel, params["C"], params["ridge"], state.alpha[rows],
-                                         weights=w)
-            except PathError:
-                sub, _ = simple_svm(X_sub, y_sub, kernel, params["C"], params["ridge"], weights=w,
-                                    random_state=np.random.RandomState(0))
-                sub.refine()
+            sub, _ = warm_simple_svm(X_sub, y_sub, kernel, params["C"], params["ridge"], state.alpha[rows],
+                                     weights=None if np.all(weights_sub == 1.0) else weights_sub)
             self._check_state(sub)
             return sub
 

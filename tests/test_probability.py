@@ -230,9 +230,10 @@ def test_probability_with_fewer_points_than_folds(cls):
     assert np.all(np.diff(p[order, 1]) >= -1e-12) or np.all(np.diff(p[order, 1]) <= 1e-12)
 
 
-def test_a_fold_whose_warm_start_stalls_is_fitted_from_smo():
+def test_a_fold_whose_warm_start_stalled_in_blocks():
     # IncrementalSVC's Platt folds start from the pair's solution; on this problem one fold's
-    # warm start cycled (PathError "SimpleSVM stalled") and the whole fit failed.
+    # warm start, entering blocks of violators, stalled (PathError) and the whole fit failed:
+    # warm_simple_svm now goes on from the same start with one violator at a time.
     from sklearn.datasets import load_digits
 
     X, y = load_digits(return_X_y=True)
