@@ -300,9 +300,9 @@ class IncrementalSVC(OneVsOneSVC):
             A numerical failure; the estimator is unchanged.
         MemoryError
             Sparse X whose pairs' kernel matrices (and their working copies) would take more
-            than half the available memory. The factor of a pair's working (margin) set, 16·|W|² bytes on the host, would not
-            fit in the available memory (the message gives |W|, the bytes and what to do);
-            the estimator is unchanged.
+            than half the available memory; or the factor of a pair's working (margin) set,
+            16·|W|² bytes on the host, would not fit in the available memory. Each message
+            gives the sizes, the bytes and what to do; the estimator is unchanged.
         """
         name = type(self).__name__
         params = self._check_params()
@@ -542,8 +542,7 @@ class IncrementalSVC(OneVsOneSVC):
             An id in ``remove`` that is not in the model.
         TypeError
             X_add sparse for a model fitted on dense rows, in another namespace or on another
-            device than the model, or
-            ``remove`` not integers.
+            device than the model, or ``remove`` not integers.
         PathError, SingularMarginError, CacheFullError
             A numerical failure part-way; the model is unchanged.
         MemoryError

@@ -277,8 +277,9 @@ class SimpleSVC(OneVsOneSVC):
             with a KKT violation above 1e-8 (the model is not returned then).
         MemoryError
             Sparse X whose pairs' kernel matrices (and their working copies) would take more
-            than half the available memory. The working set's factor (16·|W|² bytes on the host) would not fit in the available
-            memory; the message gives |W|, the bytes and what to do. The estimator is unchanged.
+            than half the available memory; or the working set's factor (16·|W|² bytes on the
+            host) would not fit in the available memory. Each message gives the sizes, the
+            bytes and what to do; the estimator is unchanged.
 
         Warns
         -----

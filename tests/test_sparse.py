@@ -321,3 +321,12 @@ def test_a_callable_may_return_a_matrix_on_sparse_rows():
     model = SimpleSVC(kernel=lambda A, B: (A @ B.T).todense(), C=2.0).fit(X, y)
     ref = SimpleSVC(kernel="linear", C=2.0).fit(X, y)
     np.testing.assert_allclose(model.decision_function(X), ref.decision_function(X), atol=1e-9)
+
+
+def test_a_model_of_sparse_rows_lives_on_the_host():
+    import array_api_strict as xp
+
+    X, y = digits()
+    model = SimpleSVC().fit(X, y)
+    with pytest.raises(TypeError, match="namespace"):
+        model.predict(xp.asarray(X.toarray()[:5], device=xp.Device("device1")))
