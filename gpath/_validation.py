@@ -568,3 +568,27 @@ def check_gram(X, owner: str):
                          f"got max |X - X.T| = {asymmetry:.3g} (largest entry {size:.3g}). A Gram matrix "
                          f"computed in float32 is symmetric only to ~1e-7: pass (X + X.T) / 2")
     return with_index(X, 0)
+
+
+def check_gram_rows(K_add, n: int, name: str, owner: str) -> None:
+    """Check the kernel values of m points added to a precomputed kernel's n training points
+    (checked by :func:`check_X`): shape (m, n + m), against the training points then the new
+    points, the m × m block symmetric beyond round-off (as :func:`check_gram`).
+
+    Raises
+    ------
+    ValueError
+        Another shape, or an asymmetric m × m block.
+    """
+    m = K_add.shape[0]
+    if K_add.shape[1] != n + m:
+        raise ValueError(f"{owner}(kernel='precomputed') needs {name} to hold the kernel values of its m points "
+                         f"against the n = {n} training points (in training order, sample_ids_) and then against "
+                         f"themselves: shape (m, n + m) = ({m}, {n + m}); got {tuple(K_add.shape)}")
+    xp, _ = get_namespace_and_device(K_add)
+    block = K_add[:, n:]
+    asymmetry, size = scalars(xp, xp.max(xp.abs(block - block.T)), xp.max(xp.abs(K_add)))
+    if asymmetry > 1e-10 * size:
+        raise ValueError(f"{owner}(kernel='precomputed') needs the new points' kernel values among themselves "
+                         f"({name}[:, {n}:]) to be symmetric; got max |K - K.T| = {asymmetry:.3g} (largest entry "
+                         f"{size:.3g})")

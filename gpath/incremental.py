@@ -24,6 +24,7 @@ from ._validation import (
     check_choice,
     check_feature_names,
     check_gram,
+    check_gram_rows,
     check_ids,
     check_labels,
     check_max_iter,
@@ -36,7 +37,7 @@ from ._validation import (
 )
 from ._warmup import warm_compiled_update
 from .cache import max_columns
-from .kernels import PRECOMPUTED, Kernel
+from .kernels import PRECOMPUTED, Kernel, with_index
 
 __all__ = ["IncrementalSVC"]
 
@@ -83,8 +84,9 @@ class IncrementalSVC(OneVsOneSVC):
     kernel : {"rbf", "linear", "poly", "precomputed"} or callable, default "rbf"
         As in scikit-learn's SVC. ``"precomputed"``: ``fit`` takes the n × n Gram matrix as X,
         ``predict`` and the others the m × n kernel values of their points against the
-        training points; such a model is fitted only (``update`` and ``partial_fit`` raise
-        ValueError: new points would need kernel values against all the others), and its
+        training points (in training order, ``sample_ids_``); ``update`` takes the new
+        points' kernel values against the training points and themselves (see :meth:`update`;
+        each changed pair is refitted, warm-started), ``partial_fit`` raises ValueError. Its
         ``support_vectors_`` hold the support vectors' Gram rows and their index
         (:mod:`gpath.kernels`), where SVC's are empty.
     gamma : float or {"scale", "auto"}, default "scale"
@@ -435,8 +437,9 @@ class IncrementalSVC(OneVsOneSVC):
         """
         name = type(self).__name__
         if is_precomputed(self.kernel):
-            raise ValueError(f"{name}(kernel='precomputed') cannot learn by partial_fit: each call's points would "
-                             f"need their kernel values against points not seen yet; call fit with the Gram matrix")
+            raise ValueError(f"{name}(kernel='precomputed') cannot learn by partial_fit: a call's kernel values "
+                             f"would have to cover points not seen yet; call fit with the Gram matrix, then update "
+                             f"with the new points' kernel values")
         declared = None
         if classes is not None:
             declared = np.unique(host_values(classes))
@@ -511,7 +514,12 @@ class IncrementalSVC(OneVsOneSVC):
             fitted on sparse rows takes sparse or dense rows, and every pair the update changes
             is refitted exactly on its points' kernel matrix, warm-started from its current
             solution (the path needs feature rows): ``last_update_.method`` is "refit",
-            whatever ``method``.
+            whatever ``method``. ``kernel="precomputed"``: the kernel values of the new
+            points, shape (m, n + m): against the n current training points in training
+            order (``sample_ids_``; the columns of removed points included), then against
+            the m new points themselves (that m × m block symmetric); every pair is refitted
+            as for sparse rows, and later calls take kernel values against the training
+            points after the update (kept points in order, then the new ones).
         y_add : array-like of shape (m,) or None
             Their labels. A label the model does not hold adds a class (its pairs are
             trained on the current points); see the class description.
@@ -535,7 +543,8 @@ class IncrementalSVC(OneVsOneSVC):
             ``partial_fit(classes=...)``) not among the declared classes, X_add without
             y_add, ``sample_weight_add`` without X_add, of another length, negative or NaN,
             repeated ids, an update that would leave a single class or a class whose points
-            all have weight 0, a model of ``kernel="precomputed"``, or C, ridge, class_weight
+            all have weight 0, ``kernel="precomputed"`` kernel values of another shape than
+            (m, n + m) or an asymmetric m × m block, or C, ridge, class_weight
             or a kernel parameter (kernel,
             gamma, degree, coef0) changed by ``set_params`` since ``fit`` (call fit again).
         KeyError
@@ -561,10 +570,7 @@ class IncrementalSVC(OneVsOneSVC):
                 w_name="sample_weight_add"):
         params = self._check_params()
         self._check_kernel_unchanged()
-        if self.kernel_.kind == PRECOMPUTED:
-            raise ValueError(f"{type(self).__name__}(kernel='precomputed') cannot be updated: the new points "
-                             f"would need their kernel values against every training point, and the "
-                             f"training points' against them; call fit with the new Gram matrix")
+        precomputed = self.kernel_.kind == PRECOMPUTED
         sparse_rows = getattr(self, "_X_sparse", None)  # fitted on sparse rows: updates refit
         states = self.states_
         s0 = states[0]
@@ -574,10 +580,14 @@ class IncrementalSVC(OneVsOneSVC):
         k_old = old_classes.shape[0]
         if (X_add is None) != (y_add is None):
             raise ValueError(f"{x_name} and {y_name} must be given together")
-        d = s0.X.shape[1] if sparse_rows is None else sparse_rows.shape[1]
+        n_old = self._class_index.shape[0]
+        d = n_old if precomputed else s0.X.shape[1] if sparse_rows is None else sparse_rows.shape[1]
         if X_add is not None:
             check_feature_names(self, X_add, x_name)
-            X_add, _, _ = check_X(X_add, x_name, d, xp, device, owner=name, accept_sparse=sparse_rows is not None)
+            X_add, _, _ = check_X(X_add, x_name, None if precomputed else d, xp, device, owner=name,
+                                  accept_sparse=sparse_rows is not None)
+            if precomputed:
+                check_gram_rows(X_add, n_old, x_name, name)
             labels, known = _update_labels(y_add, X_add.shape[0], y_name, x_name, old_classes, declared)
         else:
             if sample_weight_add is not None:
@@ -621,13 +631,15 @@ class IncrementalSVC(OneVsOneSVC):
         check_every_class_weighted(weights, class_index, classes)
         new_ids = self._next_id + np.arange(m, dtype=np.int64)
         ids = np.concatenate([self.sample_ids_[alive], new_ids])
-        # A model of sparse rows: its rows after the update (every changed pair refits on them,
-        # beside the states it starts from).
+        # A model of sparse rows or of a precomputed kernel: its rows after the update (every
+        # changed pair refits on them, beside the states it starts from).
         rows_after = None
         if sparse_rows is not None:
             check_memory([s.n for s in states] + [pair_rows(class_index, i, j, k).size for i, j in pairs(k)],
                          hasattr(self, "probA_") and not same, name)
             rows_after = scipy.sparse.vstack([sparse_rows[alive], scipy.sparse.csr_matrix(X_add)], format="csr")
+        elif precomputed:
+            rows_after = self._gram_after(alive, X_add)
         with ExitStack() as stack:
             new_states, followed, n_bp, ways = [], [], 0, set()
             for i, j in pairs(k):
@@ -648,8 +660,10 @@ class IncrementalSVC(OneVsOneSVC):
                     mine = np.flatnonzero((add_index == i) | (add_index == j))
                     X_p = take_rows(X_add, mine, xp, device) if mine.size < m else X_add
                     y_p, u_p = add_index[mine], upper_add[mine]
-                if not local_remove.size and not y_p.size:
-                    new_states.append(state)  # nothing of this pair changes
+                if not local_remove.size and not y_p.size and not precomputed:
+                    # Nothing of this pair changes. (A precomputed kernel's rows change for every
+                    # pair: their columns are the model's points, their indices its rows.)
+                    new_states.append(state)
                     continue
                 if rows_after is not None or (params["method"] == "auto"
                                               and _refit_is_cheaper(state, local_remove, y_p.size)):
@@ -691,7 +705,7 @@ class IncrementalSVC(OneVsOneSVC):
             stats = PathStats(n_bp, m, len(rows), time.perf_counter() - start, sum(s.active.size for s in new_states),
                               " and ".join(sorted(ways)) or "path")
             attrs = self._attributes(new_states, class_index, classes, self.kernel_, ids, self._next_id + m, stats,
-                                     weights, cw, rows_after)
+                                     weights, cw, rows_after if sparse_rows is not None else None)
             if not same:
                 attrs.update(self._probability_after(new_states, class_index, weights, classes, old_classes,
                                                      params))
@@ -704,6 +718,25 @@ class IncrementalSVC(OneVsOneSVC):
         for new, spent in followed:
             new.factor.spare = spent.factor
         return self
+
+    def _gram_after(self, alive, K_add):
+        """A precomputed kernel's training rows after an update, ``[G | index]``
+        (:func:`gpath.kernels.with_index`): the Gram matrix of the kept points (host bool
+        ``alive``) and the added ones, whose kernel values ``K_add`` (m, n + m) are checked
+        by :func:`gpath._validation.check_gram_rows`."""
+        states = self.states_
+        xp, device = states[0].xp, states[0].device
+        n_old = alive.shape[0]
+        k = self.classes_.shape[0]
+        rows = (states[0].X if k == 2 else
+                rows_from_pairs(states, self._class_index, k, np.arange(n_old, dtype=np.int64)))
+        kept = to_device(np.flatnonzero(alive), xp, device)
+        G = xp.take(xp.take(rows[:, :n_old], kept, axis=0), kept, axis=1)
+        if K_add.shape[0]:
+            across = xp.take(K_add[:, :n_old], kept, axis=1)  # the new points against the kept ones
+            G = xp.concat([xp.concat([G, across.T], axis=1), xp.concat([across, K_add[:, n_old:]], axis=1)],
+                          axis=0)
+        return with_index(G, 0)
 
     def _class_weights_after(self, classes, old_classes, class_index) -> np.ndarray:
         """The class weights of the updated model: the fitted ones, and for each new class its

@@ -101,9 +101,8 @@ class Kernel:
         elif isinstance(kernel, str):
             kind, function = kernel.lower(), None
             if kind == PRECOMPUTED and not precomputed:
-                raise ValueError("kernel='precomputed' is taken by SimpleSVC and IncrementalSVC (fit; an update "
-                                 "would need the new points' kernel values against every training point); "
-                                 "pass the features and a kernel, or a callable kernel, here")
+                raise ValueError("kernel='precomputed' is taken by SimpleSVC and IncrementalSVC; pass the features "
+                                 "and a kernel, or a callable kernel, here")
             if kind not in KERNELS and kind != PRECOMPUTED:
                 why = (" (the sigmoid kernel tanh(gamma <x, z> + coef0) is not positive semi-definite: its "
                        "dual is not convex, and gpath's exact solvers need a convex one)" if kind == "sigmoid" else "")

@@ -45,6 +45,7 @@ from ._validation import (
     check_positive,
     check_targets,
     check_X,
+    is_precomputed,
     numeric_targets,
     signed_labels,
 )
@@ -59,16 +60,18 @@ __all__ = ["CVErrorPath", "MSEPath", "SVCPathCV", "cross_validate", "cv_error_pa
 
 
 # ---------------------------------------------------------------------- helpers
-def _take_rows(X, rows: np.ndarray):
-    """Rows of X as X's own kind: a pandas frame stays a frame, an array-API array stays in
-    its namespace and on its device, anything else becomes a NumPy array."""
+def _take_rows(X, rows: np.ndarray, columns: np.ndarray | None = None):
+    """Rows of X (and its columns ``columns`` where given: a Gram matrix's) as X's own kind:
+    a pandas frame stays a frame, an array-API array stays in its namespace and on its
+    device, anything else becomes a NumPy array."""
     if hasattr(X, "iloc"):
-        return X.iloc[rows]
+        return X.iloc[rows] if columns is None else X.iloc[rows, columns]
     if is_array_api(X) and not isinstance(X, np.ndarray):
         xp, device = get_namespace_and_device(X)
         if not is_numpy(xp):
-            return xp.take(X, to_device(rows, xp, device), axis=0)
-    return np.asarray(X)[rows]
+            out = xp.take(X, to_device(rows, xp, device), axis=0)
+            return out if columns is None else xp.take(out, to_device(columns, xp, device), axis=1)
+    return np.asarray(X)[rows] if columns is None else np.asarray(X)[np.ix_(rows, columns)]
 
 
 def _split_input(X):
@@ -129,7 +132,10 @@ def cross_validate(estimator, X, y, *, groups=None, cv=5, scoring=None, return_t
         whole X and set as a number on the clone, since the kernel must stay fixed between
         updates), or any scikit-learn estimator.
     X : array of shape (n_samples, n_features)
-        Any array-API array, a pandas DataFrame, or an array-like.
+        Any array-API array, a pandas DataFrame, or an array-like. For an IncrementalSVC of
+        ``kernel="precomputed"``, the (n_samples, n_samples) Gram matrix: each fold takes
+        its rows and the columns of its model's training points, as scikit-learn does for
+        pairwise estimators.
     y : array-like of shape (n_samples,)
         Two class labels (for an IncrementalSVC), real targets (for an IncrementalSVR).
     groups : array-like of shape (n_samples,) or None
@@ -192,7 +198,15 @@ def cross_validate(estimator, X, y, *, groups=None, cv=5, scoring=None, return_t
         labels, _ = check_labels(y, X_checked.shape[0], owner=name)
     scorer = check_scoring(estimator, scoring=scoring)
     est = clone(estimator)
-    est.set_params(gamma=_resolved_gamma(est.kernel, est.gamma, est.degree, est.coef0, X_checked))
+    pairwise = is_precomputed(est.kernel)
+    if not pairwise:
+        est.set_params(gamma=_resolved_gamma(est.kernel, est.gamma, est.degree, est.coef0, X_checked))
+
+    def rows_of(rows, model_rows):
+        """The rows ``rows`` of X as the model takes them: a Gram matrix's columns are the
+        model's training points, ``model_rows`` (rows of X)."""
+        return _take_rows(X, rows, model_rows if pairwise else None)
+
     splits = _splits(cv, X, labels, groups, classifier=not regression)
     results: dict[str, list] = {"fit_time": [], "score_time": [], "test": [], "train": [], "estimator": []}
     row_of_id = np.zeros(0, dtype=np.int64)  # training row of each sample id of the model
@@ -202,13 +216,13 @@ def cross_validate(estimator, X, y, *, groups=None, cv=5, scoring=None, return_t
             # class_weight="balanced" weighs the classes by their counts in the training rows:
             # a fold with other counts has other boxes for every point, which no MID path
             # (fixed boxes) reaches; it is fitted.
-            est.fit(_take_rows(X, train), labels[train])
+            est.fit(rows_of(train, train), labels[train])
             row_of_id = train.copy()
         else:
             held = row_of_id[est.sample_ids_]
             remove = est.sample_ids_[~np.isin(held, train)]
             add = np.setdiff1d(train, held)
-            kw = dict(X_add=_take_rows(X, add), y_add=labels[add]) if add.size else {}
+            kw = dict(X_add=rows_of(add, np.concatenate([held, add])), y_add=labels[add]) if add.size else {}
             est.update(**kw, remove=remove)
             new_ids = est.sample_ids_[est.sample_ids_.size - add.size :]  # update appends the added rows
             grown = np.full(int(est.sample_ids_.max()) + 1, -1, dtype=np.int64)
@@ -219,10 +233,11 @@ def cross_validate(estimator, X, y, *, groups=None, cv=5, scoring=None, return_t
                 est.calibrate()  # the sigmoid of this fold's training rows (no other fold's labels)
         results["fit_time"].append(time.perf_counter() - start)
         start = time.perf_counter()
-        results["test"].append(scorer(est, _take_rows(X, test), labels[test]))
+        model_rows = row_of_id[est.sample_ids_]  # the model's training points, in training order
+        results["test"].append(scorer(est, rows_of(test, model_rows), labels[test]))
         results["score_time"].append(time.perf_counter() - start)
         if return_train_score:
-            results["train"].append(scorer(est, _take_rows(X, train), labels[train]))
+            results["train"].append(scorer(est, rows_of(train, model_rows), labels[train]))
         if return_estimator:
             results["estimator"].append(_snapshot(est))
     out = {"fit_time": np.array(results["fit_time"]), "score_time": np.array(results["score_time"])}

@@ -1,6 +1,8 @@
 """kernel="precomputed" (issue 20, part 3): SimpleSVC and IncrementalSVC fit on a Gram matrix and
 predict from kernel values against the training points, exactly as on the features with the
-same kernel, against the exact reference re-solved on the Gram matrix; bad input refused."""
+same kernel, against the exact reference re-solved on the Gram matrix; IncrementalSVC's updates
+take the new points' kernel values and equal a fit on the new Gram matrix; gpath's exact
+cross-validation cuts a Gram matrix's rows and columns; bad input refused."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from sklearn.svm import SVC
 import gpath
 from gpath import IncrementalSVC, SimpleSVC
 from gpath._array_api import to_host
+from gpath.model_selection import cross_validate
 from gpath.reference import exact_svc_gram, kernel_matrix
 
 ESTIMATORS = (SimpleSVC, IncrementalSVC)
@@ -116,10 +119,11 @@ def test_bad_input_is_refused_and_changes_nothing(cls):
     with pytest.raises(ValueError, match="80 features"):
         model.decision_function(G[:40].T)
     if cls is IncrementalSVC:
-        with pytest.raises(ValueError, match="cannot be updated"):
+        with pytest.raises(ValueError, match=r"shape \(m, n \+ m\) = \(2, 82\); got \(2, 80\)"):
             model.update(G[:2], y[:2])
-        with pytest.raises(ValueError, match="cannot be updated"):
-            model.update(remove=[0])
+        asymmetric = np.concatenate([G[:2], [[1.0, 2.0], [0.0, 1.0]]], axis=1)
+        with pytest.raises(ValueError, match="symmetric"):
+            model.update(asymmetric, y[:2])
         with pytest.raises(ValueError, match="partial_fit"):
             IncrementalSVC(kernel="precomputed").partial_fit(G, y)
     assert snapshot(model) == before
@@ -134,3 +138,99 @@ def test_estimators_without_it_say_so(make):
     X, y = breast_cancer(40)
     with pytest.raises(ValueError, match="kernel='precomputed' is taken by SimpleSVC and IncrementalSVC"):
         make().fit(X @ X.T, y)
+
+
+def _updated_on_gram(asarray, X, y, gamma, steps, C=10.0, **params):
+    """An IncrementalSVC of a precomputed kernel fitted on the first rows and updated by
+    ``steps`` = [(rows added, positions removed)], beside the rows (of X) it holds."""
+    G = kernel_matrix(X, X, "rbf", gamma)
+    rows = list(range(steps[0][0].start))
+    model = IncrementalSVC(kernel="precomputed", C=C, **params).fit(asarray(G[np.ix_(rows, rows)]), y[rows])
+    for add, positions in steps:
+        add = list(add)
+        K_add = G[np.ix_(add, rows + add)]
+        model.update(asarray(K_add) if add else None, y[add] if add else None,
+                     remove=model.sample_ids_[positions])
+        rows = [r for i, r in enumerate(rows) if i not in set(positions)] + add
+        assert model.last_update_.method == "refit"
+    return model, rows, G
+
+
+def test_updates_equal_a_fit_on_the_new_gram_matrix(backend):
+    # Kernel values of the new points against the training points (in training order), then
+    # against themselves: the updated model is the exact model of the new Gram matrix.
+    X, y = breast_cancer(260)
+    steps = [(range(150, 160), [0, 3, 5]), (range(160, 190), list(range(20))), (range(190, 190), [1, 2])]
+    model, rows, G = _updated_on_gram(backend.asarray, X, y, 0.02, steps)
+    G_now = G[np.ix_(rows, rows)]
+    assert model.n_features_in_ == len(rows) == model.sample_ids_.size
+    assert model.check_kkt(backend.asarray(G_now), y[rows]) <= 1e-9
+    fitted = IncrementalSVC(kernel="precomputed", C=10.0).fit(G_now, y[rows])
+    T = G[np.ix_(range(200, 260), rows)]
+    f = backend.check(model.decision_function(backend.asarray(T)), (60,))
+    scale = 1.0 + np.abs(fitted.dual_coef_).sum() * np.abs(G).max()
+    assert np.abs(f - fitted.decision_function(T)).max() <= 1e-9 * scale
+    np.testing.assert_array_equal(model.support_, fitted.support_)
+    on_features = IncrementalSVC(kernel="rbf", gamma=0.02, C=10.0).fit(X[rows], y[rows])
+    np.testing.assert_allclose(f, on_features.decision_function(X[200:260]), rtol=0, atol=1e-9 * scale)
+
+
+def test_multiclass_updates_move_every_pair_and_classes_come_and_go():
+    # Every pair's rows change with the model's points (their columns), also the pairs the
+    # update does not touch; a class that appears gets its pairs, one that empties loses them.
+    X, y = load_iris(return_X_y=True)
+    order = np.argsort(y, kind="stable")
+    X, y = X[order][::2], y[order][::2]  # 25 per class, grouped
+    G = kernel_matrix(X, X, "rbf", 0.5)
+    rows = list(range(10)) + list(range(25, 35))  # classes 0 and 1
+    model = IncrementalSVC(kernel="precomputed", C=10.0).fit(G[np.ix_(rows, rows)], y[rows])
+    for add, positions in [(list(range(50, 60)), []),  # class 2 appears
+                           (list(range(10, 14)), [0, 1]),  # pair (1, 2) untouched
+                           ([], list(range(8)) + list(range(28, 32)))]:  # class 0 empties
+        model.update(G[np.ix_(add, rows + add)] if add else None, y[add] if add else None,
+                     remove=model.sample_ids_[positions])
+        rows = [r for i, r in enumerate(rows) if i not in set(positions)] + add
+        fitted = IncrementalSVC(kernel="precomputed", C=10.0).fit(G[np.ix_(rows, rows)], y[rows])
+        np.testing.assert_array_equal(model.classes_, np.unique(y[rows]))
+        T = G[:, rows]
+        assert model.check_kkt(G[np.ix_(rows, rows)], y[rows]) <= 1e-9
+        np.testing.assert_allclose(model.decision_function(T), fitted.decision_function(T), rtol=0, atol=1e-8)
+        np.testing.assert_array_equal(model.predict(T), fitted.predict(T))
+    assert model.classes_.tolist() == [1, 2]
+
+
+def test_a_saved_updated_model_loads_and_updates_on():
+    X, y = breast_cancer(140)
+    model, rows, G = _updated_on_gram(np.asarray, X, y, 0.02, [(range(100, 120), [0, 1])])
+    buffer = io.BytesIO()
+    gpath.save(model, buffer)
+    buffer.seek(0)
+    loaded = gpath.load(buffer)
+    add = list(range(120, 140))
+    for m in (model, loaded):
+        m.update(G[np.ix_(add, rows + add)], y[add], remove=m.sample_ids_[:3])
+    T = G[:, rows[3:] + add]
+    np.testing.assert_array_equal(loaded.decision_function(T), model.decision_function(T))
+
+
+def test_exact_cross_validation_on_a_gram_matrix():
+    # gpath's cross_validate cuts each fold's Gram rows and columns (the model's training points,
+    # in training order, after each update): the same scores as on the features and as
+    # scikit-learn's cross_validate of SVC on the Gram matrix.
+    from sklearn.model_selection import KFold
+    from sklearn.model_selection import cross_validate as sk_cross_validate
+
+    X, y = breast_cancer(200)
+    G = kernel_matrix(X, X, "rbf", 0.02)
+    cv = KFold(5, shuffle=True, random_state=0)
+    on_gram = cross_validate(IncrementalSVC(kernel="precomputed", C=10.0), G, y, cv=cv, return_train_score=True,
+                             return_estimator=True)
+    on_features = cross_validate(IncrementalSVC(gamma=0.02, C=10.0), X, y, cv=cv, return_train_score=True)
+    svc = sk_cross_validate(SVC(kernel="precomputed", C=10.0, tol=1e-12), G, y, cv=cv, return_train_score=True)
+    np.testing.assert_array_equal(on_gram["test_score"], on_features["test_score"])
+    np.testing.assert_array_equal(on_gram["train_score"], on_features["train_score"])
+    np.testing.assert_array_equal(on_gram["test_score"], svc["test_score"])
+    assert [m.last_update_.method for m in on_gram["estimator"]] == ["fit"] + ["refit"] * 4
+    for (train, _), m in zip(cv.split(G), on_gram["estimator"]):
+        assert m.n_features_in_ == train.size
+        assert m.check_kkt() <= 1e-9
