@@ -88,16 +88,6 @@ class OneVsOneSVC(Locked, SaveMixin, ClassifierMixin, BaseEstimator):
         tags.input_tags.sparse = not is_precomputed(self.kernel)  # SciPy sparse rows (gpath._sparse)
         return tags
 
-    def _set_fitted(self, attrs: dict) -> None:
-        """Set the fitted attributes all at once; a value None for ``feature_names_in_``,
-        ``probA_`` or ``probB_`` removes that attribute (a refit without column names or
-        without probabilities), as scikit-learn does."""
-        for key, value in attrs.items():
-            if key in ("feature_names_in_", "probA_", "probB_") and value is None:
-                self.__dict__.pop(key, None)
-            else:
-                setattr(self, key, value)
-
     def _more_checked_params(self) -> dict:
         """The parameters every gpath SVC shares with ``SVC``, checked (every fit):
         ``decision_function_shape``, ``probability``, ``break_ties``, ``verbose`` and

@@ -381,6 +381,33 @@ class _CPathRun:
 
 
 # ---------------------------------------------------------------------- evaluation
+def segment(params: np.ndarray, at: float) -> tuple[int, float]:
+    """Where ``at`` lies on a piecewise-linear path whose points are at ``params``: the C path
+    (:class:`CPath`) and the outlier paths (:class:`gpath._outlier.OutlierPath`).
+
+    Parameters
+    ----------
+    params : ndarray of shape (n_points,), float64
+        The parameter at each point, monotone along the path in either direction; a value
+        repeats at a jump (the outlier path's D-step), and ``at`` there names the last point.
+    at : float
+        Between ``params[0]`` and ``params[-1]`` (the caller checks).
+
+    Returns
+    -------
+    i : int
+    w : float
+        The solution at ``at`` is ``(1 − w)·v[i] + w·v[i + 1]`` for every quantity v linear
+        along the path (α, b); w = 0 exactly at a point (then ``i + 1`` may not exist).
+    """
+    order = 1.0 if params[-1] >= params[0] else -1.0
+    ts, t = order * params, order * float(at)
+    i = min(max(int(np.searchsorted(ts, t, side="right")) - 1, 0), ts.shape[0] - 1)
+    if ts[i] == t or i == ts.shape[0] - 1:
+        return i, 0.0
+    return i, float((t - ts[i]) / (ts[i + 1] - ts[i]))
+
+
 def interpolate(path: CPath, C: float) -> tuple[np.ndarray, float]:
     """α and b at C, exactly: linear between the path points around C (a coefficient at the box
     C, or at −C for ε-SVR's β, at both ends of the segment is C, or −C, exactly).
@@ -397,11 +424,9 @@ def interpolate(path: CPath, C: float) -> tuple[np.ndarray, float]:
     b : float
     """
     Cs = path.Cs
-    i = int(np.searchsorted(Cs, C, side="right")) - 1
-    i = min(max(i, 0), Cs.size - 1)
-    if Cs[i] == C or i == Cs.size - 1:
+    i, w = segment(Cs, C)
+    if w == 0.0:
         return path.alpha[i], float(path.intercept[i])
-    w = (C - Cs[i]) / (Cs[i + 1] - Cs[i])
     a0, a1 = path.alpha[i], path.alpha[i + 1]
     alpha = (1.0 - w) * a0 + w * a1
     # A coefficient at its box at both ends (±C: ε-SVR's β) is there all along; the weighted

@@ -215,12 +215,9 @@ class SVCPath(PathEvaluation, SaveMixin, ClassifierMixin, BaseEstimator):
         path = c_path(state, params["C_max"], start_time=start)
         # Published all at once, so that a failure changes nothing.
         fitted = {"path_": path, "C_": float(path.Cs[-1]), "classes_": classes, "kernel_": state.kernel,
-                  "n_features_in_": int(state.X.shape[1]), "_X": state.X, "_y_host": state.y_host.copy()}
-        for key in ("feature_names_in_", "validation_error_"):
-            self.__dict__.pop(key, None)
-        if names is not None:
-            fitted["feature_names_in_"] = names
-        self.__dict__.update(fitted)
+                  "n_features_in_": int(state.X.shape[1]), "_X": state.X, "_y_host": state.y_host.copy(),
+                  "feature_names_in_": names, "validation_error_": None}
+        self._set_fitted(fitted)
         return self
 
     # ------------------------------------------------------------------ evaluation

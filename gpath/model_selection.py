@@ -600,8 +600,7 @@ class SVCPathCV(SaveMixin, ClassifierMixin, BaseEstimator):
                 C=fitted["best_C_"], kernel=self.kernel, gamma=fitted["best_gamma_"], degree=self.degree,
                 coef0=self.coef0, ridge=params["ridge"],
             ).fit(X, y)
-        self.__dict__.pop("best_estimator_", None)
-        self.__dict__.update(fitted)
+        self._set_fitted({"best_estimator_": None, **fitted})
         return self
 
     def _best(self):

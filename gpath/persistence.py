@@ -397,6 +397,21 @@ class SaveMixin:
         if not cls.__name__.startswith("_") and cls.__module__.startswith("gpath."):
             _ESTIMATORS[cls.__name__] = cls
 
+    # Optional fitted attributes: a value None given to _set_fitted removes them.
+    _OPTIONAL_ATTRIBUTES = ("feature_names_in_", "probA_", "probB_", "validation_error_", "best_estimator_")
+
+    def _set_fitted(self, attrs: dict) -> None:
+        """Publish a fit's (or an update's) attributes, computed beforehand, all at once, so that
+        a failure before this changes nothing. A value None for an optional attribute removes
+        it, as scikit-learn does: ``feature_names_in_`` after a refit without column names,
+        ``probA_``/``probB_`` without probabilities, ``validation_error_`` of a path fitted
+        anew, ``best_estimator_`` with ``refit=False``."""
+        for key, value in attrs.items():
+            if value is None and key in self._OPTIONAL_ATTRIBUTES:
+                self.__dict__.pop(key, None)
+            else:
+                setattr(self, key, value)
+
     def save(self, file) -> None:
         """Write the fitted model to ``file`` in gpath's versioned, NumPy-only format;
         :func:`gpath.load` reads it back, onto any device.

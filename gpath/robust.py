@@ -26,6 +26,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _outlier
 from ._array_api import get_namespace_and_device, scalars, to_device, to_host
+from ._cpath import segment
 from ._outlier import Classification, OutlierPath, Regression
 from ._validation import (
     check_bool,
@@ -113,15 +114,10 @@ class _RobustBase(SaveMixin, BaseEstimator):
         if at is None:
             return p.alpha[self.selected_index_]
         order = self._order(p)
-        t = order * float(at)
-        ts = order * p.params
-        if not ts[0] <= t <= ts[-1]:
+        if not order * p.params[0] <= order * float(at) <= order * p.params[-1]:
             raise ValueError(f"at must lie on the path, between {p.params[0]:.6g} and {p.params[-1]:.6g}; got {at!r}")
-        i = int(np.searchsorted(ts, t, side="right")) - 1
-        if ts[i] == t or i == len(ts) - 1:
-            return p.alpha[i]
-        w = (t - ts[i]) / (ts[i + 1] - ts[i])
-        return (1.0 - w) * p.alpha[i] + w * p.alpha[i + 1]
+        i, w = segment(p.params, at)
+        return p.alpha[i] if w == 0.0 else (1.0 - w) * p.alpha[i] + w * p.alpha[i + 1]
 
     def _order(self, p) -> float:
         """+1 if the parameter increases along the path, −1 if it decreases."""
@@ -236,15 +232,8 @@ class _RobustBase(SaveMixin, BaseEstimator):
                 raise invalid("_y_host must hold -1 and +1 labels")
 
     def _finish(self, fitted, path_record):
-        for name, value in fitted.items():
-            if name == "feature_names_in_" and value is None:  # refit without column names
-                self.__dict__.pop(name, None)
-            else:
-                setattr(self, name, value)
-        self.path_ = path_record
-        self.selected_index_ = len(self.path_.params) - 1
-        self.param_ = float(self.path_.params[-1])
-        self.alpha_ = self.path_.alpha[-1]
+        self._set_fitted({**fitted, "path_": path_record, "selected_index_": len(path_record.params) - 1,
+                          "param_": float(path_record.params[-1]), "alpha_": path_record.alpha[-1]})
         return self
 
 

@@ -510,13 +510,6 @@ class IncrementalSVR(Locked, SaveMixin, RegressorMixin, BaseEstimator):
             "n_features_in_": int(d),
         }
 
-    def _set_fitted(self, attrs: dict) -> None:
-        for key, value in attrs.items():
-            if key == "feature_names_in_" and value is None:
-                self.__dict__.pop(key, None)
-            else:
-                setattr(self, key, value)
-
     def __copy__(self):
         """An independent model: the state is copied too (an update reuses the device cache
         of the state it starts from, so two models must not share one)."""

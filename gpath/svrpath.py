@@ -183,11 +183,7 @@ class SVRPath(PathEvaluation, SaveMixin, RegressorMixin, BaseEstimator):
                                 f"recomputed from scratch (allowed: {_TOL:g})")
         fitted = {"path_": path, "C_": float(path.Cs[-1]), "kernel_": kernel, "n_features_in_": int(X.shape[1]),
                   "_X": X, "_y": y.copy(), "_epsilon": params["epsilon"], "_ridge": params["ridge"]}
-        for key in ("feature_names_in_", "validation_error_"):
-            self.__dict__.pop(key, None)
-        if names is not None:
-            fitted["feature_names_in_"] = names
-        self.__dict__.update(fitted)
+        self._set_fitted({**fitted, "feature_names_in_": names, "validation_error_": None})
         return self
 
     # ------------------------------------------------------------------ evaluation
