@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from ._engine import _step
-from ._mid_numba import BOUND_LOWER, BOUND_UPPER, CROSSING, _enter, _leave, _place
+from ._mid_numba import BOUND_LOWER, BOUND_UPPER, CROSSING, _enter, _leave, _log, _place, loop_arrays
 from ._ratio import first_bound_hit
 from .linalg import _MAX_RESIDUAL, factor_solve
 
@@ -54,7 +54,7 @@ def _record(rec, C, b, m, alpha, in_I, w):
 
 
 @njit(cache=True)
-def run(state, factor, slots, cache, kernel, mid_path, cpath, work, events, rec):
+def run(state, factor, slots, cache, kernel, columns, cpath, work, events, rec):
     """Follow C until C_max (DONE) or until Python is needed (the other statuses; for APPLY the
     event is in ``cints`` 4–6 and its step in ``cfloats`` 5).
 
@@ -124,12 +124,10 @@ def run(state, factor, slots, cache, kernel, mid_path, cpath, work, events, rec)
         cints[0] += 1
         cints[1] = cints[1] + 1 if t == 0.0 else 0
         cints[4], cints[5], cints[6] = kind, k, up
-        if events.shape[1] > cints[2]:
-            events[0, cints[2]], events[1, cints[2]] = kind, k
-            cints[2] += 1
+        _log(events, cints[2:3], kind, k)
         if kind == CROSSING:
             # gpath._cpath._CPathRun._margin_insert
-            if _enter(k, state, factor, slots, cache, kernel, mid_path, col):
+            if _enter(k, state, factor, slots, cache, kernel, columns, col):
                 return APPLY
             if in_I[k]:
                 alpha[k] = C_new * w[k]
@@ -139,9 +137,6 @@ def run(state, factor, slots, cache, kernel, mid_path, cpath, work, events, rec)
             _place(k, _M, where, lo, hi, upper)
             yf[k] = 1.0
         else:
-            j = 0
-            while basis[j] != k:
-                j += 1
             if up:  # M -> I: its column joins u
                 _add_column(u, w[k], data, slot_of[k], rows)
                 cfloats[3] += y[k] * w[k]
@@ -149,7 +144,7 @@ def run(state, factor, slots, cache, kernel, mid_path, cpath, work, events, rec)
                 alpha[k] = C_new * w[k]
             else:
                 alpha[k] = 0.0
-            _leave(k, j, factor, slots, cache)
+            _leave(k, factor, slots, cache)
             _place(k, _I if up else _O, where, lo, hi, upper)
         if t > 0.0:
             _record(rec, C_new, cfloats[2], fints[0], alpha, in_I, w)
@@ -165,37 +160,25 @@ def follow(path_run, check_every: int) -> None:
     n = s.n
     k = s.kernel
     kernel = (s.X, _KINDS[k.kind], float(k.gamma), float(k.degree), float(k.coef0), float(k.offset), s.ridge)
-    # _enter reads the columns of points being added from a MID path: there are none here.
-    mid_path = (np.zeros(1), np.zeros((n, 1)), np.full(n, -1, dtype=np.int64), np.zeros(1, dtype=np.int64),
-                np.zeros(1), np.zeros(10, dtype=np.int64), np.zeros(4))
+    # No added points' columns (those of a MID path); a count of the columns computed.
+    columns = (np.zeros((n, 1)), np.full(n, -1, dtype=np.int64), np.zeros(1, dtype=np.int64))
     recording = path_run.events is not None
     max_breakpoints = 50 * (n + 10)
     events = np.zeros((2, max_breakpoints + 2 if recording else 0), dtype=np.int64)
     names = {BOUND_LOWER: "bound", BOUND_UPPER: "bound", CROSSING: "crossing"}
     while True:
         rec = path_run.record_with_room()
-        cache, factor, active = s.cache, s.factor, s.active
-        capacity = factor.arrays[0].shape[0]
-        if active._slots.shape[0] < capacity:
-            active._slots = np.concatenate([active._slots, np.zeros(capacity - active._slots.shape[0], np.int64)])
-        txn = cache._txn
-        written = txn.written if txn is not None and txn.open and cache.data is txn.buffer else _NO_SLOTS
-        limits = np.array([-1 if cache.max_columns is None else cache.max_columns], dtype=np.int64)
-        cache_arrays = (cache.data, cache.top, _EMPTY_ROWS if cache.rows_host is None else cache.rows_host,
-                        cache.owner, cache.used, cache.slot_of, cache.free, cache.counts, cache._protected(),
-                        written, limits)
+        state, cache_arrays, work = loop_arrays(s)
+        cache, factor = s.cache, s.factor
         cints = np.array([path_run.n_breakpoints, path_run.zero_steps, 0, max_breakpoints, 0, 0, 0, check_every],
                          dtype=np.int64)
         cfloats = np.array([s.C, path_run.C_max, s.b, path_run.delta, path_run.delta_tiny, 0.0])
-        state = (s.yf, s.lo, s.hi, s.y, s.alpha, s.upper, s.where)
-        work = (np.empty(n), np.empty(cache.data.shape[1]), np.empty(capacity + 1), np.empty(capacity + 1),
-                np.empty(n))
-        status = run(state, factor.arrays, active._slots, cache_arrays, kernel, mid_path,
+        status = run(state, factor.arrays, s.active._slots, cache_arrays, kernel, columns,
                      (path_run.u, path_run.w, path_run.in_I, cints, cfloats), work, events, rec)
         path_run.n_breakpoints, path_run.zero_steps = int(cints[0]), int(cints[1])
         s.C, s.b, path_run.delta = float(cfloats[0]), float(cfloats[2]), float(cfloats[3])
-        cache.n_columns_computed += int(mid_path[5][3])
-        mid_path[5][3] = 0
+        cache.n_columns_computed += int(columns[2][0])
+        columns[2][0] = 0
         if recording:
             path_run.events.extend((names[int(kind)], int(point)) for kind, point in events[:, : cints[2]].T)
         if status == DONE:
@@ -214,6 +197,3 @@ def follow(path_run, check_every: int) -> None:
             kind = "crossing" if cints[4] == CROSSING else "bound"
             path_run._apply((kind, int(cints[5]), bool(cints[6])))
             path_run.after_event(float(cfloats[5]))
-
-_EMPTY_ROWS = np.zeros(0, dtype=np.int64)
-_NO_SLOTS = np.zeros(0, dtype=bool)

@@ -50,8 +50,11 @@ def _place(k, code, where, lo, hi, upper):
 
 
 @njit(cache=True)
-def _enter(k, state, factor, slots, cache, kernel, path, col):
-    """Point k enters M: its column (cached, from QA, or computed) and its factor row.
+def _enter(k, state, factor, slots, cache, kernel, columns, col):
+    """Point k enters M: its column (cached, from the added points' columns, or computed) and
+    its factor row. ``columns`` = (QA, a_col, computed): the added points' columns of Q
+    (column ``a_col[k]`` for point k, −1 for the others; the C path has none) and the count
+    of columns computed here, in ``computed[0]``.
 
     Returns 0 if it went in, 1 if Python must apply the event (no free slot or no room in the
     factor: nothing was changed; a tiny pivot: the column stays cached, nothing else)."""
@@ -59,7 +62,7 @@ def _enter(k, state, factor, slots, cache, kernel, path, col):
     R, Q, fy, g, basis, qs, work, xs, buf, fints, ffloats = factor
     data, top, rows, owner, used, slot_of, free, counts, protected, written, limits = cache
     X, kind, gamma, degree, coef0, offset, ridge = kernel
-    u, QA, a_col, a_rows, dA, pints, pfloats = path
+    QA, a_col, computed = columns
     m = fints[0]
     if m == R.shape[0]:
         return 1
@@ -79,7 +82,7 @@ def _enter(k, state, factor, slots, cache, kernel, path, col):
                 col[i] = QA[i, j]
         else:
             _q_column(X, k, kind, gamma, degree, coef0, offset, y, ridge, col)
-            pints[3] += 1
+            computed[0] += 1
         identity = rows.shape[0] == 0
         if not identity:
             for i in range(top):
@@ -103,11 +106,14 @@ def _enter(k, state, factor, slots, cache, kernel, path, col):
 
 
 @njit(cache=True)
-def _leave(k, j, factor, slots, cache):
-    """Point k, at position j, leaves M (its column stays cached)."""
+def _leave(k, factor, slots, cache):
+    """Point k leaves M (its column stays cached)."""
     R, Q, fy, g, basis, qs, work, xs, buf, fints, ffloats = factor
     data, top, rows, owner, used, slot_of, free, counts, protected, written, limits = cache
     m = fints[0]
+    j = 0
+    while basis[j] != k:
+        j += 1
     factor_delete(R, Q, fy, g, basis, qs, work, xs, buf, fints, ffloats, j)
     for i in range(j, m - 1):
         slots[i] = slots[i + 1]
@@ -136,10 +142,18 @@ def _leave_a(k, state, path):
 
 
 @njit(cache=True)
-def _insert_margin(k, state, factor, slots, cache, kernel, path, col):
+def _log(events, logged, kind, k):
+    """Log the event (kind, point) while ``events`` has room (``logged[0]``: events logged)."""
+    if events.shape[1] > logged[0]:
+        events[0, logged[0]], events[1, logged[0]] = kind, k
+        logged[0] += 1
+
+
+@njit(cache=True)
+def _insert_margin(k, state, factor, slots, cache, kernel, path, columns, col):
     """gpath._path._PathRun._margin_insert; 1 if Python must apply it (see :func:`_enter`)."""
     yf, lo, hi, y, alpha, upper, where = state
-    if _enter(k, state, factor, slots, cache, kernel, path, col):
+    if _enter(k, state, factor, slots, cache, kernel, columns, col):
         return 1
     if where[k] == _A:
         _leave_a(k, state, path)
@@ -164,6 +178,7 @@ def run(state, factor, slots, cache, kernel, path, work, events):
     data, top, rows, owner, used, slot_of, free, counts, protected, written, limits = cache
     u, QA, a_col, a_rows, dA, pints, pfloats = path
     psi, prod, rhs, x, col = work
+    columns = (QA, a_col, pints[3:4])
     n = yf.shape[0]
     C = pfloats[3]
     while pints[0] > 0 or pints[8] > 0:
@@ -180,7 +195,7 @@ def run(state, factor, slots, cache, kernel, path, work, events):
             if k < 0:
                 return NO_POINT
             pints[4], pints[5], pints[6] = _EMPTY, k, 0
-            if _enter(k, state, factor, slots, cache, kernel, path, col):
+            if _enter(k, state, factor, slots, cache, kernel, columns, col):
                 # Python moves the bias and puts k in M (gpath._path._PathRun._enter_empty_margin).
                 return APPLY
             for i in range(n):
@@ -232,17 +247,12 @@ def run(state, factor, slots, cache, kernel, path, work, events):
         pints[1] += 1
         pints[2] = pints[2] + 1 if eta == 0.0 else 0
         pints[4], pints[5], pints[6] = kind, k, up
-        if events.shape[1] > pints[7]:
-            events[0, pints[7]], events[1, pints[7]] = kind, k
-            pints[7] += 1
+        _log(events, pints[7:8], kind, k)
         if kind == CROSSING:
-            if _insert_margin(k, state, factor, slots, cache, kernel, path, col):
+            if _insert_margin(k, state, factor, slots, cache, kernel, path, columns, col):
                 return APPLY
         else:
-            j = 0
-            while basis[j] != k:
-                j += 1
-            _leave(k, j, factor, slots, cache)
+            _leave(k, factor, slots, cache)
             alpha[k] = upper[k] if up else 0.0
             _place(k, _I if up else _O, where, lo, hi, upper)
     return DONE
@@ -265,18 +275,8 @@ def follow(path_run) -> int:
     max_breakpoints = 50 * (n + 10)
     events = np.zeros((2, max_breakpoints + 2), dtype=np.int64) if recording else _NO_EVENTS
     while True:
-        cache, factor, active = s.cache, s.factor, s.active
-        # Read again on every entry: the events handled in Python may rebind these arrays.
-        state = (s.yf, s.lo, s.hi, s.y, s.alpha, s.upper, s.where)
-        capacity = factor.arrays[0].shape[0]
-        if active._slots.shape[0] < capacity:
-            active._slots = np.concatenate([active._slots, np.zeros(capacity - active._slots.shape[0], np.int64)])
-        txn = cache._txn
-        written = txn.written if txn is not None and txn.open and cache.data is txn.buffer else _NO_SLOTS
-        limits = np.array([-1 if cache.max_columns is None else cache.max_columns], dtype=np.int64)
-        cache_arrays = (cache.data, cache.top, _EMPTY_ROWS if cache.rows_host is None else cache.rows_host,
-                        cache.owner, cache.used, cache.slot_of, cache.free, cache.counts, cache._protected(),
-                        written, limits)
+        state, cache_arrays, work = loop_arrays(s)
+        cache = s.cache
         na = path_run.a_rows.size
         a_rows = np.zeros(max(na, 1), dtype=np.int64)
         dA = np.zeros(max(na, 1))
@@ -284,9 +284,7 @@ def follow(path_run) -> int:
         pints = np.array([na, path_run.n_breakpoints, path_run.zero_steps, 0, 0, 0, 0, 0, path_run.r_rows.size,
                           max_breakpoints], dtype=np.int64)
         pfloats = np.array([path_run.r, path_run.delta0, s.b, s.C, path_run.rate_scale])
-        work = (np.empty(n), np.empty(cache.data.shape[1]), np.empty(capacity + 1), np.empty(capacity + 1),
-                np.empty(n))
-        status = run(state, factor.arrays, active._slots, cache_arrays, kernel,
+        status = run(state, s.factor.arrays, s.active._slots, cache_arrays, kernel,
                      (path_run.u, QA, path_run.a_col, a_rows, dA, pints, pfloats), work, events)
         path_run.a_rows, path_run.dA = a_rows[: pints[0]].copy(), dA[: pints[0]].copy()
         path_run.n_breakpoints, path_run.zero_steps = int(pints[1]), int(pints[2])
@@ -298,7 +296,7 @@ def follow(path_run) -> int:
         if status == DONE:
             return path_run.finish()
         if status == REFACTOR:
-            factor.refactor()
+            s.factor.refactor()
         elif status == CYCLING:
             raise path_run.cycling()
         elif status == NO_POINT:
@@ -307,6 +305,27 @@ def follow(path_run) -> int:
             path_run._enter_empty_margin(path_run.r * path_run.delta0)
         else:
             path_run._apply(("crossing" if pints[4] == CROSSING else "bound", int(pints[5]), bool(pints[6])))
+
+
+def loop_arrays(s):
+    """What a compiled loop (this one, :func:`gpath._cpath_numba.run`) reads and writes of the
+    state ``s``, made on every entry (the events handled in Python may rebind the arrays):
+    ``(state, cache, work)`` tuples; the active set's slots grown to the factor's capacity."""
+    cache, factor, active = s.cache, s.factor, s.active
+    capacity = factor.arrays[0].shape[0]
+    if active._slots.shape[0] < capacity:
+        active._slots = np.concatenate([active._slots, np.zeros(capacity - active._slots.shape[0], np.int64)])
+    txn = cache._txn
+    written = txn.written if txn is not None and txn.open and cache.data is txn.buffer else _NO_SLOTS
+    limits = np.array([-1 if cache.max_columns is None else cache.max_columns], dtype=np.int64)
+    cache_arrays = (cache.data, cache.top, _EMPTY_ROWS if cache.rows_host is None else cache.rows_host,
+                    cache.owner, cache.used, cache.slot_of, cache.free, cache.counts, cache._protected(),
+                    written, limits)
+    state = (s.yf, s.lo, s.hi, s.y, s.alpha, s.upper, s.where)
+    n = s.n
+    work = (np.empty(n), np.empty(cache.data.shape[1]), np.empty(capacity + 1), np.empty(capacity + 1),
+            np.empty(n))
+    return state, cache_arrays, work
 
 
 _EMPTY_ROWS = np.zeros(0, dtype=np.int64)
