@@ -922,7 +922,7 @@ _FLOAT64_EPS = float(np.finfo(np.float64).eps)
 
 
 def check_state(state: SVCState, tol: float, checked: tuple[float, float] | None = None, unit: float = 1.0,
-                unit_name: str = "the margin level, y f = 1") -> None:
+                unit_name: str = "the margin level, y f = 1", what: str = "the path") -> None:
     """The maintained margins must satisfy the KKT conditions to ``tol``, relative to the
     scale of y f, and float64 must resolve them (:func:`check_resolution`).
 
@@ -930,6 +930,8 @@ def check_state(state: SVCState, tol: float, checked: tuple[float, float] | None
     ----------
     checked : (violation, scale) or None
         :meth:`SVCState.kkt_check` where the caller has it (None: taken here).
+    what : str
+        What computed the state, for the message.
 
     Raises
     ------
@@ -939,7 +941,7 @@ def check_state(state: SVCState, tol: float, checked: tuple[float, float] | None
     viol, scale = state.kkt_check(tol) if checked is None else checked
     if viol > tol:
         raise PathError(
-            f"the path ended with a KKT violation of {viol:.3g} (relative to the scale of y f, "
+            f"{what} ended with a KKT violation of {viol:.3g} (relative to the scale of y f, "
             f"{state.kkt_scale():.3g}) > tol={tol:g}; the model is unchanged. The margin system is "
             f"too ill-conditioned for float64 at C={state.C:g}: raise ridge (e.g. ridge=1e-4), "
             f"lower C, or standardize the features"

@@ -54,7 +54,8 @@ from .kernels import Kernel
 from .linalg import SingularMarginError, single_threaded_host_blas
 from .persistence import record
 
-__all__ = ["INITS", "LOSSES", "NotSeparableError", "SimpleStats", "polish", "simple_svm", "warm_simple_svm"]
+__all__ = ["INITS", "LOSSES", "NotSeparableError", "SimpleStats", "exact_state", "polish", "simple_svm",
+           "warm_simple_svm"]
 
 log = logging.getLogger("gpath")
 
@@ -363,6 +364,49 @@ def warm_simple_svm(X, y, kernel: Kernel, C: float, ridge: float, alpha, *, weig
         # once" still violate beyond round-off (measured: a Platt fold of digits, 121 points,
         # from the full model's α); the paper's one-violator rule from the same start does not.
         return warm_simple_svm(X, y, kernel, C, ridge, given, weights=weights, block_size=1, shift=shift)
+
+
+def exact_state(X, y, kernel: Kernel, C: float, ridge: float, *, start=None, random_state=None,
+                **options) -> tuple[SVCState, SimpleStats]:
+    """The exact solution of one SVC dual as a path state, as every exact fit starts: SimpleSVM
+    from its default start (:func:`simple_svm`) or warm-started from the host point ``start``
+    (:func:`warm_simple_svm`); where it converged, the cache compacted and the margins
+    recomputed from α (``refine``), ready for the caller's KKT check from them
+    (:func:`gpath._path.check_state`, the check ``check_kkt()`` makes) and for updates.
+
+    Parameters
+    ----------
+    X, y, kernel, C, ridge
+        As :func:`simple_svm`.
+    start : host array of shape (n_samples,), float64, or None
+        The warm start, or None for SimpleSVM's default start.
+    random_state : RandomState or None
+        The closest-pair start's draw (cold start); None: a fixed one, so that a fit is
+        deterministic.
+    **options
+        The other keyword arguments of :func:`simple_svm` (cold) or :func:`warm_simple_svm`
+        (warm).
+
+    Returns
+    -------
+    state : SVCState
+    stats : SimpleStats
+        ``stats.converged`` False (``max_iter`` reached): the state as SimpleSVM left it.
+
+    Raises
+    ------
+    PathError
+        As :func:`simple_svm`.
+    """
+    if start is None:
+        state, stats = simple_svm(X, y, kernel, C, ridge, random_state=(
+            np.random.RandomState(0) if random_state is None else random_state), **options)
+    else:
+        state, stats = warm_simple_svm(X, y, kernel, C, ridge, start, **options)
+    if stats.converged:
+        state.active.compact()
+        state.refine()
+    return state, stats
 
 
 def _balanced(alpha: np.ndarray, y: np.ndarray, upper: np.ndarray) -> np.ndarray:

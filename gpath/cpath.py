@@ -24,8 +24,8 @@ from ._cpath import (
     mean_error_steps,
     path_error_steps,
 )
-from ._path import kkt_violation
-from ._simplesvm import simple_svm
+from ._path import check_state, kkt_violation
+from ._simplesvm import exact_state
 from ._validation import (
     check_labels,
     check_positive,
@@ -58,10 +58,15 @@ def start_state(X, y, kernel, C_min, ridge):
     SVCState
         With an unambiguous margin set (``release_bounded_margin``), compacted cache and
         margins refined from α.
+
+    Raises
+    ------
+    PathError
+        SimpleSVM's, or the start's KKT conditions (from its margins refined from α) violated
+        beyond 1e-9 of the problem's scale, or not resolved by float64.
     """
-    state, _ = simple_svm(X, y, kernel, C_min, ridge, random_state=np.random.RandomState(0))
-    state.active.compact()
-    state.refine()
+    state, _ = exact_state(X, y, kernel, C_min, ridge)
+    check_state(state, _LOADED_TOL, what="the exact start at C_min")
     return state
 
 

@@ -18,7 +18,7 @@ from ._incremental_file import from_saved, to_saved
 from ._multiclass import class_weights, new_class_weight, pair_index, pair_rows, pairs, rows_from_pairs
 from ._path import PathError, PathStats, SVCState, check_state, follow_update
 from ._platt import cv_decision_values, sigmoid_train
-from ._simplesvm import polish, simple_svm, warm_simple_svm
+from ._simplesvm import exact_state, polish
 from ._sparse import check_memory, is_sparse, pair_training_rows, take_rows, training_kernel
 from ._validation import (
     check_choice,
@@ -368,21 +368,15 @@ class IncrementalSVC(OneVsOneSVC):
         X_s, y_s, w_s = (X, y_host, weights) if used is None else (
             xp.take(X, to_device(used, xp, device), axis=0), y_host[used], weights[used])
         w_s = None if np.all(w_s == 1.0) else w_s
-        if start is None:
-            # A fixed start for the closest-pair search: fit is deterministic.
-            state, simple = simple_svm(X_s, to_device(y_s, xp, device), kernel, params["C"], params["ridge"],
-                                       random_state=np.random.RandomState(0), weights=w_s,
-                                       max_iter=params["max_iter"])
-            if not simple.converged:
-                raise PathError(
-                    f"fit stopped at max_iter={params['max_iter']} iterations before the exact solution (KKT "
-                    f"violation {simple.max_violation:.3g} in units of y f): IncrementalSVC keeps only exact models, "
-                    f"which its updates start from; raise max_iter or leave it -1. The model is unchanged"
-                )
-        else:
-            state, simple = warm_simple_svm(X_s, to_device(y_s, xp, device), kernel, params["C"], params["ridge"],
-                                            start, weights=w_s)
-        state.active.compact()
+        options = {"weights": w_s} if start is not None else {"weights": w_s, "max_iter": params["max_iter"]}
+        state, simple = exact_state(X_s, to_device(y_s, xp, device), kernel, params["C"], params["ridge"],
+                                    start=start, **options)
+        if not simple.converged:
+            raise PathError(
+                f"fit stopped at max_iter={params['max_iter']} iterations before the exact solution (KKT "
+                f"violation {simple.max_violation:.3g} in units of y f): IncrementalSVC keeps only exact models, "
+                f"which its updates start from; raise max_iter or leave it -1. The model is unchanged"
+            )
         state.cache = state.cache.with_spare_rows()  # room for the first updates
         if used is not None:
             state, _ = state.follow(xp.take(X, to_device(inert, xp, device), axis=0),
@@ -390,9 +384,9 @@ class IncrementalSVC(OneVsOneSVC):
                                     max_columns=limit, upper_add=np.zeros(inert.size))
             state.take_rows(np.argsort(np.concatenate([used, inert]), kind="stable"))
             state.active.compact()
+            state.refine()
         state.cache.max_columns = limit
         state.cache.check_limit()
-        state.refine()
         self._check_state(state)
         state.n_iter = simple.n_iter  # n_iter_ of its pair
         return state, simple.n_iter
@@ -843,8 +837,8 @@ class IncrementalSVC(OneVsOneSVC):
         solution), the same exact model as a fit from scratch."""
 
         def solve(X_sub, y_sub, weights_sub, rows):
-            sub, _ = warm_simple_svm(X_sub, y_sub, kernel, params["C"], params["ridge"], state.alpha[rows],
-                                     weights=None if np.all(weights_sub == 1.0) else weights_sub)
+            sub, _ = exact_state(X_sub, y_sub, kernel, params["C"], params["ridge"], start=state.alpha[rows],
+                                 weights=None if np.all(weights_sub == 1.0) else weights_sub)
             self._check_state(sub)
             return sub
 

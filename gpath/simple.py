@@ -16,9 +16,9 @@ from sklearn.utils import check_random_state
 from ._array_api import get_namespace_and_device, to_device
 from ._base import OneVsOneSVC, check_every_class_weighted, serialized
 from ._multiclass import class_weights, pair_rows, pairs
-from ._path import PathError, check_resolution
+from ._path import check_state
 from ._platt import cv_decision_values, sigmoid_train
-from ._simplesvm import INITS, LOSSES, NotSeparableError, SimpleStats, simple_svm
+from ._simplesvm import INITS, LOSSES, NotSeparableError, SimpleStats, exact_state
 from ._sparse import check_memory, is_sparse, pair_training_rows, take_rows, training_kernel
 from ._validation import (
     check_choice,
@@ -363,7 +363,7 @@ class SimpleSVC(OneVsOneSVC):
         # One draw of rng whatever the start (SMO's takes none): the folds of probability=True,
         # drawn next, are then the same for every start and namespace.
         start_rng = np.random.RandomState(rng.randint(np.iinfo(np.int32).max))
-        state, stats = simple_svm(
+        state, stats = exact_state(
             X, y, kernel, params["C"], params["ridge"], loss=params["loss"], tol=params["tol"],
             max_iter=params["max_iter"], init=params["init"], random_state=start_rng, weights=weights,
             block_size=params["block_size"],
@@ -378,14 +378,7 @@ class SimpleSVC(OneVsOneSVC):
                 ConvergenceWarning, stacklevel=3,
             )
         else:
-            state.refine()
-            violation, scale = state.kkt_check()
-            if violation > 1e-8:
-                raise PathError(
-                    f"SimpleSVM ended with a KKT violation of {violation:.3g} (relative to the scale of the "
-                    f"problem) > 1e-8: its solution is not exact; the model is unchanged"
-                )
-            check_resolution(state, scale=scale)
+            check_state(state, 1e-8, what="SimpleSVM")
         return state, stats
 
     def _calibrate(self, problems, kernel, params, rng, weighted) -> dict:

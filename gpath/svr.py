@@ -40,7 +40,7 @@ from ._array_api import get_namespace_and_device, scalars, to_device, to_host
 from ._base import Locked, serialized
 from ._incremental_file import restored_pair
 from ._path import PathError, PathStats, SVCState, check_state, follow_update, kkt_violation
-from ._simplesvm import polish, warm_simple_svm
+from ._simplesvm import exact_state, polish
 from ._validation import (
     check_choice,
     check_feature_names,
@@ -226,13 +226,11 @@ class IncrementalSVR(Locked, SaveMixin, RegressorMixin, BaseEstimator):
         ready to update, and its iterations."""
         X2, y2, shift = doubled(X, y, params["epsilon"])
         w2 = np.repeat(weights, 2)
-        state, simple = warm_simple_svm(X2, y2, kernel, params["C"], params["ridge"], start,
-                                        weights=None if np.all(w2 == 1.0) else w2, shift=shift)
-        state.active.compact()
+        state, simple = exact_state(X2, y2, kernel, params["C"], params["ridge"], start=start,
+                                    weights=None if np.all(w2 == 1.0) else w2, shift=shift)
         state.cache = state.cache.with_spare_rows()  # room for the first updates
         state.cache.max_columns = max_columns(params["cache_size"], state.n)
         state.cache.check_limit()
-        state.refine()
         _check_state(state, y, params)
         return state, simple.n_iter
 

@@ -304,14 +304,14 @@ def test_updates_leaving_fewer_than_two_classes_are_refused(bad, error, match):
 
 @pytest.mark.parametrize("way", ["path", "refit", "smo_refit"])
 def test_a_failure_in_a_later_pair_leaves_the_model_as_it_was(monkeypatch, way):
-    from gpath import _path, incremental
+    from gpath import _path, _simplesvm, incremental
 
     X, y = real("wine")
     model = IncrementalSVC(C=10.0, gamma=0.1, method="multiple" if way == "path" else "auto").fit(X[:150], y[:150])
     before = snapshot(model)
     calls = {"n": 0}
-    owner, name = {"path": (_path.SVCState, "follow"), "refit": (incremental, "warm_simple_svm"),
-                   "smo_refit": (incremental, "simple_svm")}[way]
+    owner, name = {"path": (_path.SVCState, "follow"), "refit": (_simplesvm, "warm_simple_svm"),
+                   "smo_refit": (_simplesvm, "simple_svm")}[way]
     original = getattr(owner, name)
 
     def failing(*args, **kwargs):

@@ -106,8 +106,7 @@ def test_interrupted_fit_keeps_the_previous_model(fitted, monkeypatch):
     model, X, y = fitted
     before = snapshot(model)
     monkeypatch.setattr(path_module.SVCState, "follow", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
-    monkeypatch.setattr("gpath.incremental.simple_svm", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt),
-                        raising=False)
+    monkeypatch.setattr("gpath._simplesvm.simple_svm", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
     with pytest.raises(KeyboardInterrupt):
         model.fit(X[:100], y[:100])
     assert snapshot(model) == before
