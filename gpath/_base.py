@@ -560,7 +560,7 @@ class OneVsOneSVC(Locked, SaveMixin, ClassifierMixin, BaseEstimator):
         """
         invalid, attr = persistence.ModelFileError, persistence.fitted_attribute
         persistence.fitted_n_features(self)
-        persistence.check_kernel(getattr(self, "kernel_", None), precomputed=True)
+        persistence.check_kernel(getattr(self, "kernel_", None), svc=True)
         classes = attr(self, "classes_", (None,), "biufUO")
         k = classes.shape[0]
         if k < 2 or np.unique(classes).size != k or not np.array_equal(np.sort(classes), classes):

@@ -170,7 +170,7 @@ def from_saved(cls, meta, data, like):
     kernel = Kernel(**meta["kernel"])
     try:
         if kernel != Kernel.from_params(kernel.kind, kernel.gamma, kernel.degree, kernel.coef0, X,
-                                        precomputed=True):
+                                        svc=True):
             raise ValueError(f"offset must be 0; got {kernel.offset!r}")
         if not np.isfinite(kernel.gamma):
             raise ValueError(f"gamma must be finite; got {kernel.gamma!r}")

@@ -556,7 +556,8 @@ class SVCState:
     def scale_bound(self) -> float:
         """An upper bound of ``kkt_scale(with_shift=False)`` without a product:
         ``1 + max_k Q_kk · Σ_j α_j``, since |Q_ij| ≤ max_k Q_kk for a positive semi-definite
-        Q. ``max_k Q_kk`` is kept from the rows the state has held (a bound still)."""
+        Q (the sigmoid kernel's 1 + ridge: |tanh| ≤ 1). ``max_k Q_kk`` is kept from the rows
+        the state has held (a bound still)."""
         if "_diag_max" not in self.__dict__:
             self._diag_max = self._max_diagonal(self.X)
         return 1.0 + self._diag_max * float(np.sum(self.alpha))
@@ -565,8 +566,8 @@ class SVCState:
         """``max_k Q_kk`` over the rows X (0 for none)."""
         if X.shape[0] == 0:
             return 0.0
-        if self.kernel.kind == "rbf" and self.kernel.function is None:
-            return 1.0 + self.kernel.offset + self.ridge
+        if self.kernel.kind in ("rbf", "sigmoid") and self.kernel.function is None:
+            return 1.0 + abs(self.kernel.offset) + self.ridge
         return scalars(self.xp, self.xp.max(self.xp.abs(self.kernel.diagonal(X))))[0] + self.ridge
 
     @single_threaded_host_blas

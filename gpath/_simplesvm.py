@@ -54,6 +54,9 @@ from .kernels import Kernel
 from .linalg import SingularMarginError, single_threaded_host_blas
 from .persistence import record
 
+# The kernels SMO's start computes (gpath._smo.kernel_matrix).
+_SMO_KERNELS = ("linear", "rbf", "poly", "sigmoid", "precomputed")
+
 __all__ = ["INITS", "LOSSES", "NotSeparableError", "SimpleStats", "exact_state", "polish", "simple_svm",
            "warm_simple_svm"]
 
@@ -219,10 +222,9 @@ def simple_svm(X, y, kernel: Kernel, C: float, ridge: float, *, loss="hinge", to
     start = time.perf_counter()
     xp, device = get_namespace_and_device(X, y)
     rng = check_random_state(random_state)
-    smo_applies = loss == "hinge" and np.isfinite(C) and kernel.kind in ("linear", "rbf", "poly", "precomputed")
+    smo_applies = loss == "hinge" and np.isfinite(C) and kernel.kind in _SMO_KERNELS
     if init == "smo" and not smo_applies:
-        raise ValueError(f"init='smo' needs loss='hinge', a finite C and a 'linear', 'rbf', 'poly' or 'precomputed' "
-                         f"kernel; "
+        raise ValueError(f"init='smo' needs loss='hinge', a finite C and a kernel of {_SMO_KERNELS}; "
                          f"got loss={loss!r}, C={C!r}, kernel={kernel.kind!r}")
     if init == "auto":
         init = "smo" if smo_applies and is_numpy(xp) else "closest_pair"
@@ -278,6 +280,13 @@ def _concluded(run, status: str, violation: float, capped: bool, loss: str, pair
             )
         status = "converged"
     if status == "max_iter" and capped:
+        if state.kernel.kind == "sigmoid":
+            raise PathError(
+                f"SimpleSVM did not finish after {run.max_iter} iterations (largest KKT violation {violation:.3g} "
+                f"in units of y f): the sigmoid kernel is not positive semi-definite, its dual is not convex, and "
+                f"the active-set iteration can cycle without reaching a KKT point; try a smaller C or gamma, "
+                f"another coef0 (a negative one, say), or a positive semi-definite kernel; the model is unchanged"
+            )
         k_max = scalars(xp, xp.max(state.kernel.diagonal(state.X)))[0]
         raise PathError(
             f"SimpleSVM did not finish after {run.max_iter} iterations (largest KKT violation "

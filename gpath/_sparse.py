@@ -147,10 +147,13 @@ def kernel_block(kernel, X1, X2, out=None) -> np.ndarray:
     K = _inner_products(X1, X2, out)
     if kernel.kind == "rbf":
         _rbf_in_place(K, X1, X2, kernel.gamma)
-    elif kernel.kind == "poly":
+    elif kernel.kind in ("poly", "sigmoid"):
         K *= kernel.gamma
         K += kernel.coef0
-        K **= kernel.degree
+        if kernel.kind == "poly":
+            K **= kernel.degree
+        else:
+            np.tanh(K, out=K)
     if not np.all(np.isfinite(K)):
         raise ValueError(f"the {kernel.kind} kernel's values on the sparse rows are not finite (NaN or inf): "
                          f"scale the features" + (" or lower gamma or the degree" if kernel.kind == "poly" else ""))
@@ -245,9 +248,7 @@ def diagonal(kernel, X) -> np.ndarray:
     """k(x_i, x_i) of every row of sparse X, shape (n,), for a built-in ``kernel``."""
     if kernel.kind == "rbf":
         return np.full(X.shape[0], 1.0 + kernel.offset)
-    sq = _row_norms(X)
-    k = sq if kernel.kind == "linear" else (kernel.gamma * sq + kernel.coef0) ** kernel.degree
-    return k + kernel.offset
+    return kernel._of_inner(np, _row_norms(X))
 
 
 def gram_rows(kernel, X) -> np.ndarray:

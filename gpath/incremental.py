@@ -81,8 +81,11 @@ class IncrementalSVC(OneVsOneSVC):
     ----------
     C : float, default 1.0
         Box constraint, finite and > 0.
-    kernel : {"rbf", "linear", "poly", "precomputed"} or callable, default "rbf"
-        As in scikit-learn's SVC. ``"precomputed"``: ``fit`` takes the n × n Gram matrix as X,
+    kernel : {"rbf", "linear", "poly", "sigmoid", "precomputed"} or callable, default "rbf"
+        As in scikit-learn's SVC. ``"sigmoid"``: as :class:`gpath.SimpleSVC` (a KKT point of
+        a dual that is not convex); its updates refit each changed pair, warm-started
+        (``last_update_.method`` "refit": the MID path needs a positive definite margin
+        matrix). ``"precomputed"``: ``fit`` takes the n × n Gram matrix as X,
         ``predict`` and the others the m × n kernel values of their points against the
         training points (in training order, ``sample_ids_``); ``update`` takes the new
         points' kernel values against the training points and themselves (see :meth:`update`;
@@ -319,7 +322,7 @@ class IncrementalSVC(OneVsOneSVC):
 
     def _fit(self, X, labels, classes, weights, names, params, declared):
         start = time.perf_counter()
-        kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X, precomputed=True)
+        kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X, svc=True)
         train_kernel = training_kernel(kernel, X)
         xp, device = get_namespace_and_device(X)
         class_index = np.searchsorted(classes, labels)
@@ -659,8 +662,8 @@ class IncrementalSVC(OneVsOneSVC):
                     # pair: their columns are the model's points, their indices its rows.)
                     new_states.append(state)
                     continue
-                if rows_after is not None or (params["method"] == "auto"
-                                              and _refit_is_cheaper(state, local_remove, y_p.size)):
+                if rows_after is not None or self.kernel_.kind == "sigmoid" or (
+                        params["method"] == "auto" and _refit_is_cheaper(state, local_remove, y_p.size)):
                     kept = np.delete(np.arange(state.n), local_remove)
                     rows_new = pair_rows(class_index, i, j, k)
                     X_new = (pair_training_rows(rows_after, None if k == 2 else rows_new, self.kernel_, xp, device)
@@ -1013,7 +1016,7 @@ def _smo_refit(state) -> bool:
     than from its current α: a margin set of at least ``_SMO_REFIT_SHARE`` of the support
     vectors, where the SMO start applies (NumPy, a built-in kernel)."""
     return (state.active.size >= _SMO_REFIT_SHARE * np.count_nonzero(state.alpha > 0.0) and is_numpy(state.xp)
-            and state.kernel.kind in ("linear", "rbf", "poly"))
+            and state.kernel.kind in ("linear", "rbf", "poly", "sigmoid"))
 
 
 def _refit_is_cheaper(state, remove: np.ndarray, m: int) -> bool:

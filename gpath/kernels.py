@@ -4,8 +4,15 @@ Parameter names and meanings follow scikit-learn's ``SVC``: ``kernel`` (a name, 
 or a callable), ``gamma`` (a float, ``"scale"`` = 1 / (n_features · X.var()) or ``"auto"`` =
 1 / n_features), ``degree`` and ``coef0``.
 
-``kernel="precomputed"`` (the estimators that take it: :class:`gpath.SimpleSVC`,
-:class:`gpath.IncrementalSVC`'s fit) reads the kernel values from the user's Gram matrix. The
+The kernels of the C-SVCs (:class:`gpath.SimpleSVC`, :class:`gpath.IncrementalSVC`; the other
+estimators refuse them):
+
+``kernel="sigmoid"``, tanh(gamma ⟨x, z⟩ + coef0) as scikit-learn's, is not positive
+semi-definite: the dual is not convex, and a model of it is a KKT point of that dual (a local
+solution, as LIBSVM's, exact to round-off; another solver, or another start, may reach
+another). |K| ≤ 1 bounds the scale of y f as for RBF.
+
+``kernel="precomputed"`` reads the kernel values from the user's Gram matrix. The
 estimator stores each training row as its row of the Gram matrix G followed by its own index,
 ``[G[i, :] | i]``, and a row to predict as ``[K(x, x_1..x_n) | −1]``: then K(row, row') is
 ``row[index of row']``, every block and column of Q is a lookup, and the trainers' row subsets
@@ -28,7 +35,9 @@ from ._sparse import is_sparse
 
 __all__ = ["KERNELS", "PRECOMPUTED", "Kernel", "check_saveable", "q_columns", "with_index"]
 
-KERNELS = ("linear", "rbf", "poly")
+KERNELS = ("linear", "rbf", "poly", "sigmoid")
+# The names only the C-SVCs take (module docstring).
+SVC_ONLY = ("sigmoid", "precomputed")
 PRECOMPUTED = "precomputed"
 # Rows per block when a callable kernel's values k(x_i, z_i) are taken from the diagonals of
 # small blocks (a callable only gives whole blocks).
@@ -41,16 +50,17 @@ class Kernel:
 
     Parameters
     ----------
-    kind : {"linear", "rbf", "poly", "callable", "precomputed"}
+    kind : {"linear", "rbf", "poly", "sigmoid", "callable", "precomputed"}
         ``linear``: ⟨x, z⟩; ``rbf``: exp(−gamma ‖x − z‖²);
-        ``poly``: (gamma ⟨x, z⟩ + coef0) ** degree; ``callable``: ``function(X, Z)``;
+        ``poly``: (gamma ⟨x, z⟩ + coef0) ** degree; ``sigmoid``: tanh(gamma ⟨x, z⟩ + coef0)
+        (not positive semi-definite: module docstring); ``callable``: ``function(X, Z)``;
         ``precomputed``: ``x[index of z]`` on rows made by :func:`with_index`.
     gamma : float
-        Kernel coefficient of ``rbf`` and ``poly`` (ignored by the others), > 0.
+        Kernel coefficient of ``rbf``, ``poly`` and ``sigmoid`` (ignored by the others), > 0.
     degree : int
         Degree of ``poly``.
     coef0 : float
-        Independent term of ``poly``.
+        Independent term of ``poly`` and ``sigmoid``.
     offset : float
         Constant added to every kernel value: K + offset models an intercept (regularized
         like the weights) in the problems without a bias term (the outlier path).
@@ -70,12 +80,12 @@ class Kernel:
     function: Callable | None = None
 
     @classmethod
-    def from_params(cls, kernel, gamma, degree, coef0, X, precomputed: bool = False) -> Kernel:
+    def from_params(cls, kernel, gamma, degree, coef0, X, svc: bool = False) -> Kernel:
         """Validate scikit-learn-style parameters and resolve ``gamma`` on training data ``X``.
 
         Parameters
         ----------
-        kernel : {"linear", "rbf", "poly"} or callable
+        kernel : {"linear", "rbf", "poly", "sigmoid", "precomputed"} or callable
             A name in any case (``"RBF"`` is ``"rbf"``), or ``kernel(X, Z) -> (n, m)``
             (see ``function`` above; ``gamma``, ``degree`` and ``coef0`` are then checked but
             not used, as in scikit-learn's SVC).
@@ -85,13 +95,15 @@ class Kernel:
         X : array of shape (n_samples, n_features)
             Training inputs (any array-API namespace), used by ``gamma="scale"``; for
             ``"precomputed"`` the rows of :func:`with_index`.
-        precomputed : bool
-            Whether the caller takes ``kernel="precomputed"`` (a Gram matrix for X).
+        svc : bool
+            Whether the caller is one of the C-SVCs, which also take ``"sigmoid"`` and
+            ``"precomputed"`` (a Gram matrix for X).
 
         Raises
         ------
         ValueError
-            For an unknown kernel name, ``"precomputed"`` where the caller does not take it,
+            For an unknown kernel name, ``"sigmoid"`` or ``"precomputed"`` where the caller
+            does not take it,
             a non-positive or unknown gamma, or a degree < 1.
         TypeError
             For a kernel that is neither a string nor callable.
@@ -100,14 +112,14 @@ class Kernel:
             kind, function = "callable", kernel
         elif isinstance(kernel, str):
             kind, function = kernel.lower(), None
-            if kind == PRECOMPUTED and not precomputed:
-                raise ValueError("kernel='precomputed' is taken by SimpleSVC and IncrementalSVC; pass the features "
-                                 "and a kernel, or a callable kernel, here")
+            if kind in SVC_ONLY and not svc:
+                why = (" (not positive semi-definite: this estimator's problem needs a convex dual)"
+                       if kind == "sigmoid" else "")
+                raise ValueError(f"kernel={kind!r} is taken by SimpleSVC and IncrementalSVC{why}; pass the features "
+                                 f"and a kernel, or a callable kernel, here")
             if kind not in KERNELS and kind != PRECOMPUTED:
-                why = (" (the sigmoid kernel tanh(gamma <x, z> + coef0) is not positive semi-definite: its "
-                       "dual is not convex, and gpath's exact solvers need a convex one)" if kind == "sigmoid" else "")
                 raise ValueError(f"kernel must be one of {KERNELS} (in any case) or a callable "
-                                 f"kernel(X, Z) -> (n, m); got {kernel!r}{why}")
+                                 f"kernel(X, Z) -> (n, m); got {kernel!r}")
         else:
             raise TypeError(f"kernel must be one of {KERNELS} or a callable kernel(X, Z) -> (n, m); "
                             f"got {type(kernel).__name__} {kernel!r}")
@@ -196,6 +208,8 @@ class Kernel:
         inner = X1 @ X2.T
         if self.kind == "linear":
             return inner
+        if self.kind == "sigmoid":
+            return xp.tanh(self.gamma * inner + self.coef0)
         return (self.gamma * inner + self.coef0) ** self.degree
 
     def _call_function(self, xp, X1, X2):
@@ -250,8 +264,13 @@ class Kernel:
             return self.paired(X, X)
         if self.kind == "rbf":
             return xp.full(X.shape[0], 1.0 + self.offset, dtype=xp.float64, device=device)
-        sq = xp.vecdot(X, X)
-        k = sq if self.kind == "linear" else (self.gamma * sq + self.coef0) ** self.degree
+        return self._of_inner(xp, xp.vecdot(X, X))
+
+    def _of_inner(self, xp, inner):
+        """The kernel value from the inner product ⟨x, z⟩ (linear, poly, sigmoid), offset
+        added."""
+        k = (inner if self.kind == "linear" else xp.tanh(self.gamma * inner + self.coef0) if self.kind == "sigmoid"
+             else (self.gamma * inner + self.coef0) ** self.degree)
         return k + self.offset if self.offset else k
 
     def paired(self, X1, X2):
@@ -286,9 +305,7 @@ class Kernel:
             diff = X1 - X2
             k = xp.exp(-self.gamma * xp.sum(diff * diff, axis=1))
         else:
-            k = xp.sum(X1 * X2, axis=1)
-            if self.kind == "poly":
-                k = (self.gamma * k + self.coef0) ** self.degree
+            return self._of_inner(xp, xp.sum(X1 * X2, axis=1))
         return k + self.offset if self.offset else k
 
 

@@ -104,10 +104,10 @@ def _splits(cv, X, labels, groups, classifier=True):
     return splits
 
 
-def _resolved_gamma(kernel, gamma, degree, coef0, X) -> float:
+def _resolved_gamma(kernel, gamma, degree, coef0, X, svc: bool = False) -> float:
     """gamma as a number, resolved on all of X (``"scale"``, ``"auto"``); ValueError for bad
-    kernel parameters."""
-    return Kernel.from_params(kernel, gamma, degree, coef0, X).gamma
+    kernel parameters (``svc``: an IncrementalSVC's, :meth:`gpath.kernels.Kernel.from_params`)."""
+    return Kernel.from_params(kernel, gamma, degree, coef0, X, svc=svc).gamma
 
 
 # ---------------------------------------------------------------------- cross_validate
@@ -200,7 +200,8 @@ def cross_validate(estimator, X, y, *, groups=None, cv=5, scoring=None, return_t
     est = clone(estimator)
     pairwise = is_precomputed(est.kernel)
     if not pairwise:
-        est.set_params(gamma=_resolved_gamma(est.kernel, est.gamma, est.degree, est.coef0, X_checked))
+        est.set_params(gamma=_resolved_gamma(est.kernel, est.gamma, est.degree, est.coef0, X_checked,
+                                             svc=isinstance(est, IncrementalSVC)))
 
     def rows_of(rows, model_rows):
         """The rows ``rows`` of X as the model takes them: a Gram matrix's columns are the

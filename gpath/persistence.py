@@ -199,15 +199,16 @@ def finite_array(arrays, key, dtype_kinds="f", ndim=None, shape=None) -> np.ndar
     return a
 
 
-def check_kernel(kernel, offsets=(0.0,), precomputed: bool = False) -> None:
+def check_kernel(kernel, offsets=(0.0,), svc: bool = False) -> None:
     """Raise :class:`ModelFileError` unless ``kernel`` is a resolved kernel that
     :meth:`Kernel.from_params` could have made (finite gamma > 0, degree, coef0), with an
-    offset among ``offsets``; ``precomputed``: the estimator takes ``kernel="precomputed"``."""
+    offset among ``offsets``; ``svc``: the estimator takes the C-SVCs' kernels ("sigmoid",
+    "precomputed")."""
     if not isinstance(kernel, Kernel):
         raise ModelFileError(f"the kernel must be a Kernel; got {type(kernel).__name__}")
     try:
         rebuilt = Kernel.from_params(kernel.kind, kernel.gamma, kernel.degree, kernel.coef0, np.empty((0, 1)),
-                                     precomputed=precomputed)
+                                     svc=svc)
         ok = (rebuilt == dataclasses.replace(kernel, offset=0.0) and kernel.offset in offsets
               and bool(np.isfinite(kernel.gamma)) and bool(np.isfinite(kernel.coef0)))
     except (TypeError, ValueError, OverflowError) as exc:

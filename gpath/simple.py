@@ -64,12 +64,15 @@ class SimpleSVC(OneVsOneSVC):
     ----------
     C : float, default 1.0
         > 0; ``numpy.inf`` is the hard margin (with either loss).
-    kernel : {"rbf", "linear", "poly", "precomputed"} or callable, default "rbf"
-        As in scikit-learn's SVC. ``"precomputed"``: ``fit`` takes the n × n Gram matrix as X,
-        ``predict`` and the others the m × n kernel values of their points against the
-        training points (checked: a square X, m × n later); ``support_vectors_`` then hold
-        the support vectors' Gram rows and their index (:mod:`gpath.kernels`), where SVC's
-        are empty.
+    kernel : {"rbf", "linear", "poly", "sigmoid", "precomputed"} or callable, default "rbf"
+        As in scikit-learn's SVC. ``"sigmoid"``, tanh(gamma ⟨x, z⟩ + coef0), is not positive
+        semi-definite: its dual is not convex, and the model is a KKT point of it (a local
+        solution, as LIBSVM's, exact to round-off; not always the one LIBSVM reaches), or
+        ``fit`` raises PathError where the active-set iteration cycles. ``"precomputed"``:
+        ``fit`` takes the n × n Gram matrix as X, ``predict`` and the others the m × n kernel
+        values of their points against the training points (checked: a square X, m × n
+        later); ``support_vectors_`` then hold the support vectors' Gram rows and their index
+        (:mod:`gpath.kernels`), where SVC's are empty.
     gamma : float or {"scale", "auto"}, default "scale"
         As in scikit-learn's SVC.
     degree : int, default 3
@@ -294,7 +297,7 @@ class SimpleSVC(OneVsOneSVC):
         weights = check_sample_weight(sample_weight, X.shape[0], inert_negative=True)
         if is_precomputed(self.kernel):
             X = check_gram(X, name)
-        kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X, precomputed=True)
+        kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X, svc=True)
         train_kernel = training_kernel(kernel, X)
         class_index = np.searchsorted(classes, labels)
         cw = class_weights(self.class_weight, classes, labels)

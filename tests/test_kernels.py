@@ -45,7 +45,8 @@ def test_gamma_scale_and_auto_match_sklearn(backend, data):
 
 
 @pytest.mark.parametrize("kernel,gamma,degree,match", [
-    ("sigmoid", 1.0, 3, "kernel must be one of"),
+    ("sigmoid", 1.0, 3, "kernel='sigmoid' is taken by SimpleSVC and IncrementalSVC"),
+    ("laplacian", 1.0, 3, "kernel must be one of"),
     ("rbf", -1.0, 3, "gamma must be"),
     ("rbf", "big", 3, "gamma must be"),
     ("poly", 1.0, 0, "degree must be"),
@@ -87,8 +88,10 @@ def test_kernel_names_in_any_case(cls, name):
 
 def test_kernel_name_errors():
     X = np.zeros((3, 2))
-    with pytest.raises(ValueError, match=r"kernel must be one of \('linear', 'rbf', 'poly'\) \(in any case\) or a "
-                                         r"callable kernel\(X, Z\) -> \(n, m\); got 'sigmoid' \(.*not positive "
+    with pytest.raises(ValueError, match=r"kernel must be one of \('linear', 'rbf', 'poly', 'sigmoid'\) \(in any "
+                                         r"case\) or a callable kernel\(X, Z\) -> \(n, m\); got 'laplacian'"):
+        Kernel.from_params("laplacian", 1.0, 3, 0.0, X)
+    with pytest.raises(ValueError, match=r"kernel='sigmoid' is taken by SimpleSVC and IncrementalSVC \(not positive "
                                          r"semi-definite"):
         Kernel.from_params("sigmoid", 1.0, 3, 0.0, X)
     with pytest.raises(TypeError, match="kernel must be one of .* or a callable .*; got int 3"):

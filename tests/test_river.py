@@ -154,7 +154,7 @@ def test_river_estimator_checks():
     (dict(batch=0), ValueError, "batch must be an integer >= 1; got 0"),
     (dict(window=10, batch=11), ValueError, "batch must be at most window=10; got 11"),
     (dict(C=-1.0), ValueError, "C must be"),
-    (dict(kernel="sigmoid"), ValueError, "kernel must be one of"),
+    (dict(kernel="sigmoid"), ValueError, "kernel=.sigmoid. is taken by SimpleSVC and IncrementalSVC"),
     (dict(gamma="big"), ValueError, "gamma must be"),
     (dict(method="triple"), ValueError, "method must be one of"),
     (dict(classes=(1, 1)), ValueError, "classes must be two distinct hashable labels"),

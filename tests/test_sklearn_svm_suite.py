@@ -26,15 +26,11 @@ _SVC = re.compile(r"\bsvm\.SVC\b")
 
 # test name (with its parameters, as pytest names it, or without them for every
 # parametrization) -> why gpath fails it.
-_SIGMOID = ("kernel='sigmoid' is refused: tanh(gamma <x, z> + coef0) is not positive semi-definite, and "
-            "gpath's exact solvers need a convex dual")
 _RIDGE = "gpath's default ridge=1e-6 solves K + ridge·I: dual_coef_ 0.2499999375, LIBSVM's 0.25 (equal with ridge=0)"
 _PRIVATE = "reads a private attribute of LIBSVM's SVC"
 _DEPRECATION = "scikit-learn 1.9 deprecates SVC's probability and probA_/probB_; gpath keeps them"
 _NAME = "the message names gpath's class, not SVC"
 EXPECTED_FAILURES: dict[str, str] = {
-    **{f"test_svc__test_sparse__{e.__name__}[{container}-sigmoid-X_train{i}-y_train{i}-X_test{i}]": _SIGMOID
-       for e in _ESTIMATORS for container in ("csr_matrix", "csr_array", "lil_matrix", "lil_array") for i in range(4)},
     **{f"test_timeout__test_sparse__IncrementalSVC[{container}]": "IncrementalSVC raises PathError at max_iter=1"
        for container in ("lil_matrix", "lil_array")},
     **{f"{test}__test_svm__{e.__name__}{params}": reason for e in _ESTIMATORS for test, params, reason in [
