@@ -232,8 +232,9 @@ def test_probability_with_fewer_points_than_folds(cls):
 
 def test_a_fold_whose_warm_start_stalled_in_blocks():
     # IncrementalSVC's Platt folds start from the pair's solution; on this problem one fold's
-    # warm start, entering blocks of violators, stalled (PathError) and the whole fit failed:
-    # warm_simple_svm now goes on from the same start with one violator at a time.
+    # warm start stalled (PathError) and the whole fit failed: a pair of violators entered
+    # together, the step sent the smaller one straight back, and SimpleSVM set it aside as
+    # round-off until the end. It now comes back as soon as α moves.
     from sklearn.datasets import load_digits
 
     X, y = load_digits(return_X_y=True)
