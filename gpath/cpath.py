@@ -24,7 +24,7 @@ from ._cpath import (
     mean_error_steps,
     path_error_steps,
 )
-from ._path import check_state, kkt_violation
+from ._path import PathError, kkt_violation
 from ._simplesvm import exact_state
 from ._validation import (
     check_labels,
@@ -63,10 +63,14 @@ def start_state(X, y, kernel, C_min, ridge):
     ------
     PathError
         SimpleSVM's, or the start's KKT conditions (from its margins refined from α) violated
-        beyond 1e-9 of the problem's scale, or not resolved by float64.
+        beyond 1e-9 of the problem's scale (the check of a loaded path's ends).
     """
     state, _ = exact_state(X, y, kernel, C_min, ridge)
-    check_state(state, _LOADED_TOL, what="the exact start at C_min")
+    violation, _ = state.kkt_check(_LOADED_TOL)
+    if violation > _LOADED_TOL:
+        raise PathError(f"the exact start at C_min={C_min:g} violates the KKT conditions by {violation:.3g} "
+                        f"(relative to the scale of y f) > {_LOADED_TOL:g}; standardize the features or raise "
+                        f"ridge; the estimator is unchanged")
     return state
 
 

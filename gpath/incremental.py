@@ -579,8 +579,12 @@ class IncrementalSVC(OneVsOneSVC):
             raise ValueError(f"{x_name} and {y_name} must be given together")
         n_old = self._class_index.shape[0]
         d = n_old if precomputed else s0.X.shape[1] if sparse_rows is None else sparse_rows.shape[1]
+        added_names = None  # a precomputed kernel's column names of the added points
         if X_add is not None:
-            check_feature_names(self, X_add, x_name)
+            if precomputed:
+                added_names = self._added_point_names(X_add, x_name)
+            else:
+                check_feature_names(self, X_add, x_name)
             X_add, _, _ = check_X(X_add, x_name, None if precomputed else d, xp, device, owner=name,
                                   accept_sparse=sparse_rows is not None)
             if precomputed:
@@ -637,6 +641,14 @@ class IncrementalSVC(OneVsOneSVC):
             rows_after = scipy.sparse.vstack([sparse_rows[alive], scipy.sparse.csr_matrix(X_add)], format="csr")
         elif precomputed:
             rows_after = self._gram_after(alive, X_add)
+            # The names of the training points after the update: the kept ones', then the
+            # added ones' (none where K_add has none to give).
+            fitted_names = getattr(self, "feature_names_in_", None)
+            names_after = (None if fitted_names is None or (m and added_names is None)
+                           else np.concatenate([fitted_names[alive], added_names if m else fitted_names[:0]]))
+        # Sparse rows, a precomputed kernel (no feature rows for the path) and the sigmoid kernel
+        # (the path's factor needs a positive definite margin matrix): every change refits.
+        refits = rows_after is not None or self.kernel_.kind == "sigmoid"
         with ExitStack() as stack:
             new_states, followed, n_bp, ways = [], [], 0, set()
             for i, j in pairs(k):
@@ -662,8 +674,7 @@ class IncrementalSVC(OneVsOneSVC):
                     # pair: their columns are the model's points, their indices its rows.)
                     new_states.append(state)
                     continue
-                if rows_after is not None or self.kernel_.kind == "sigmoid" or (
-                        params["method"] == "auto" and _refit_is_cheaper(state, local_remove, y_p.size)):
+                if refits or (params["method"] == "auto" and _refit_is_cheaper(state, local_remove, y_p.size)):
                     kept = np.delete(np.arange(state.n), local_remove)
                     rows_new = pair_rows(class_index, i, j, k)
                     X_new = (pair_training_rows(rows_after, None if k == 2 else rows_new, self.kernel_, xp, device)
@@ -697,12 +708,14 @@ class IncrementalSVC(OneVsOneSVC):
             if any(s is None for s in new_states):
                 new_states = self._new_pairs(new_states, classes, class_index, weights, states, old_classes,
                                              kept_index, rows, X_add, add_index, params, rows_after)
-            if rows_after is not None:  # whatever changed was refitted (or fitted, for a new pair)
+            if refits:  # whatever changed was refitted (or fitted, for a new pair)
                 ways = {"refit"}
             stats = PathStats(n_bp, m, len(rows), time.perf_counter() - start, sum(s.active.size for s in new_states),
                               " and ".join(sorted(ways)) or "path")
             attrs = self._attributes(new_states, class_index, classes, self.kernel_, ids, self._next_id + m, stats,
                                      weights, cw, rows_after if sparse_rows is not None else None)
+            if precomputed:
+                attrs["feature_names_in_"] = names_after
             if not same:
                 attrs.update(self._probability_after(new_states, class_index, weights, classes, old_classes,
                                                      params))
@@ -715,6 +728,27 @@ class IncrementalSVC(OneVsOneSVC):
         for new, spent in followed:
             new.factor.spare = spent.factor
         return self
+
+    def _added_point_names(self, K_add, x_name):
+        """The column names K_add gives the added points of a precomputed kernel (its last m),
+        or None (no names on K_add, or none on the model: the training points' names are
+        then dropped). Its first n names must be the training points' (``feature_names_in_``),
+        in training order.
+
+        Raises
+        ------
+        ValueError
+            Names that do not begin with ``feature_names_in_``.
+        """
+        fitted, names = getattr(self, "feature_names_in_", None), feature_names(K_add)
+        if fitted is None or names is None:
+            return None
+        n = fitted.shape[0]
+        if names.shape[0] < n or not np.array_equal(names[:n], fitted):
+            raise ValueError(f"the column names of {x_name} must begin with the names of the model's training "
+                             f"points in training order (feature_names_in_, {n} names: "
+                             f"{fitted[:3].tolist()}...); got {names[:3].tolist()}...")
+        return names[n:]
 
     def _gram_after(self, alive, K_add):
         """A precomputed kernel's training rows after an update, ``[G | index]``

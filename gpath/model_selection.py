@@ -164,7 +164,8 @@ def cross_validate(estimator, X, y, *, groups=None, cv=5, scoring=None, return_t
     Raises
     ------
     ValueError
-        Bad X or y (not two classes, NaN or inf, mismatched lengths), a training fold with
+        Bad X or y (not two classes, NaN or inf, mismatched lengths, a Gram matrix that is
+        not square for ``kernel="precomputed"``), a training fold with
         one class only, ``return_*`` not a bool, or an argument scikit-learn's
         ``check_cv``/``check_scoring`` refuse (their messages).
     TypeError
@@ -199,6 +200,9 @@ def cross_validate(estimator, X, y, *, groups=None, cv=5, scoring=None, return_t
     scorer = check_scoring(estimator, scoring=scoring)
     est = clone(estimator)
     pairwise = is_precomputed(est.kernel)
+    if pairwise and X_checked.shape[0] != X_checked.shape[1]:
+        raise ValueError(f"X should be a square kernel matrix: {name}(kernel='precomputed') takes the Gram "
+                         f"matrix K(x_i, x_j) of all the samples; got X of shape {tuple(X_checked.shape)}")
     if not pairwise:
         est.set_params(gamma=_resolved_gamma(est.kernel, est.gamma, est.degree, est.coef0, X_checked,
                                              svc=isinstance(est, IncrementalSVC)))

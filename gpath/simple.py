@@ -68,7 +68,8 @@ class SimpleSVC(OneVsOneSVC):
         As in scikit-learn's SVC. ``"sigmoid"``, tanh(gamma ⟨x, z⟩ + coef0), is not positive
         semi-definite: its dual is not convex, and the model is a KKT point of it (a local
         solution, as LIBSVM's, exact to round-off; not always the one LIBSVM reaches), or
-        ``fit`` raises PathError where the active-set iteration cycles. ``"precomputed"``:
+        ``fit`` raises PathError where the active-set iteration cycles. It needs the hinge
+        loss and a finite C (ValueError otherwise: only the box bounds its dual). ``"precomputed"``:
         ``fit`` takes the n × n Gram matrix as X, ``predict`` and the others the m × n kernel
         values of their points against the training points (checked: a square X, m × n
         later); ``support_vectors_`` then hold the support vectors' Gram rows and their index
@@ -268,8 +269,8 @@ class SimpleSVC(OneVsOneSVC):
             A bad parameter (naming it), X not 2-D, empty, complex or with NaN or inf, y of
             another length or with fewer than two classes, ``sample_weight`` of another
             length, NaN or all ≤ 0, a class without a point of positive weight,
-            weights with the squared hinge or C = inf, or ``init="smo"`` with either or a
-            callable kernel.
+            weights with the squared hinge or C = inf, ``kernel="sigmoid"`` with either, or
+            ``init="smo"`` with either or a callable kernel.
         NotSeparableError (a ValueError)
             Hard margin (``C=inf``, hinge) on data not separable in feature space.
         TypeError
@@ -302,13 +303,19 @@ class SimpleSVC(OneVsOneSVC):
         class_index = np.searchsorted(classes, labels)
         cw = class_weights(self.class_weight, classes, labels)
         weighted = weights is not None or self.class_weight is not None
+        if kernel.kind == "sigmoid" and (params["loss"] != "hinge" or not np.isfinite(params["C"])):
+            # Without the box the dual of an indefinite kernel need not be bounded below: there
+            # may be no solution at all (the hard margin's, and the squared hinge's H = Q + I/C).
+            raise ValueError(f"kernel='sigmoid' needs loss='hinge' and a finite C: the kernel is not positive "
+                             f"semi-definite, and only the box 0 <= alpha <= C keeps its dual bounded; got "
+                             f"loss={params['loss']!r}, C={params['C']!r}")
         if weighted and (params["loss"] != "hinge" or not np.isfinite(params["C"])):
             raise ValueError(f"sample_weight and class_weight need loss='hinge' and a finite C (they scale "
                              f"each point's box C); got loss={params['loss']!r}, C={params['C']!r}")
         if params["init"] == "smo" and (params["loss"] != "hinge" or not np.isfinite(params["C"])
                                         or train_kernel.kind not in (*KERNELS, PRECOMPUTED)):
-            raise ValueError(f"init='smo' needs loss='hinge', a finite C and a 'linear', 'rbf', 'poly' or "
-                             f"'precomputed' kernel; "
+            raise ValueError(f"init='smo' needs loss='hinge', a finite C and a 'linear', 'rbf', 'poly', "
+                             f"'sigmoid' or 'precomputed' kernel; "
                              f"got loss={params['loss']!r}, C={params['C']!r}, kernel={self.kernel!r}")
         relative = cw[class_index] * (1.0 if weights is None else weights)
         check_every_class_weighted(relative, class_index, classes)

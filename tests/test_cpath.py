@@ -3,11 +3,14 @@ breakpoint, and the edges (unbalanced classes, duplicates, C_min = C_max, C up t
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pytest
 from helpers import dataset, snapshot
 from sklearn.exceptions import NotFittedError
 
+import gpath
 from gpath import SimpleSVC, SVCPath
 from gpath._array_api import to_host
 from gpath._cpath import c_path, error_steps, interpolate
@@ -285,3 +288,18 @@ def test_clone_pickle_and_score_like_a_scikit_learn_classifier():
     np.testing.assert_array_equal(again.decision_function(X, 2.0), model.decision_function(X, 2.0))
     assert model.score(X, y) == np.mean(model.predict(X) == y)  # at C_ = C_max
     assert model.C_ == 5.0
+
+
+def test_the_start_is_checked_as_a_loaded_path_ends_are():
+    # The exact start at C_min must satisfy the KKT conditions to 1e-9 (the check of a loaded
+    # path's ends), and no more: raw breast cancer with a linear kernel at C_min = 1000 (margins
+    # that sum terms of 6e9) fits, as the same range reached from C_min = 1 does, and loads.
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    for C_min in (1.0, 1e3):
+        path = SVCPath(C_min=C_min, C_max=1e4, kernel="linear").fit(X[:200], y[:200])
+        buffer = io.BytesIO()
+        gpath.save(path, buffer)
+        buffer.seek(0)
+        gpath.load(buffer)  # re-checks the KKT conditions at both ends from scratch

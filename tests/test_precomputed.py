@@ -234,3 +234,41 @@ def test_exact_cross_validation_on_a_gram_matrix():
     for (train, _), m in zip(cv.split(G), on_gram["estimator"]):
         assert m.n_features_in_ == train.size
         assert m.check_kkt() <= 1e-9
+
+
+def test_a_gram_matrix_as_a_frame_names_the_points_through_updates():
+    # Fitted on a DataFrame, a precomputed model's feature_names_in_ are the training points'
+    # names: a frame's update must begin with them, and adds the new points' names; kernel
+    # values without names drop them (the new points have none). The model saves and loads.
+    pd = pytest.importorskip("pandas")
+    X, y = breast_cancer(100)
+    G = pd.DataFrame(kernel_matrix(X, X, "rbf", 0.02), columns=[f"p{i}" for i in range(100)])
+    rows, add = list(range(60)), list(range(60, 70))
+    model = IncrementalSVC(kernel="precomputed").fit(G.iloc[rows, rows], y[rows])
+    model.update(G.iloc[add, rows + add], y[add], remove=model.sample_ids_[:5])
+    rows = rows[5:] + add
+    assert model.feature_names_in_.tolist() == [f"p{i}" for i in rows]
+    np.testing.assert_array_equal(model.predict(G.iloc[:, rows]), model.predict(G.iloc[:, rows].to_numpy()))
+    before = snapshot(model)
+    with pytest.raises(ValueError, match="must begin with the names of the model's training points"):
+        model.update(G.iloc[[70], rows + [70]].rename(columns={"p5": "q5"}), y[[70]])
+    assert snapshot(model) == before
+    model.update(G.iloc[[70, 71], rows + [70, 71]].to_numpy(), y[[70, 71]])
+    rows += [70, 71]
+    assert not hasattr(model, "feature_names_in_") and model.n_features_in_ == len(rows)
+    buffer = io.BytesIO()
+    gpath.save(model, buffer)
+    buffer.seek(0)
+    T = G.iloc[:, rows].to_numpy()
+    np.testing.assert_array_equal(gpath.load(buffer).decision_function(T), model.decision_function(T))
+    # gpath's exact cross-validation on such a frame: the scores of the features.
+    on_frame = cross_validate(IncrementalSVC(kernel="precomputed", C=1.0), G, y, cv=4)["test_score"]
+    np.testing.assert_array_equal(on_frame, cross_validate(IncrementalSVC(gamma=0.02, C=1.0), X, y, cv=4)["test_score"])
+
+
+@pytest.mark.parametrize("shape", [(200, 260), (200, 150), (200, 30)])
+def test_exact_cross_validation_needs_a_square_gram_matrix(shape):
+    X, y = breast_cancer(260)
+    G = kernel_matrix(X, X, "rbf", 0.02)[: shape[0], : shape[1]]
+    with pytest.raises(ValueError, match=r"X should be a square kernel matrix.*got X of shape"):
+        cross_validate(IncrementalSVC(kernel="precomputed"), G, y[: shape[0]], cv=3)

@@ -153,3 +153,20 @@ def test_sliding_window_refuses_it():
 
     with pytest.raises(ValueError, match="kernel='sigmoid' is taken by SimpleSVC and IncrementalSVC"):
         SlidingWindowSVC(kernel="sigmoid")
+
+
+@pytest.mark.parametrize("params", [dict(loss="squared_hinge"), dict(C=np.inf)])
+def test_without_the_box_it_is_refused(params):
+    # The dual of an indefinite kernel needs the box 0 <= alpha <= C to be bounded below.
+    X, y = standardized(load_breast_cancer, 100)
+    with pytest.raises(ValueError, match="kernel='sigmoid' needs loss='hinge' and a finite C"):
+        SimpleSVC(kernel="sigmoid", **params).fit(X, y)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_an_update_that_only_drops_a_class_says_refit(sparse):
+    X, y = standardized(load_wine)
+    rows = scipy.sparse.csr_matrix(X) if sparse else X
+    model = IncrementalSVC(kernel="sigmoid", gamma=0.01, coef0=-0.5, C=2.0).fit(rows, y)
+    model.update(remove=model.sample_ids_[y == 0])
+    assert model.classes_.tolist() == [1, 2] and model.last_update_.method == "refit"
