@@ -16,6 +16,8 @@ pair updates of the start and the active-set iterations after it.
     python benchmarks/simplesvm.py --no-large    # without Adult n = 30,000
     python benchmarks/simplesvm.py --sparse      # Adult as a SciPy CSR matrix (88 % zeros), every
                                                  # trainer on the sparse rows
+    python benchmarks/simplesvm.py --device cuda # the same trainer on CuPy arrays (issue 17, item 4)
+                                                 # against itself on NumPy and the peers, one machine
 
 Every time is the faster of two fits (one at n = 30,000), for gpath and the peers alike.
 """
@@ -95,12 +97,58 @@ def sparse_table(sizes=(3000, 10000)):
                   + " | ".join(cells) + " |", flush=True)
 
 
+def gpu_table(quick=False):
+    """SimpleSVC with X on the GPU (CuPy) against SimpleSVC on the host's NumPy and the peers on
+    the host CPU of the same machine, Adult, RBF, gamma = 'scale'. Each time is the faster of two
+    fits, the GPU's taken after a device synchronize."""
+    import cupy
+
+    def timed_gpu(model, X, y):
+        best = np.inf
+        for _ in range(2):
+            cupy.cuda.Device().synchronize()
+            t = time.perf_counter()
+            model.fit(X, y)
+            cupy.cuda.Device().synchronize()
+            best = min(best, time.perf_counter() - t)
+        return model, best
+
+    available = peers()
+    rows = [("breast_cancer", 569, [1.0])] if quick else [("adult", 3000, [1.0]), ("adult", 10000, [1.0, 100.0]),
+                                                          ("adult", 30000, [1.0])]
+    print(f"# SimpleSVC on the GPU vs the host; {cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()}, "
+          f"{platform.machine()}, {time.strftime('%Y-%m-%d')}; RBF, gamma='scale'")
+    print("| data | n | C | SimpleSVC CuPy s | KKT | start | SimpleSVC NumPy s | CuPy/NumPy | "
+          + " | ".join(f"{p} s | CuPy/{p}" for p in available) + " |")
+    print("|" + "---|" * (8 + 2 * len(available)))
+    X0, y0 = data("breast_cancer", 569)
+    SimpleSVC().fit(cupy.asarray(X0), y0)  # loads the compiled code and CuPy's kernels once
+    for name, n, cs in rows:
+        X, y = data(name, n)
+        Xd = cupy.asarray(X)
+        for C in cs:
+            model, t_gpu = timed_gpu(SimpleSVC(C=C, random_state=0), Xd, y)
+            kkt = model.check_kkt(Xd, y)
+            _, t_cpu = _timed(SimpleSVC(C=C, random_state=0), X, y)
+            cells = []
+            for make in available.values():
+                _, dt = _timed(make(C, model.kernel_.gamma), X, y, 1 if n >= 30000 else 2)
+                cells.append(f"{dt:.3f} | {t_gpu / dt:.2f}")
+            print(f"| {name} | {n} | {C:g} | {t_gpu:.3f} | {kkt:.0e} | {model.fit_stats_.start} | {t_cpu:.3f} | "
+                  f"{t_gpu / t_cpu:.2f} | " + " | ".join(cells) + " |", flush=True)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="breast cancer only (a smoke run)")
     parser.add_argument("--no-large", action="store_true", help="without Adult n = 30,000")
     parser.add_argument("--sparse", action="store_true", help="Adult as a CSR matrix, every trainer on sparse rows")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                        help="cuda: SimpleSVC on CuPy arrays against itself on NumPy and the peers")
     args = parser.parse_args(argv)
+    if args.device == "cuda":
+        gpu_table(args.quick)
+        return
     if args.sparse:
         sparse_table((500,) if args.quick else (3000, 10000))
         return

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ._array_api import get_namespace_and_device, is_numpy, scalars, to_device, to_host
+from ._array_api import get_namespace_and_device, scalars, to_device
 from ._path import I, M, O, PathError, SVCState, _levels
 from ._ratio import first_bound_hit
 from ._smo import smo_start
@@ -171,13 +171,14 @@ def simple_svm(X, y, kernel: Kernel, C: float, ridge: float, *, loss="hinge", to
         The start. "closest_pair" and "randomized" are the paper's starting pairs (section
         3.1): the iterative closest-pair search (Algorithm 2), or the closest of 59 random
         opposite pairs. "smo": SMO's approximate solution (LIBSVM's tolerance 1e-3) on the
-        float32 kernel matrix, held in host memory (:func:`gpath._smo.smo_start`; X is
-        copied to the host), balanced and put in its sets; the iteration then finishes
+        float32 kernel matrix, held in host memory (:func:`gpath._smo.smo_start`; its
+        entries computed on X's device), balanced and put in its sets; the iteration then finishes
         exactly from there. It needs the hinge loss, a finite C and a "linear", "rbf" or
         "poly" kernel; where the matrix would take more than a quarter of the available
         memory, or float32 cannot hold the kernel, the closest pair starts instead (``start``
-        in the stats says which). "auto": "smo" for NumPy inputs where it applies, else
-        "closest_pair".
+        in the stats says which). "auto": "smo" where it applies, on every namespace (on a
+        GPU the matrix's entries are computed there and copied to the host as float32; SMO
+        runs on the host, the finish on the device), else "closest_pair".
     random_state : numpy.random.RandomState
         Draws the start of Algorithm 2, or the random pairs.
     weights : host array of shape (n_samples,) or None
@@ -227,7 +228,7 @@ def simple_svm(X, y, kernel: Kernel, C: float, ridge: float, *, loss="hinge", to
         raise ValueError(f"init='smo' needs loss='hinge', a finite C and a kernel of {_SMO_KERNELS}; "
                          f"got loss={loss!r}, C={C!r}, kernel={kernel.kind!r}")
     if init == "auto":
-        init = "smo" if smo_applies and is_numpy(xp) else "closest_pair"
+        init = "smo" if smo_applies else "closest_pair"
     if loss == "squared_hinge":
         upper, diag = np.inf, ridge + (1.0 / C if np.isfinite(C) else 0.0)
     else:
@@ -242,7 +243,7 @@ def simple_svm(X, y, kernel: Kernel, C: float, ridge: float, *, loss="hinge", to
                      cap if max_iter is None else max_iter, rng, _BLOCK if block_size is None else block_size)
     found = None
     if init == "smo":
-        found = smo_start(to_host(X), state.y_host, kernel, state.upper, diag, max_iter)
+        found = smo_start(X, state.y_host, kernel, state.upper, diag, max_iter)
         run.n_other_evaluations += 0 if found is None else n * n
     if found is not None:
         alpha, run.n_smo_iter = found

@@ -12,7 +12,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from . import persistence
-from ._array_api import get_namespace_and_device, is_numpy, to_device, to_host
+from ._array_api import get_namespace_and_device, to_device, to_host
 from ._base import OneVsOneSVC, check_every_class_weighted, serialized
 from ._incremental_file import from_saved, to_saved
 from ._multiclass import class_weights, new_class_weight, pair_index, pair_rows, pairs, rows_from_pairs
@@ -357,7 +357,7 @@ class IncrementalSVC(OneVsOneSVC):
 
     def _fit_pair(self, X, y_host, weights, kernel, params, k, start=None):
         """The exact state of one pair (boxes ``C * weights``), ready to update, and SimpleSVM's
-        iterations; from SimpleSVM's default start (SMO's for NumPy inputs, else the closest
+        iterations; from SimpleSVM's default start (SMO's where it applies, else the closest
         pair), or warm-started from the point ``start`` (host α).
 
         Rows of weight 0 are inert: SimpleSVM runs on the others (so that its closest-pair
@@ -1048,8 +1048,8 @@ def _old(old_classes, label) -> int:
 def _smo_refit(state) -> bool:
     """Whether a refit of the pair ``state`` starts from SMO (a fit of the new rows) rather
     than from its current α: a margin set of at least ``_SMO_REFIT_SHARE`` of the support
-    vectors, where the SMO start applies (NumPy, a built-in kernel)."""
-    return (state.active.size >= _SMO_REFIT_SHARE * np.count_nonzero(state.alpha > 0.0) and is_numpy(state.xp)
+    vectors, where the SMO start applies (a built-in kernel)."""
+    return (state.active.size >= _SMO_REFIT_SHARE * np.count_nonzero(state.alpha > 0.0)
             and state.kernel.kind in ("linear", "rbf", "poly", "sigmoid"))
 
 

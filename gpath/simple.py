@@ -56,7 +56,7 @@ class SimpleSVC(OneVsOneSVC):
     host in float64); the kernel columns of the working set are computed on the device of
     ``X`` and cached (:class:`gpath.cache.QColumnCache`); the margins y f are an n-vector on
     that device. The iteration is exact from any feasible start; by default (``init="auto"``,
-    NumPy inputs) it starts from an approximate SMO solution on the float32 kernel matrix,
+    every namespace) it starts from an approximate SMO solution on the float32 kernel matrix,
     from which it needs a few iterations instead of thousands (:mod:`gpath._smo`); the
     paper's start (the closest pair, ``init="closest_pair"``) forms no n × n matrix.
 
@@ -106,8 +106,8 @@ class SimpleSVC(OneVsOneSVC):
         hinge loss, a finite C and a built-in kernel (ValueError otherwise), and falls back
         to "closest_pair" where the matrix would take more than a quarter of the available
         memory or float32 cannot hold the kernel (``fit_stats_.start`` says which start
-        ran). "auto" (gpath's fastest exact trainer): "smo" for NumPy inputs where it
-        applies, else "closest_pair". To reproduce the paper's experiments use
+        ran). "auto" (gpath's fastest exact trainer): "smo" where it applies (NumPy, CuPy
+        or any array-API input; the finish stays on X's device), else "closest_pair". To reproduce the paper's experiments use
         ``init="closest_pair", block_size=1``.
     random_state : int, RandomState instance or None, default None
         Random start of the closest-pair search, or the random pairs, and the shuffling of

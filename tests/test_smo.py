@@ -9,7 +9,7 @@ from helpers import assert_exact, dataset
 
 import gpath._smo
 from gpath import IncrementalSVC, SimpleSVC
-from gpath._smo import kernel_matrix, smo
+from gpath._smo import device_kernel_matrix, kernel_matrix, smo
 from gpath.kernels import Kernel
 from gpath.reference import exact_svc
 from gpath.reference import kernel_matrix as reference_kernel
@@ -48,6 +48,23 @@ def test_kernel_matrix_that_float32_cannot_hold_is_none():
     X, _ = dataset("breast_cancer")
     assert kernel_matrix(X * 1e20, Kernel("linear"), 0.0) is None  # |x|² ≈ 1e41 > float32's 3.4e38
     assert kernel_matrix(X[:, :2] * 1e20, Kernel("linear"), 0.0) is None  # the direct pass too
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered in cast")  # the 1e20 features' float32 entries
+@pytest.mark.parametrize("kind,gamma,degree,coef0", [("rbf", 0.05, 3, 0.0), ("linear", 1.0, 3, 0.0),
+                                                     ("poly", 0.02, 3, 1.0), ("sigmoid", 1e-4, 3, 0.5)])
+def test_device_kernel_matrix_is_the_kernel_in_float32(backend, kind, gamma, degree, coef0, monkeypatch):
+    # Entries computed on X's device, copied block by block (blocks of a few rows here, and a
+    # last block shorter than the others).
+    monkeypatch.setattr(gpath._smo, "_DEVICE_BLOCK", 7 * 569)
+    X, _ = dataset("breast_cancer")
+    X = X + 1e3
+    kernel = Kernel(kind, gamma, degree, coef0)
+    K = device_kernel_matrix(backend.asarray(X), kernel, 0.5)
+    assert isinstance(K, np.ndarray) and K.dtype == np.float32 and K.shape == (len(X), len(X))
+    ref = kernel(X, X) + 0.5 * np.eye(len(X))
+    assert np.abs(K - ref).max() <= 1e-6 * np.abs(ref).max()  # float64 entries rounded once
+    assert device_kernel_matrix(backend.asarray(X * 1e20), Kernel("linear"), 0.0) is None
 
 
 def _gap(alpha, K, y, upper):
@@ -102,11 +119,12 @@ def test_smo_stopped_by_its_iteration_cap_still_starts_the_exact_model():
     assert np.abs(f - f_paper).max() <= 1e-7 * np.abs(f_paper).max()
 
 
-def test_auto_takes_smo_on_numpy_and_the_closest_pair_elsewhere(backend):
+def test_auto_takes_smo_on_every_namespace(backend):
     X, y = dataset("breast_cancer")
     model = SimpleSVC(C=1.0, gamma=0.05).fit(backend.asarray(X), backend.asarray(y))
-    assert model.fit_stats_.start == ("smo" if backend.name == "numpy" else "closest_pair")
-    assert model.n_kernel_evaluations_ >= (len(y) ** 2 if backend.name == "numpy" else 0)
+    assert model.fit_stats_.start == "smo"
+    assert model.n_kernel_evaluations_ >= len(y) ** 2
+    assert_exact(model, X, y, X_device=backend.asarray(X))
     inc = IncrementalSVC(C=1.0, gamma=0.05).fit(X, y)  # the exact fit behind the path models
     np.testing.assert_allclose(inc.alpha_, model.alpha_, atol=1e-9)
 

@@ -17,7 +17,7 @@ from helpers import dataset
 
 from gpath import IncrementalSVC, RobustSVC, SimpleSVC
 
-_MODULES = ("_array_api", "_active", "_engine", "_kinkpath", "_outlier", "_path", "_simplesvm", "cache",
+_MODULES = ("_array_api", "_active", "_engine", "_kinkpath", "_outlier", "_path", "_simplesvm", "_smo", "cache",
             "incremental", "robust")
 
 
@@ -90,7 +90,10 @@ def test_simplesvm_reads_only_small_vectors(transfers):
     assert implicit == []
     stats = model.fit_stats_
     big = [s for s in sizes if s >= 300]
-    assert len(big) <= 2  # the labels at the start and α's results, not per iteration
+    # SMO's start copies its float32 matrix (one block of 300 × 300 here), then the labels at
+    # the start and α's results: nothing n-sized per iteration.
+    assert stats.start == "smo" and 300 * 300 in big
+    assert len(big) <= 3
     # A few small copies per iteration, per point entering Swork and per bound step.
     assert len(sizes) <= 6 * (stats.n_iter + stats.n_bound_steps + stats.working_set_size) + 40
 
