@@ -75,8 +75,11 @@ def _gap(alpha, K, y, upper):
     return F[up].max() - F[low].min()
 
 
+@pytest.mark.parametrize("block", [None, 64])  # 64: by blocks of 64 points (_smo_blocks), kept half and half
 @pytest.mark.parametrize("C", [0.01, 1.0, 100.0])
-def test_smo_reaches_its_tolerance_and_nearly_the_exact_sets(C):
+def test_smo_reaches_its_tolerance_and_nearly_the_exact_sets(C, block, monkeypatch):
+    if block is not None:
+        monkeypatch.setattr(gpath._smo, "_BLOCK", block)
     X, y = dataset("breast_cancer")
     y = _pm(y)
     kernel = Kernel("rbf", 0.05)
@@ -97,8 +100,11 @@ def test_smo_reaches_its_tolerance_and_nearly_the_exact_sets(C):
     np.testing.assert_allclose(alpha, ref.alpha, atol=0.05 * upper.max())
 
 
+@pytest.mark.parametrize("block", [None, 128])
 @pytest.mark.parametrize("C", [1e-3, 1.0, 1e3])
-def test_the_exact_finish_from_smo_is_the_exact_model(backend, C):
+def test_the_exact_finish_from_smo_is_the_exact_model(backend, C, block, monkeypatch):
+    if block is not None:
+        monkeypatch.setattr(gpath._smo, "_BLOCK", block)
     X, y = dataset("bananas")
     X, y = X[:700], y[:700]
     model = SimpleSVC(C=C, gamma=1.0, init="smo").fit(backend.asarray(X), backend.asarray(y))
@@ -106,9 +112,12 @@ def test_the_exact_finish_from_smo_is_the_exact_model(backend, C):
     assert_exact(model, X, y, X_device=backend.asarray(X))
 
 
-def test_smo_stopped_by_its_iteration_cap_still_starts_the_exact_model():
+@pytest.mark.parametrize("block", [None, 128])
+def test_smo_stopped_by_its_iteration_cap_still_starts_the_exact_model(block, monkeypatch):
     # C = 1e8 on Bananas: SMO crawls (LIBSVM takes minutes here) and hands over at 30 n pair
     # updates; the finish is exact all the same, the model the paper's start gives.
+    if block is not None:
+        monkeypatch.setattr(gpath._smo, "_BLOCK", block)
     X, y = dataset("bananas")
     X, y = X[:700], y[:700]
     model = SimpleSVC(C=1e8, gamma=1.0, init="smo").fit(X, y)
