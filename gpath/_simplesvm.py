@@ -172,8 +172,8 @@ def simple_svm(X, y, kernel: Kernel, C: float, ridge: float, *, loss="hinge", to
         3.1): the iterative closest-pair search (Algorithm 2), or the closest of 59 random
         opposite pairs. "smo": SMO's approximate solution (LIBSVM's tolerance 1e-3) on the
         float32 kernel matrix, held in host memory (:func:`gpath._smo.smo_start`; its
-        entries computed on X's device), balanced and put in its sets; the iteration then finishes
-        exactly from there. It needs the hinge loss, a finite C and a "linear", "rbf" or
+        entries computed on X's device), balanced and put in its sets; the iteration then
+        finishes exactly from there. It needs the hinge loss, a finite C and a "linear", "rbf" or
         "poly" kernel; where the matrix would take more than a quarter of the available
         memory, or float32 cannot hold the kernel, the closest pair starts instead (``start``
         in the stats says which). "auto": "smo" where it applies, on every namespace (on a

@@ -100,15 +100,16 @@ class SimpleSVC(OneVsOneSVC):
         "closest_pair" and "randomized" are the paper's starting pairs of opposite-class
         points (section 3.1): the iterative search of Algorithm 2 (a few kernel columns), or
         the closest of 59 random pairs (177 kernel values). "smo": SMO's approximate solution
-        (LIBSVM's algorithm and tolerance, 1e-3) on the whole kernel matrix in float32, held
-        in host memory (4·n² bytes per pair of classes, X copied to the host), whose sets
-        are nearly the exact ones: SimpleSVM then finishes in a few iterations. It needs the
-        hinge loss, a finite C and a built-in kernel (ValueError otherwise), and falls back
-        to "closest_pair" where the matrix would take more than a quarter of the available
-        memory or float32 cannot hold the kernel (``fit_stats_.start`` says which start
-        ran). "auto" (gpath's fastest exact trainer): "smo" where it applies (NumPy, CuPy
-        or any array-API input; the finish stays on X's device), else "closest_pair". To reproduce the paper's experiments use
-        ``init="closest_pair", block_size=1``.
+        (LIBSVM's algorithm and tolerance, 1e-3; beyond 8,192 points by blocks of 2,048) on
+        the whole kernel matrix in float32, held in host memory (4·n² bytes per pair of
+        classes; its entries computed on X's device), whose sets are nearly the exact ones:
+        SimpleSVM then finishes in a few iterations. It needs the hinge loss, a finite C and
+        a built-in kernel (ValueError otherwise), and falls back to "closest_pair" where the
+        matrix would take more than a quarter of the available memory or float32 cannot hold
+        the kernel (``fit_stats_.start`` says which start ran). "auto" (gpath's fastest
+        exact trainer): "smo" where it applies (NumPy, CuPy or any array-API input; the
+        finish stays on X's device), else "closest_pair". To reproduce the paper's
+        experiments use ``init="closest_pair", block_size=1``.
     random_state : int, RandomState instance or None, default None
         Random start of the closest-pair search, or the random pairs, and the shuffling of
         the cross-validation folds of ``probability=True``. The solution does not depend on
