@@ -10,8 +10,9 @@ the way the fastest SMO solvers do, with the whole kernel matrix in memory:
    (the data centred first for the RBF kernel, whose distances then lose less to
    cancellation), each finished in cache by one compiled, threaded pass for the kernel
    function and NumPy's SIMD exponential; for a few features one compiled pass from the
-   rows. Float32 halves the memory and the time
-   of the product; the start needs no more (the finish computes its float64 columns anew).
+   rows. Float32 halves the memory and the time of the product; the start needs no more
+   (the finish computes its float64 columns anew). On a GPU the entries are computed there
+   (:func:`device_kernel_matrix`).
 2. SMO with second-order working-set selection (WSS 2 of Fan, Chen & Lin, JMLR 2005, as in
    LIBSVM) and LIBSVM's shrinking (Chang & Lin, "LIBSVM", ACM TIST 2011, section 5; the kept
    points' block copied out, see :func:`smo`), run to LIBSVM's default stopping tolerance
@@ -331,8 +332,10 @@ def smo_start(X: np.ndarray, y: np.ndarray, kernel, upper: np.ndarray, diag: flo
     """
     if not fits_in_memory(X.shape[0]):
         return None
-    K = kernel_matrix(X, kernel, diag) if is_numpy(get_namespace_and_device(X)[0]) else \
-        device_kernel_matrix(X, kernel, diag)
+    if is_numpy(get_namespace_and_device(X)[0]):
+        K = kernel_matrix(X, kernel, diag)
+    else:
+        K = device_kernel_matrix(X, kernel, diag)
     if K is None:
         return None
     return smo(K, y, upper, max_iter=max_iter)
