@@ -14,6 +14,7 @@ pair updates of the start and the active-set iterations after it.
     python benchmarks/simplesvm.py
     python benchmarks/simplesvm.py --quick       # a smoke run: breast cancer only
     python benchmarks/simplesvm.py --no-large    # without Adult n = 30,000
+    python benchmarks/simplesvm.py --n 10000     # only the sets of these sizes
     python benchmarks/simplesvm.py --sparse      # Adult as a SciPy CSR matrix (88 % zeros), every
                                                  # trainer on the sparse rows
     python benchmarks/simplesvm.py --device cuda # the same trainer on CuPy arrays (issue 17, item 4)
@@ -143,6 +144,7 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="breast cancer only (a smoke run)")
     parser.add_argument("--no-large", action="store_true", help="without Adult n = 30,000")
     parser.add_argument("--sparse", action="store_true", help="Adult as a CSR matrix, every trainer on sparse rows")
+    parser.add_argument("--n", type=int, nargs="+", help="only the sets of these sizes")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                         help="cuda: SimpleSVC on CuPy arrays against itself on NumPy and the peers")
     args = parser.parse_args(argv)
@@ -154,6 +156,7 @@ def main(argv=None):
         return
     available = peers()
     sets = SETS[:1] if args.quick else SETS[1:-1] if args.no_large else SETS[1:]
+    sets = [s for s in sets if args.n is None or s[1] in args.n]
     print(f"# SimpleSVC vs peers; {platform.machine()}, {time.strftime('%Y-%m-%d')}; RBF, gamma='scale'")
     print("| data | n | C | SimpleSVC s | SMO pairs | finish it. | KKT | IncrementalSVC.fit s | closest-pair start s "
           "| floor s | Simple/floor | " + " | ".join(f"{p} s | Simple/{p}" for p in available) + " |")
