@@ -351,7 +351,7 @@ def _smo_blocks(K, y, upper, tol, cap) -> tuple[np.ndarray, int]:
     |B| = 512: 52,646 rounds). Returns (α, pair updates)."""
     n = y.shape[0]
     alpha, F = np.zeros(n), y.copy()
-    buffer = np.empty((_BLOCK, _BLOCK), dtype=np.float32)
+    buffer = np.empty(_BLOCK * _BLOCK, dtype=np.float32)
     previous = np.zeros(0, dtype=np.int64)
     n_iter = 0
     while n_iter < cap:
@@ -360,7 +360,8 @@ def _smo_blocks(K, y, upper, tol, cap) -> tuple[np.ndarray, int]:
         if g_up + g_low < tol:
             break
         B = np.sort(_working_set(F, up, low, alpha, upper, previous))  # sorted: the gather reads K in order
-        block = buffer[: B.size, : B.size]
+        # A C-contiguous view of the buffer's start, of any size: one compiled signature.
+        block = buffer[: B.size * B.size].reshape(B.size, B.size)
         in_row_blocks(_gather, B.size, K, B, block)
         a_B, F_B = alpha[B], F[B]
         # Without shrinking: inside a block it measured slower (Adult n = 10,000, C = 1: 17,831

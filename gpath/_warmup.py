@@ -56,3 +56,10 @@ def warm_compiled_update(xp) -> None:
         state.active.enter(k, state.y_host[k])
         state.active.leave(k)
         state.factor.refactor()  # what a solve whose check finds drift calls
+        # A refit of more than _BLOCKS_FROM · _BLOCK rows starts from SMO by blocks
+        # (_smo._smo_blocks): its gather and its gradient move, which no small fit reaches.
+        from ._smo import _gather, _move_gradients
+
+        K, rows = np.eye(2, dtype=np.float32), np.arange(2, dtype=np.int64)
+        _gather(0, 2, K, rows, np.empty((2, 2), dtype=np.float32))
+        _move_gradients(0, 2, K, rows, np.zeros(2), np.zeros(2))

@@ -3,6 +3,8 @@ approximate solution against an independent float64 check, and the exact finish 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from helpers import assert_exact, dataset
@@ -166,6 +168,34 @@ def test_smo_start_outside_its_problem_is_a_value_error(params):
 def _fit_in_child(X, y):
     model = SimpleSVC(C=1.0, gamma=0.05).fit(X, y)
     return model.fit_stats_.start, model.check_kkt(X, y)
+
+
+def test_the_first_fit_loads_what_smo_by_blocks_reaches():
+    # A refit of more than 8,192 rows mid-stream starts from SMO by blocks: the first fit of a
+    # process (its warm-up) must have loaded every compiled function that reaches, in the
+    # signatures it calls them with (blocks of 64 points here, so 569 rows go by blocks).
+    import subprocess
+    import sys
+
+    script = """
+import numpy as np
+from numba.core.registry import CPUDispatcher
+import gpath._smo as smo
+from gpath import IncrementalSVC
+from helpers import dataset
+X, y = dataset("breast_cancer")
+IncrementalSVC().fit(X[:40], y[:40])
+compiled = {name: f for name, f in vars(smo).items() if isinstance(f, CPUDispatcher)}
+loaded = {name: len(f.signatures) for name, f in compiled.items()}
+smo._BLOCK = 64
+model = IncrementalSVC(C=10.0).fit(X, y)
+assert model.check_kkt() <= 1e-9
+now = {name: len(f.signatures) for name, f in compiled.items()}
+assert now == loaded, {name: (loaded[name], now[name]) for name in now if now[name] != loaded[name]}
+"""
+    done = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True,
+                          timeout=300, cwd=str(Path(__file__).parent))
+    assert done.returncode == 0, done.stderr[-2000:]
 
 
 @pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="no fork on this platform")
