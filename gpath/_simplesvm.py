@@ -173,8 +173,8 @@ def simple_svm(X, y, kernel: Kernel, C: float, ridge: float, *, loss="hinge", to
         opposite pairs. "smo": SMO's approximate solution (LIBSVM's tolerance 1e-3) on the
         float32 kernel matrix, held in host memory (:func:`gpath._smo.smo_start`; its
         entries computed on X's device), balanced and put in its sets; the iteration then
-        finishes exactly from there. It needs the hinge loss, a finite C and a "linear", "rbf" or
-        "poly" kernel; where the matrix would take more than a quarter of the available
+        finishes exactly from there. It needs the hinge loss, a finite C and a kernel of
+        ``_SMO_KERNELS`` (the built-in ones and "precomputed"); where the matrix would take more than a quarter of the available
         memory, or float32 cannot hold the kernel, the closest pair starts instead (``start``
         in the stats says which). "auto": "smo" where it applies, on every namespace (on a
         GPU the matrix's entries are computed there and copied to the host as float32; SMO

@@ -130,6 +130,12 @@ def device_kernel_matrix(X, kernel, diag: float) -> np.ndarray | None:
     kernel : Kernel
     diag : float
         Added to the diagonal (the ridge).
+
+    Returns
+    -------
+    K : ndarray of shape (n, n), float32 (host), or None
+        ``K(X, X) + diag · I``, each entry computed in float64 by :class:`gpath.kernels.Kernel`
+        and rounded once; None if an entry is not finite in float32.
     """
     xp, _ = get_namespace_and_device(X)
     n = X.shape[0]
