@@ -63,3 +63,7 @@ def warm_compiled_update(xp) -> None:
         K, rows = np.eye(2, dtype=np.float32), np.arange(2, dtype=np.int64)
         _gather(0, 2, K, rows, np.empty((2, 2), dtype=np.float32))
         _move_gradients(0, 2, K, rows, np.zeros(2), np.zeros(2))
+        # The scale of the KKT check with many margin columns (cache.QColumnCache.matvec).
+        from .cache import _absolute_product
+
+        _absolute_product(0, 2, np.eye(2), rows, np.ones(2), np.empty(2))

@@ -35,12 +35,29 @@ import numpy as np
 from numba import njit
 
 from ._array_api import is_numpy, namespace_by_name, to_device
+from ._threads import in_row_blocks
 
 __all__ = ["CacheFullError", "QColumnCache", "max_columns"]
 
 
 class CacheFullError(MemoryError):
     """The margin set needs more kernel columns than ``cache_size`` allows."""
+
+
+_CHUNK = 2048  # rows of a product's result that stay in the first-level cache
+
+
+@njit(nogil=True, cache=True, fastmath=True)
+def _absolute_product(start, stop, data, slots, coef, out):  # pragma: no cover - compiled
+    """``out[start:stop] = Σ_k coef_k |data[slots_k, start:stop]|``, by chunks of ``out`` that
+    stay in cache while the columns stream past."""
+    for lo in range(start, stop, _CHUNK):
+        hi = min(lo + _CHUNK, stop)
+        out[lo:hi] = 0.0
+        for k in range(slots.shape[0]):
+            c, column = coef[k], data[slots[k]]
+            for t in range(lo, hi):
+                out[t] += c * abs(column[t])
 
 
 # ---------------------------------------------------------------------- bookkeeping
@@ -385,6 +402,14 @@ class QColumnCache:
         nonzero = np.flatnonzero(coef_by_slot)
         if nonzero.size == 0:
             return self.xp.zeros(self.n_rows, dtype=self.data.dtype, device=self.device)
+        if absolute and self._numpy:
+            # Compiled: ``abs`` of the columns first would write a copy of all of them (an
+            # SVC fit's scale at |M| = 2,000 of n = 10,000: a 160 MB copy, 0.04–0.06 s against
+            # 0.02–0.03 s, and up to 0.35 s where fresh memory is slow to touch).
+            out = np.empty(self.top)
+            in_row_blocks(_absolute_product, self.top, self.data, nonzero, coef_by_slot[nonzero], out,
+                          min_rows=_CHUNK)
+            return self._to_rows(out)
         hi = int(nonzero[-1]) + 1
         coef = to_device(coef_by_slot[:hi], self.xp, self.device)
         columns = self.data[:hi, : self.top]
@@ -431,8 +456,12 @@ class QColumnCache:
                 extra = 0
             else:
                 self._full(old)
-        pad = xp.zeros((extra, self.data.shape[1]), dtype=self.data.dtype, device=self.device)
-        self.data = xp.concat([self.data, pad], axis=0)
+        # The new slots are zeros never written here: the host's zeroed pages are only touched
+        # when a column is stored (a fit's reserve of 4,000 slots at n = 10,000: 0.025 s
+        # against 0.001 s, and up to 0.18 s where fresh memory is slow to touch).
+        data = xp.zeros((old + extra, self.data.shape[1]), dtype=self.data.dtype, device=self.device)
+        data[:old, :] = self.data
+        self.data = data
         self.owner = np.concatenate([self.owner, np.full(extra, -1, dtype=np.int64)])
         self.used = np.concatenate([self.used, np.zeros(extra, dtype=bool)])
         free = np.full(old + extra, -1, dtype=np.int64)

@@ -29,6 +29,8 @@ def test_cache_reuses_freed_columns_and_grows(backend):
         coef[cache.slot_of[p]] = w
     got = backend.check(cache.matvec(coef), (10,))
     np.testing.assert_allclose(got, cols[:, members] @ weights, rtol=1e-13, atol=1e-13)
+    got = backend.check(cache.matvec(coef, absolute=True), (10,))  # NumPy: the compiled product
+    np.testing.assert_allclose(got, np.abs(cols[:, members]) @ weights, rtol=1e-13, atol=1e-13)
 
 
 def test_cache_limit_raises_when_the_margin_needs_more(backend):
@@ -93,6 +95,8 @@ def test_rows_are_appended_and_dropped_without_copying_the_buffer(backend):
     coef = rng.standard_normal(kept.capacity) * (kept.owner >= 0)
     expected = full[[13, 0, 4, 11, 7]][:, np.maximum(kept.owner, 0)] @ coef
     np.testing.assert_allclose(backend.check(kept.matvec(coef), (5,)), expected, rtol=1e-13, atol=1e-13)
+    expected = np.abs(full[[13, 0, 4, 11, 7]][:, np.maximum(kept.owner, 0)]) @ coef  # through the row map
+    np.testing.assert_allclose(backend.check(kept.matvec(coef, absolute=True), (5,)), expected, rtol=1e-13, atol=1e-13)
     new_col = rng.standard_normal(5)
     slot = kept.store(99, backend.asarray(new_col))
     np.testing.assert_array_equal(backend.check(kept.column(slot)), new_col)
