@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from . import _mid_numba
 from ._active import ActiveSet
@@ -55,6 +56,62 @@ def _levels(codes: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarra
     empty = upper <= 0.0  # an empty box: the point cannot move, it reaches no level
     lo[empty], hi[empty] = _UNBOUNDED
     return lo, hi
+
+
+# ---------------------------------------------------------------------- host passes
+# Compiled passes over the host arrays α, y and the boxes, which every namespace keeps on the
+# host: each replaces several NumPy steps whose fixed cost, not their O(n) arithmetic, is what
+# a window's one-point update pays for them.
+
+
+@njit(cache=True)
+def _balance_margin(alpha, y, upper, members):  # pragma: no cover - compiled
+    """:meth:`SVCState._balance` in place: α_M − y_M (yᵀα / |M|), clipped to each box."""
+    r = 0.0
+    for i in range(alpha.shape[0]):
+        r += y[i] * alpha[i]
+    share = r / members.shape[0]
+    for k in members:
+        alpha[k] = min(max(alpha[k] - y[k] * share, 0.0), upper[k])
+
+
+@njit(cache=True)
+def _at_bounds(alpha, upper, members, rel):  # pragma: no cover - compiled
+    """Whether every α_k of ``members`` is within ``rel`` of a bound: at most ``rel · max α``
+    or at least ``(1 − rel) C_k``."""
+    a_max = alpha.max() if alpha.shape[0] else 0.0
+    for k in members:
+        if alpha[k] > rel * a_max and alpha[k] < upper[k] * (1.0 - rel):
+            return False
+    return True
+
+
+@njit(cache=True)
+def _feasibility(alpha, y, upper):  # pragma: no cover - compiled
+    """``max(|yᵀα|, max_i −α_i, max_i α_i − C_i, 0)``: how far α is from feasible."""
+    r, worst = 0.0, 0.0
+    for i in range(alpha.shape[0]):
+        r += y[i] * alpha[i]
+        worst = max(worst, -alpha[i], alpha[i] - upper[i])
+    return max(worst, abs(r))
+
+
+@njit(cache=True)
+def _kept_host(keep, y, alpha, upper, where):  # pragma: no cover - compiled
+    """:meth:`SVCState.take_rows` on the host arrays: y, α, the boxes and the sets at the rows
+    ``keep``; the map old row -> new row (−1: dropped); whether ``keep`` is one run of
+    consecutive increasing rows."""
+    m = keep.shape[0]
+    new_index = np.full(alpha.shape[0], -1, dtype=np.int64)
+    y_kept, alpha_kept, upper_kept = np.empty(m), np.empty(m), np.empty(m)
+    where_kept = np.empty(m, dtype=np.int8)
+    consecutive = True
+    for t in range(m):
+        k = keep[t]
+        new_index[k] = t
+        y_kept[t], alpha_kept[t], upper_kept[t], where_kept[t] = y[k], alpha[k], upper[k], where[k]
+        consecutive = consecutive and (t == 0 or k == keep[t - 1] + 1)
+    return new_index, y_kept, alpha_kept, upper_kept, where_kept, consecutive
 
 
 def kkt_violation(yf: np.ndarray, y: np.ndarray, alpha: np.ndarray, upper: np.ndarray, scale,
@@ -220,9 +277,10 @@ class SVCState:
         """:meth:`place` for the points ``ks`` (host ints) at once."""
         if ks.size:
             self.where[ks] = code
-            lo, hi = _levels(np.full(ks.size, code, dtype=np.int8), self.upper[ks])
-            self.engine.scatter(self.lo, ks, lo)
-            self.engine.scatter(self.hi, ks, hi)
+            lo, hi = _LEVELS[code]
+            bounded = self.upper[ks] > 0.0
+            self.engine.scatter(self.lo, ks, np.where(bounded, lo, -np.inf))
+            self.engine.scatter(self.hi, ks, np.where(bounded, hi, np.inf))
 
     # ------------------------------------------------------------------ Q columns
     def q_block(self, X_cols, y_cols, col_rows: np.ndarray):
@@ -272,11 +330,10 @@ class SVCState:
                 yf_add = yf_add + shift_add
                 new.shift = xp.concat([self.shift, shift_add])
             new.yf = xp.concat([self.yf, yf_add])
-            codes = np.full(m, A, dtype=np.int8)
-            lo_add, hi_add = _levels(codes, upper_add)
-            new.lo = xp.concat([self.lo, to_device(lo_add, xp, self.device)])
-            new.hi = xp.concat([self.hi, to_device(hi_add, xp, self.device)])
-            new.where = np.concatenate([new.where, codes])
+            # Set A's levels: below 1 (none with an empty box, as _levels gives them).
+            new.lo = xp.concat([self.lo, xp.full(m, -np.inf, dtype=xp.float64, device=self.device)])
+            new.hi = xp.concat([self.hi, to_device(np.where(upper_add > 0.0, 1.0, np.inf), xp, self.device)])
+            new.where = np.concatenate([new.where, np.full(m, A, dtype=np.int8)])
             if "_diag_max" in self.__dict__:
                 new._diag_max = max(self._diag_max, self._max_diagonal(X_add))
             # Rows of the new points in the cached columns: Q[A, p] = Q[p, A].
@@ -330,9 +387,10 @@ class SVCState:
                 delta[rows] = 0.0
             share = self._add_columns(share, delta)
             self._share, self._share_coef = xp.take(share, keep_dev), coef[keep]
+        new_index, self.y_host, self.alpha, self.upper, self.where, consecutive = _kept_host(
+            np.ascontiguousarray(keep, dtype=np.int64), self.y_host, self.alpha, self.upper, self.where)
         buffer, first, view = self.__dict__.pop("_x_rows", (None, 0, None))
-        if (view is self.X and keep.size and int(keep[-1]) - int(keep[0]) + 1 == keep.size
-                and bool(np.all(keep[1:] > keep[:-1]))):
+        if view is self.X and keep.size and consecutive:
             # Consecutive rows (a window drops its oldest): a view of the same row buffer.
             self.X = buffer[first + int(keep[0]) : first + int(keep[-1]) + 1, :]
             self._x_rows = (buffer, first + int(keep[0]), self.X)
@@ -340,10 +398,6 @@ class SVCState:
             self.X = xp.take(self.X, keep_dev, axis=0)
         for name in ("y", "yf", "lo", "hi") + (() if self.shift is None else ("shift",)):
             setattr(self, name, xp.take(getattr(self, name), keep_dev, axis=0))
-        new_index = np.full(self.n, -1, dtype=np.int64)
-        new_index[keep] = np.arange(keep.shape[0])
-        for name in ("y_host", "alpha", "upper", "where"):
-            setattr(self, name, getattr(self, name)[keep])
         self.cache.keep_rows(keep)  # this state's own cache (derived for it by _extended or a fit)
         self.active.renumber(new_index)
 
@@ -415,14 +469,14 @@ class SVCState:
         """If no margin coefficient is strictly inside (0, C_i), the bias is not unique: move
         those points to O or I and take the middle of the bias interval, as LIBSVM does."""
         self._balance()  # a lone member is pinned by yᵀα = 0: exactly 0 when every other α is
-        members = self.active.members.copy()
-        a, c = self.alpha[members], self.upper[members]
         # At a bound to round-off of the coefficients' own size, the largest α of the model
         # (not C: features of size 1e12 give α near 1e-24; not the margin's alone, which a
         # lone member at round-off of 0 would set itself).
-        a_max = float(self.alpha.max()) if self.n else 0.0
-        if not np.all((a <= 1e-8 * a_max) | (a >= c * (1.0 - 1e-8))):
+        if not _at_bounds(self.alpha, self.upper, self.active.members, 1e-8):
             return
+        members = self.active.members.copy()
+        a, c = self.alpha[members], self.upper[members]
+        a_max = float(self.alpha.max()) if self.n else 0.0
         if members.size and a_max > 0.0:  # (every α = 0: the members are exactly at 0)
             # Every member is near a bound: judge them on α_M corrected by one solve of the
             # margin equations, since a path's steps or the working-set solves leave α_M off
@@ -440,15 +494,13 @@ class SVCState:
 
     def margin_residual(self) -> np.ndarray:
         """Residual ``[−yᵀα; 1 − y_M f(x_M)]`` of the margin equations with y f recomputed
-        from α (one product with the cached margin columns, O(n·|M|)): the drift of the
-        incremental state."""
-        xp = self.xp
+        from α (the cached margin columns against α, :meth:`QColumnCache.column_dots`): the
+        drift of the incremental state."""
         r_eq = -float(self.y_host @ self.alpha)
         members = self.active.members
         if not members.size:
             return np.array([r_eq])
-        alpha = to_device(self.alpha, xp, self.device)
-        yf_m = to_host(self.cache.column_dots(self.active.slots, alpha)) + self.y_host[members] * self.b
+        yf_m = self.cache.column_dots(self.active.slots, self.alpha) + self.y_host[members] * self.b
         if self.shift is not None:
             yf_m = yf_m + self.engine.gather(self.shift, members)
         return np.concatenate([[r_eq], 1.0 - yf_m])
@@ -536,10 +588,7 @@ class SVCState:
 
         With ``tol``: where the violation relative to the scale's lower bound 1 is already
         at most ``tol``, that (larger) value and None, without the product the scale costs."""
-        a = self.alpha
-        feasibility = 0.0
-        if a.size:
-            feasibility = max(abs(float(self.y_host @ a)), -float(a.min()), float((a - self.upper).max()), 0.0) / self.C
+        feasibility = _feasibility(self.alpha, self.y_host, self.upper) / self.C
         if tol is not None:
             at_least_1 = self._stationarity(1.0)
             if max(at_least_1, feasibility) <= tol:
@@ -610,9 +659,7 @@ class SVCState:
         moves each y f by ``max |Q| · |residual|``, round-off of y f."""
         members = self.active.members
         if members.size:
-            r = float(self.y_host @ self.alpha)
-            shifted = self.alpha[members] - self.y_host[members] * (r / members.size)
-            self.alpha[members] = np.clip(shifted, 0.0, self.upper[members])
+            _balance_margin(self.alpha, self.y_host, self.upper, members)
 
     def margins_from_alpha(self):
         """``y ⊙ f`` on the training rows from α with fresh kernel values (device, (n,)), plus

@@ -47,7 +47,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from ._array_api import get_namespace_and_device, scalars, to_device
-from ._path import I, M, O, PathError, SVCState, _levels
+from ._path import I, M, O, PathError, SVCState, _levels, follow_update
 from ._ratio import first_bound_hit
 from ._smo import smo_start
 from .kernels import Kernel
@@ -428,6 +428,46 @@ def _balanced(alpha: np.ndarray, y: np.ndarray, upper: np.ndarray) -> np.ndarray
     alpha = alpha.copy()
     alpha[order] -= np.sign(r) * y[order] * taken
     return np.clip(alpha, 0.0, upper)
+
+
+@single_threaded_host_blas
+def exact_update(state: SVCState, X_add, y_add, remove: np.ndarray, limit, method: str, upper_add, tol: float,
+                 shift_add=None, rows_per_point: int = 1) -> tuple[SVCState, int, tuple[float, float] | None]:
+    """The state after an update by the path (:func:`gpath._path.follow_update`), its drift
+    repaired (``refine``) and its KKT conditions checked from its margins; where the path's
+    float64 steps missed events (C·max K beyond what they resolve), finished exactly by
+    SimpleSVM's iteration from the path's sets (:func:`polish`).
+
+    Parameters
+    ----------
+    state, X_add, y_add, remove, limit, method, upper_add, shift_add, rows_per_point
+        As :func:`gpath._path.follow_update`.
+    tol : float
+        The KKT tolerance (relative to the scale of y f).
+
+    Returns
+    -------
+    state : SVCState
+    breakpoints : int
+    checked : (violation, scale) or None
+        :meth:`SVCState.kkt_check` of the returned state where taken (None after a polish),
+        for :func:`gpath._path.check_state`.
+
+    Raises
+    ------
+    PathError, SingularMarginError, CacheFullError
+        As :meth:`SVCState.follow` and :func:`polish`.
+    """
+    new, breakpoints = follow_update(state, X_add, y_add, remove, limit, method, upper_add, shift_add,
+                                     rows_per_point)
+    new.refine()
+    checked = new.kkt_check(tol)
+    if checked[0] > tol:
+        polish(new)
+        new.release_bounded_margin()
+        new.refine()
+        checked = None
+    return new, breakpoints, checked
 
 
 @single_threaded_host_blas

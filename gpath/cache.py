@@ -34,7 +34,7 @@ from contextlib import contextmanager
 import numpy as np
 from numba import njit
 
-from ._array_api import is_numpy, namespace_by_name, to_device
+from ._array_api import is_numpy, namespace_by_name, to_device, to_host
 from ._threads import in_row_blocks
 
 __all__ = ["CacheFullError", "QColumnCache", "max_columns"]
@@ -45,6 +45,7 @@ class CacheFullError(MemoryError):
 
 
 _CHUNK = 2048  # rows of a product's result that stay in the first-level cache
+_NO_ROWS = np.zeros(0, dtype=np.int64)
 
 
 @njit(nogil=True, cache=True, fastmath=True)
@@ -58,6 +59,39 @@ def _absolute_product(start, stop, data, slots, coef, out):  # pragma: no cover 
             c, column = coef[k], data[slots[k]]
             for t in range(lo, hi):
                 out[t] += c * abs(column[t])
+
+
+@njit(cache=True)
+def _column_dots(data, slots, rows, values, out):  # pragma: no cover - compiled
+    """``out[j] = Σ_i data[slots_j, rows_i] values_i`` over the nonzero values only (α: the
+    support vectors); ``rows`` empty for the identity."""
+    nonzero = np.flatnonzero(values)
+    buffer_rows = nonzero if rows.shape[0] == 0 else rows[nonzero]
+    for j in range(slots.shape[0]):
+        column, total = data[slots[j]], 0.0
+        for t in range(nonzero.shape[0]):
+            total += column[buffer_rows[t]] * values[nonzero[t]]
+        out[j] = total
+
+
+@njit(cache=True)
+def _renumbered(owner, new_index):  # pragma: no cover - compiled
+    """:meth:`QColumnCache.renumber`: ``owner`` mapped through ``new_index`` in place, and the
+    new ``slot_of`` (room for every surviving point). A removed point never holds a used slot
+    (R leaves M before the path starts); a free slot whose point was removed holds none."""
+    size = 0
+    for k in range(new_index.shape[0]):
+        if new_index[k] >= 0:
+            size += 1
+    for slot in range(owner.shape[0]):
+        if owner[slot] >= 0:
+            owner[slot] = new_index[owner[slot]]
+            size = max(size, owner[slot] + 1)
+    slot_of = np.full(size, -1, dtype=np.int64)
+    for slot in range(owner.shape[0]):
+        if owner[slot] >= 0:
+            slot_of[owner[slot]] = slot
+    return slot_of
 
 
 # ---------------------------------------------------------------------- bookkeeping
@@ -192,13 +226,8 @@ class QColumnCache:
         if rows_host is not None and rows_host.size == self.top and np.array_equal(rows_host, np.arange(self.top)):
             rows_host = None
         self.rows_host = rows_host
-        if rows_host is None:
-            self._rows = self._inv = None
-            return
-        inv = np.full(self.top, self.n_rows, dtype=np.int64)  # dead buffer rows -> a zero
-        inv[rows_host] = np.arange(self.n_rows)
-        self._rows = to_device(rows_host, self.xp, self.device)
-        self._inv = to_device(inv, self.xp, self.device)
+        self._rows = None if rows_host is None else to_device(rows_host, self.xp, self.device)
+        self._inv = None  # made by _to_buffer when first needed
 
     def _derived(self, n_points: int | None = None) -> QColumnCache:
         """A new cache object on the same buffer, with its own bookkeeping (``slot_of`` for
@@ -260,8 +289,12 @@ class QColumnCache:
 
     def _to_buffer(self, values):
         """A training-order vector (n_rows,) in buffer order (top,), 0 on dead rows."""
-        if self._inv is None:
+        if self.rows_host is None:
             return values
+        if self._inv is None:
+            inv = np.full(self.top, self.n_rows, dtype=np.int64)  # dead buffer rows -> a zero
+            inv[self.rows_host] = np.arange(self.n_rows)
+            self._inv = to_device(inv, self.xp, self.device)
         padded = self.xp.concat([values, self.xp.zeros(1, dtype=values.dtype, device=self.device)])
         return self.xp.take(padded, self._inv)
 
@@ -307,13 +340,7 @@ class QColumnCache:
 
     def renumber(self, new_index: np.ndarray) -> None:
         """Map owners through ``new_index`` (old point -> new point, -1 = removed)."""
-        held = self.owner >= 0
-        self.owner[held] = new_index[self.owner[held]]
-        # A removed point never holds a used slot (R leaves M before the path starts).
-        held = self.owner >= 0
-        self.slot_of = np.full(max(int(np.count_nonzero(new_index >= 0)), int(self.owner.max(initial=-1)) + 1), -1,
-                               dtype=np.int64)
-        self.slot_of[self.owner[held]] = np.flatnonzero(held)
+        self.slot_of = _renumbered(self.owner, np.ascontiguousarray(new_index, dtype=np.int64))
 
     def lookup(self, point: int):
         """Claim the slot still holding ``point``'s column, or return None."""
@@ -415,14 +442,21 @@ class QColumnCache:
         columns = self.data[:hi, : self.top]
         return self._to_rows(coef @ (self.xp.abs(columns) if absolute else columns))
 
-    def column_dots(self, slots: np.ndarray, values):
-        """``Q[:, owner(s)] · values`` for each slot s (device (len(slots),)); ``values``:
-        device (n_rows,), training order. One product with the slots up to the last one
-        asked for (no copy of the columns)."""
+    def column_dots(self, slots: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """``Q[:, owner(s)] · values`` for each slot s (host (len(slots),)); ``values``: host
+        (n_rows,), training order, mostly zeros (α). NumPy: one compiled pass over the nonzero
+        values (a window's update calls this once; the array steps of a product cost more
+        there than its arithmetic); else one product with the slots up to the last one asked
+        for (no copy of the columns)."""
         slots = np.asarray(slots, dtype=np.int64)
+        if self._numpy:
+            out = np.empty(slots.size)
+            _column_dots(self.data, slots, _NO_ROWS if self.rows_host is None else self.rows_host,
+                         np.ascontiguousarray(values, dtype=np.float64), out)
+            return out
         hi = int(slots.max(initial=-1)) + 1
-        dots = self.data[:hi, : self.top] @ self._to_buffer(values)
-        return self.xp.take(dots, to_device(slots, self.xp, self.device))
+        dots = self.data[:hi, : self.top] @ self._to_buffer(to_device(values, self.xp, self.device))
+        return to_host(self.xp.take(dots, to_device(slots, self.xp, self.device)))
 
     # ------------------------------------------------------------------ limits
     def check_limit(self) -> None:

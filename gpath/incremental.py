@@ -16,9 +16,9 @@ from ._array_api import get_namespace_and_device, to_device, to_host
 from ._base import OneVsOneSVC, check_every_class_weighted, serialized
 from ._incremental_file import from_saved, to_saved
 from ._multiclass import class_weights, new_class_weight, pair_index, pair_rows, pairs, rows_from_pairs
-from ._path import PathError, PathStats, SVCState, check_state, follow_update
+from ._path import PathError, PathStats, SVCState, check_state
 from ._platt import cv_decision_values, sigmoid_train
-from ._simplesvm import exact_state, polish
+from ._simplesvm import exact_state, exact_update
 from ._sparse import check_memory, is_sparse, pair_training_rows, take_rows, training_kernel
 from ._validation import (
     check_choice,
@@ -690,17 +690,9 @@ class IncrementalSVC(OneVsOneSVC):
                 stack.enter_context(state.cache.transaction())
                 y_dev = to_device(np.where(y_p == j, 1.0, -1.0), xp, device)
                 limit = max_columns(self._pair_cache_size(params, k), state.n + y_p.size)
-                new, bp = follow_update(state, X_p, y_dev, local_remove, limit, params["method"], u_p)
+                new, bp, checked = exact_update(state, X_p, y_dev, local_remove, limit, params["method"], u_p,
+                                                params["tol"])
                 new.n_iter = bp
-                new.refine()
-                checked = new.kkt_check(params["tol"])
-                if checked[0] > params["tol"]:
-                    # The path's float64 steps missed events (C·max K beyond what they resolve):
-                    # SimpleSVM's iteration from the path's sets finishes it exactly.
-                    polish(new)
-                    new.release_bounded_margin()
-                    new.refine()
-                    checked = None
                 self._check_state(new, checked)
                 new_states.append(new)
                 followed.append((new, state))
@@ -1083,10 +1075,11 @@ def _update_labels(y, m, name, x_name, classes, declared) -> tuple[np.ndarray, b
     ValueError
     """
     labels = host_values(y)
-    if labels.ndim == 1 and labels.shape[0] == m and labels.dtype.kind in "biufU":
-        seen = np.unique(labels)  # sorted, NaN last: never one of the classes
-        at = np.minimum(np.searchsorted(classes, seen), classes.shape[0] - 1)
-        if labels.dtype.kind == classes.dtype.kind and np.array_equal(classes[at], seen):
+    if (labels.ndim == 1 and labels.shape[0] == m and labels.dtype.kind in "biufU"
+            and labels.dtype.kind == classes.dtype.kind):
+        # Each label against its place among the sorted classes (a NaN is never one of them).
+        at = np.minimum(np.searchsorted(classes, labels), classes.shape[0] - 1)
+        if np.array_equal(classes[at], labels):
             return labels, True
     if declared is not None:
         labels = _declared_labels(y, m, name, x_name, declared)

@@ -39,8 +39,8 @@ from sklearn.utils.validation import check_is_fitted
 from ._array_api import get_namespace_and_device, scalars, to_device, to_host
 from ._base import Locked, serialized
 from ._incremental_file import restored_pair
-from ._path import PathError, PathStats, SVCState, check_state, follow_update, kkt_violation
-from ._simplesvm import exact_state, polish
+from ._path import PathError, PathStats, SVCState, check_state, kkt_violation
+from ._simplesvm import exact_state, exact_update
 from ._validation import (
     check_choice,
     check_feature_names,
@@ -347,17 +347,9 @@ class IncrementalSVR(Locked, SaveMixin, RegressorMixin, BaseEstimator):
                 stack.enter_context(state.cache.transaction())
                 X2, y2, shift = doubled(X_add, y_new, params["epsilon"])
                 limit = max_columns(params["cache_size"], state.n + 2 * m)
-                new, n_bp = follow_update(state, X2, y2, remove2, limit, params["method"], params["C"] * np.repeat(w_add, 2),
-                                          shift, rows_per_point=2)
-                new.refine()
-                checked = new.kkt_check(params["tol"])
-                if checked[0] > params["tol"]:
-                    # The path's float64 steps missed events (C·max K beyond what they resolve):
-                    # SimpleSVM's iteration from the path's sets finishes it exactly.
-                    polish(new)
-                    new.release_bounded_margin()
-                    new.refine()
-                    checked = None
+                new, n_bp, checked = exact_update(state, X2, y2, remove2, limit, params["method"],
+                                                  params["C"] * np.repeat(w_add, 2), params["tol"], shift,
+                                                  rows_per_point=2)
                 _check_state(new, y, params, checked)
                 way = "path"
             stats = PathStats(n_bp, m, int(rows.size), time.perf_counter() - start, new.active.size, way)
