@@ -331,21 +331,23 @@ class SVCState:
                 new.shift = xp.concat([self.shift, shift_add])
             new.yf = xp.concat([self.yf, yf_add])
             # Set A's levels: below 1 (none with an empty box, as _levels gives them).
-            new.lo = xp.concat([self.lo, xp.full(m, -np.inf, dtype=xp.float64, device=self.device)])
+            new.lo = xp.concat([self.lo, to_device(np.full(m, -np.inf), xp, self.device)])
             new.hi = xp.concat([self.hi, to_device(np.where(upper_add > 0.0, 1.0, np.inf), xp, self.device)])
             new.where = np.concatenate([new.where, np.full(m, A, dtype=np.int8)])
             if "_diag_max" in self.__dict__:
                 new._diag_max = max(self._diag_max, self._max_diagonal(X_add))
             # Rows of the new points in the cached columns: Q[A, p] = Q[p, A].
             owner = self.cache.owner
-            rows = xp.take(QA, to_device(np.maximum(owner, 0), xp, self.device), axis=0)
+            rows = new.engine.rows(QA, np.maximum(owner, 0))
             held = to_device(np.where(owner >= 0, 1.0, 0.0), xp, self.device)
             cache = self.cache.with_rows_appended(rows * held[:, None])
             share, share_coef = self._held_share()
             if share is not None:
-                # The new rows' share of the scale: Σ_j coef_j |Q[a, j]| = coef · |Q[:n_old, A]|.
-                coef_dev = to_device(share_coef, xp, self.device)
-                new._share = xp.concat([share, coef_dev @ xp.abs(QA[:n_old, :])])
+                # The new rows' share of the scale: Σ_j coef_j |Q[a, j]| over the few j with
+                # coef_j ≠ 0 (the points at a bound), rows of Q[:n_old, A].
+                held_j = np.flatnonzero(share_coef)
+                coef_dev = to_device(share_coef[held_j], xp, self.device)
+                new._share = xp.concat([share, coef_dev @ xp.abs(new.engine.rows(QA, held_j))])
                 new._share_coef = np.concatenate([share_coef, np.zeros(m)])
         else:
             new.where = self.where.copy()

@@ -308,11 +308,14 @@ class SlidingWindowSVC(_Window, base.Classifier):
         set at the end, so a failure changes nothing (``IncrementalSVC.update`` leaves its
         model as it was when it fails)."""
         points = self._window + pending
-        n_classes = len({y for _, y in points[max(0, len(points) - self.window):]})
+        recent = points[max(0, len(points) - self.window):]
+        # At most two labels ever (_classes_with): both are in the window once one label
+        # differs from the first (found within a few points, where a set of all took 15 µs).
+        two_classes = any(y != recent[0][1] for _, y in recent)
         # One class in the window: no SVM until both are back.
         svc, features, keep, n_updates, n_refits = self._slide(
-            self.svc_ if n_classes == 2 else None, pending, lambda pts: self._labels(pts, classes), self._svc,
-            can_fit=n_classes == 2)
+            self.svc_ if two_classes else None, pending, lambda pts: self._labels(pts, classes), self._svc,
+            can_fit=two_classes)
         self.svc_, self.features_, self.classes_ = svc, features, classes
         self._window, self._pending = keep, []
         self.n_updates_, self.n_refits_ = n_updates, n_refits
