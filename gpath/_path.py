@@ -34,7 +34,7 @@ from ._array_api import namespace_by_name, scalars, to_device, to_host
 from ._engine import engine_for
 from ._ratio import EPS as _EPS
 from ._ratio import first_bound_hit, first_event
-from .cache import QColumnCache
+from .cache import QColumnCache, spare_rows
 from .kernels import Kernel, q_columns
 from .linalg import BorderedFactor, single_threaded_host_blas
 from .persistence import record
@@ -62,17 +62,6 @@ def _levels(codes: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarra
 # Compiled passes over the host arrays α, y and the boxes, which every namespace keeps on the
 # host: each replaces several NumPy steps whose fixed cost, not their O(n) arithmetic, is what
 # a window's one-point update pays for them.
-
-
-@njit(cache=True)
-def _balance_margin(alpha, y, upper, members):  # pragma: no cover - compiled
-    """:meth:`SVCState._balance` in place: α_M − y_M (yᵀα / |M|), clipped to each box."""
-    r = 0.0
-    for i in range(alpha.shape[0]):
-        r += y[i] * alpha[i]
-    share = r / members.shape[0]
-    for k in members:
-        alpha[k] = min(max(alpha[k] - y[k] * share, 0.0), upper[k])
 
 
 @njit(cache=True)
@@ -661,7 +650,9 @@ class SVCState:
         moves each y f by ``max |Q| · |residual|``, round-off of y f."""
         members = self.active.members
         if members.size:
-            _balance_margin(self.alpha, self.y_host, self.upper, members)
+            r = float(self.y_host @ self.alpha)
+            shifted = self.alpha[members] - self.y_host[members] * (r / members.size)
+            self.alpha[members] = np.clip(shifted, 0.0, self.upper[members])
 
     def margins_from_alpha(self):
         """``y ⊙ f`` on the training rows from α with fresh kernel values (device, (n,)), plus
@@ -721,7 +712,10 @@ class SVCState:
         positive = to_device(state.upper > 0.0, xp, device)
         state.lo = xp.where(positive, xp.ones(n, dtype=xp.float64, device=device), -inf)
         state.hi = xp.full(n, inf, dtype=xp.float64, device=device)
-        state.active = ActiveSet(BorderedFactor(), QColumnCache(xp, device, n), state.q_column)
+        # Spare rows from the start (untouched zeros until written): the rows the first updates
+        # append need no copy of the buffer then (QColumnCache.with_spare_rows).
+        state.active = ActiveSet(BorderedFactor(), QColumnCache(xp, device, n, spare_rows=spare_rows(n)),
+                                 state.q_column)
         return state
 
 
