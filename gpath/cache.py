@@ -47,7 +47,6 @@ class CacheFullError(MemoryError):
 
 
 _CHUNK = 2048  # rows of a product's result that stay in the first-level cache
-_NO_ROWS = np.zeros(0, dtype=np.int64)
 
 
 @njit(nogil=True, cache=True, fastmath=True)
@@ -61,19 +60,6 @@ def _absolute_product(start, stop, data, slots, coef, out):  # pragma: no cover 
             c, column = coef[k], data[slots[k]]
             for t in range(lo, hi):
                 out[t] += c * abs(column[t])
-
-
-@njit(cache=True)
-def _column_dots(data, slots, rows, values, out):  # pragma: no cover - compiled
-    """``out[j] = Σ_i data[slots_j, rows_i] values_i`` over the nonzero values only (α: the
-    support vectors); ``rows`` empty for the identity."""
-    nonzero = np.flatnonzero(values)
-    buffer_rows = nonzero if rows.shape[0] == 0 else rows[nonzero]
-    for j in range(slots.shape[0]):
-        column, total = data[slots[j]], 0.0
-        for t in range(nonzero.shape[0]):
-            total += column[buffer_rows[t]] * values[nonzero[t]]
-        out[j] = total
 
 
 @njit(cache=True)
@@ -454,16 +440,10 @@ class QColumnCache:
 
     def column_dots(self, slots: np.ndarray, values: np.ndarray) -> np.ndarray:
         """``Q[:, owner(s)] · values`` for each slot s (host (len(slots),)); ``values``: host
-        (n_rows,), training order, mostly zeros (α). NumPy: one compiled pass over the nonzero
-        values (a window's update calls this once; the array steps of a product cost more
-        there than its arithmetic); else one product with the slots up to the last one asked
-        for (no copy of the columns)."""
+        (n_rows,), training order. One product with the slots up to the last one asked for
+        (no copy of the columns; a compiled pass over the nonzero values only was 4.3 ms
+        against BLAS's 0.9 ms at n = 10,000, |M| = 516)."""
         slots = np.asarray(slots, dtype=np.int64)
-        if self._numpy:
-            out = np.empty(slots.size)
-            _column_dots(self.data, slots, _NO_ROWS if self.rows_host is None else self.rows_host,
-                         np.ascontiguousarray(values, dtype=np.float64), out)
-            return out
         hi = int(slots.max(initial=-1)) + 1
         dots = self.data[:hi, : self.top] @ self._to_buffer(to_device(values, self.xp, self.device))
         return to_host(self.xp.take(dots, to_device(slots, self.xp, self.device)))
