@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from gpath._array_api import to_host
-from gpath.cache import CacheFullError, QColumnCache
+from gpath.cache import CacheFullError, QColumnCache, spare_rows
 
 
 def test_cache_reuses_freed_columns_and_grows(backend):
@@ -31,6 +31,30 @@ def test_cache_reuses_freed_columns_and_grows(backend):
     np.testing.assert_allclose(got, cols[:, members] @ weights, rtol=1e-13, atol=1e-13)
     got = backend.check(cache.matvec(coef, absolute=True), (10,))  # NumPy: the compiled product
     np.testing.assert_allclose(got, np.abs(cols[:, members]) @ weights, rtol=1e-13, atol=1e-13)
+
+
+def test_a_cache_made_with_spare_rows_takes_new_rows_in_its_own_buffer(backend):
+    # A fit's cache (SVCState.at_zero) reserves the rows of its first updates: neither the
+    # fit's end (with_spare_rows) nor those updates copy the buffer, and a growth of the
+    # slots keeps every column.
+    rng = np.random.default_rng(5)
+    n, m = 8, 2
+    cols = rng.standard_normal((n + m, 6))
+    cache = QColumnCache(backend.xp, backend.device, n, capacity=2, spare_rows=spare_rows(n))
+    for p in range(3):  # the third store grows the slots (a new buffer, spare rows kept)
+        cache.store(p, backend.asarray(cols[:n, p]))
+    assert cache.with_spare_rows() is cache
+    extra = np.zeros((cache.capacity, m))
+    for p in range(3):
+        extra[cache.slot_of[p]] = cols[n:, p]
+    grown = cache.with_rows_appended(backend.asarray(extra))
+    assert grown.data is cache.data and grown.top == n + m
+    for p in range(3):
+        np.testing.assert_array_equal(backend.check(grown.column(cache.slot_of[p]), (n + m,)), cols[:, p])
+    coef = np.zeros(grown.capacity)
+    coef[[cache.slot_of[p] for p in range(3)]] = [1.0, -2.0, 0.5]
+    np.testing.assert_allclose(backend.check(grown.matvec(coef), (n + m,)), cols[:, :3] @ [1.0, -2.0, 0.5],
+                               rtol=1e-13, atol=1e-13)
 
 
 def test_cache_limit_raises_when_the_margin_needs_more(backend):
@@ -101,7 +125,9 @@ def test_rows_are_appended_and_dropped_without_copying_the_buffer(backend):
     slot = kept.store(99, backend.asarray(new_col))
     np.testing.assert_array_equal(backend.check(kept.column(slot)), new_col)
     np.testing.assert_array_equal(to_host(kept.entries(slot, [3, 1])), new_col[[3, 1]])
-    np.testing.assert_allclose(to_host(kept.column_dots(np.array([slot]), backend.asarray(np.ones(5)))), [new_col.sum()])
+    dots = kept.column_dots(np.array([slot]), np.ones(5))  # host values in, host dots out
+    assert isinstance(dots, np.ndarray)
+    np.testing.assert_allclose(dots, [new_col.sum()])
     # The cache it came from still reads its own rows (the store above went to a free slot).
     assert _dense(cache, backend).keys() == before.keys()
     for p, col in _dense(cache, backend).items():
