@@ -40,7 +40,7 @@ from .linalg import BorderedFactor, single_threaded_host_blas
 from .persistence import record
 
 __all__ = ["A", "I", "M", "O", "PathError", "PathStats", "R", "SVCState", "check_resolution", "check_state",
-           "follow_update"]
+           "follow_update", "resolves"]
 
 # Set codes of the host array ``where``, and the levels (lo, hi) of each set.
 O, M, I, A, R = 0, 1, 2, 3, 4
@@ -993,6 +993,13 @@ def check_state(state: SVCState, tol: float, checked: tuple[float, float] | None
     check_resolution(state, unit, unit_name, scale)
 
 
+def resolves(state: SVCState, unit: float) -> bool:
+    """Whether float64 resolves the margins y f to :data:`RESOLUTION` of ``unit`` by the bound
+    :meth:`SVCState.scale_bound` alone (no product): then :func:`check_resolution` passes for
+    ``unit`` and any larger unit."""
+    return _FLOAT64_EPS * state.scale_bound() <= RESOLUTION * unit
+
+
 def check_resolution(state: SVCState, unit: float = 1.0, unit_name: str = "the margin level, y f = 1",
                      scale: float | None = None) -> None:
     """Float64 must resolve the margins y f to :data:`RESOLUTION` of ``unit`` (``unit_name``):
@@ -1006,7 +1013,7 @@ def check_resolution(state: SVCState, unit: float = 1.0, unit_name: str = "the m
         model (the message names the scale and what to change).
     """
     if scale is None:
-        if _FLOAT64_EPS * state.scale_bound() <= RESOLUTION * unit:
+        if resolves(state, unit):
             return
         scale = state.kkt_scale(with_shift=False)  # a target's own size is the data's resolution
     if _FLOAT64_EPS * scale > RESOLUTION * unit:

@@ -39,7 +39,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._array_api import get_namespace_and_device, scalars, to_device, to_host
 from ._base import Locked, serialized
 from ._incremental_file import restored_pair
-from ._path import PathError, PathStats, SVCState, check_state, kkt_violation
+from ._path import PathError, PathStats, SVCState, check_state, kkt_violation, resolves
 from ._simplesvm import exact_state, exact_update
 from ._validation import (
     check_choice,
@@ -577,7 +577,11 @@ def _check_state(state, y, params, checked=None) -> None:
     """:func:`gpath._path.check_state` in the units of ε-SVR: f resolved to a fraction of the
     targets' spread (:func:`_spread`, or ε if larger; 1 for constant targets and ε = 0), not
     of the doubled problem's margin level, which sits at y_i ± ε."""
-    unit = max(_spread(y), params["epsilon"]) or 1.0
+    epsilon = params["epsilon"]
+    if epsilon > 0.0 and resolves(state, epsilon):
+        unit = epsilon  # the unit is at least ε, and float64 resolves f to ε: no need of the spread
+    else:
+        unit = max(_spread(y), epsilon) or 1.0
     check_state(state, params["tol"], checked, unit,
                 f"the targets' spread, {unit:.3g} (their interquartile range, or ε if larger)")
 
