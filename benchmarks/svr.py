@@ -226,7 +226,7 @@ def window_part(args):
 def large_part(args):
     """Part 2: the fit and m = ℓ = 100 updates at n = 10,000: make_friedman1's features as
     drawn (uniform on [0, 1]: a small margin set) and standardized, as after a StandardScaler
-    (a margin set ten times larger)."""
+    (a margin set twenty times larger)."""
     n = args.n_large
     X, y = make_friedman1(n_samples=n + 100 * args.large_updates, n_features=10, noise=1.0, random_state=0)
     y = (y - y.mean()) / y.std()

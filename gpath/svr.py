@@ -576,7 +576,8 @@ class IncrementalSVR(Locked, SaveMixin, RegressorMixin, BaseEstimator):
 def _check_state(state, y, params, checked=None) -> None:
     """:func:`gpath._path.check_state` in the units of ε-SVR: f resolved to a fraction of the
     targets' spread (:func:`_spread`, or ε if larger; 1 for constant targets and ε = 0), not
-    of the doubled problem's margin level, which sits at y_i ± ε."""
+    of the doubled problem's margin level, which sits at y_i ± ε. Where float64 resolves f
+    to ε already (:func:`gpath._path.resolves`), ε settles it without the spread."""
     epsilon = params["epsilon"]
     if epsilon > 0.0 and resolves(state, epsilon):
         unit = epsilon  # the unit is at least ε, and float64 resolves f to ε: no need of the spread
