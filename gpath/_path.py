@@ -266,10 +266,9 @@ class SVCState:
         """:meth:`place` for the points ``ks`` (host ints) at once."""
         if ks.size:
             self.where[ks] = code
-            lo, hi = _LEVELS[code]
-            bounded = self.upper[ks] > 0.0
-            self.engine.scatter(self.lo, ks, np.where(bounded, lo, -np.inf))
-            self.engine.scatter(self.hi, ks, np.where(bounded, hi, np.inf))
+            lo, hi = _levels(np.full(ks.size, code, dtype=np.int8), self.upper[ks])
+            self.engine.scatter(self.lo, ks, lo)
+            self.engine.scatter(self.hi, ks, hi)
 
     # ------------------------------------------------------------------ Q columns
     def q_block(self, X_cols, y_cols, col_rows: np.ndarray):
@@ -319,10 +318,11 @@ class SVCState:
                 yf_add = yf_add + shift_add
                 new.shift = xp.concat([self.shift, shift_add])
             new.yf = xp.concat([self.yf, yf_add])
-            # Set A's levels: below 1 (none with an empty box, as _levels gives them).
-            new.lo = xp.concat([self.lo, to_device(np.full(m, -np.inf), xp, self.device)])
-            new.hi = xp.concat([self.hi, to_device(np.where(upper_add > 0.0, 1.0, np.inf), xp, self.device)])
-            new.where = np.concatenate([new.where, np.full(m, A, dtype=np.int8)])
+            codes = np.full(m, A, dtype=np.int8)
+            lo_add, hi_add = _levels(codes, upper_add)
+            new.lo = xp.concat([self.lo, to_device(lo_add, xp, self.device)])
+            new.hi = xp.concat([self.hi, to_device(hi_add, xp, self.device)])
+            new.where = np.concatenate([new.where, codes])
             if "_diag_max" in self.__dict__:
                 new._diag_max = max(self._diag_max, self._max_diagonal(X_add))
             # Rows of the new points in the cached columns: Q[A, p] = Q[p, A].
