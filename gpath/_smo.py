@@ -242,9 +242,11 @@ def _kernel_pass(start, stop, K, sq_rows, sq, kind, gamma, degree, coef0):  # pr
 
 
 def smo(K: np.ndarray, y: np.ndarray, upper: np.ndarray, tol: float = SMO_TOL,
-        max_iter: int | None = None) -> tuple[np.ndarray, int]:
-    """Approximately solve ``min ½ αᵀQα − 1ᵀα`` s.t. ``0 ≤ α ≤ upper``, ``yᵀα = 0``, with
-    ``Q_ij = y_i y_j K_ij``, by SMO.
+        max_iter: int | None = None, shift: np.ndarray | None = None,
+        source: np.ndarray | None = None, start: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+    """Approximately solve ``min ½ αᵀQα + pᵀα`` s.t. ``0 ≤ α ≤ upper``, ``yᵀα = 0``, with
+    ``Q_ij = y_i y_j K_{s_i s_j}`` (``s = source``) and ``p = shift − 1`` (C-SVC: ``p = −1``),
+    by SMO.
 
     Shrinking works as LIBSVM's (points at a bound beyond the maximal violations leave the
     problem, their gradient rebuilt before the end), with one difference: when half of the
@@ -254,7 +256,7 @@ def smo(K: np.ndarray, y: np.ndarray, upper: np.ndarray, tol: float = SMO_TOL,
 
     Parameters
     ----------
-    K : ndarray of shape (n, n), float32
+    K : ndarray of shape (n_source, n_source), float32
         From :func:`kernel_matrix` (the ridge on its diagonal).
     y : ndarray of shape (n,), float64, ±1
     upper : ndarray of shape (n,), float64
@@ -264,6 +266,18 @@ def smo(K: np.ndarray, y: np.ndarray, upper: np.ndarray, tol: float = SMO_TOL,
         is below it (units of y f; LIBSVM's ``eps``).
     max_iter : int or None
         Most pair updates; None: 30 n.
+    shift : ndarray of shape (n,), float64, or None
+        ``p + 1`` for the linear term p (ε-SVR's doubled dual: ``1 + ε − y_t z_t`` for the
+        target z_t of row t, :func:`gpath.svr.doubled`; LIBSVM's formulation of ε-SVR, Chang
+        & Lin 2011, section 2.4); None: C-SVC's ``p = −1``.
+    source : ndarray of shape (n,), int64, or None
+        The row of K each coefficient's point has; None: ``arange(n)``. ε-SVR's α_i and α*_i
+        share x_i, so their doubled problem is solved on the n × n matrix of the points, not
+        the 2n × 2n one of the doubled rows (a quarter of the kernel values and of the memory;
+        its ridge then also sits between twins, which a start does not mind).
+    start : ndarray of shape (n,), float64, or None
+        A feasible point to start from (in its box, ``yᵀα = 0``): a nearby problem's
+        solution, such as the model before a large update; None: α = 0.
 
     Returns
     -------
@@ -285,9 +299,16 @@ def smo(K: np.ndarray, y: np.ndarray, upper: np.ndarray, tol: float = SMO_TOL,
     y = np.ascontiguousarray(y, dtype=np.float64)
     upper = np.ascontiguousarray(upper, dtype=np.float64)
     cap = _MAX_ITER_PER_POINT * n if max_iter is None else max_iter
+    # F = −y ∘ ∇ with ∇ = Qα + p: at α = 0 it is −y ∘ p, the target each F_t is measured from.
+    target = y.copy() if shift is None else y * (1.0 - np.asarray(shift, dtype=np.float64))
+    alpha, F = np.zeros(n), target.copy()
+    if start is not None:
+        alpha = np.array(start, dtype=np.float64)
+        _move_to(K, y * alpha, F, source)
     if n > _BLOCKS_FROM * _BLOCK:
-        return _smo_blocks(K, y, upper, tol, cap)
-    alpha, F = np.zeros(n), y.copy()  # F = −y ∘ ∇, ∇ = Qα − 1
+        return _smo_blocks(K, y, upper, tol, cap, target, source, alpha, F)
+    if source is not None:  # a small problem: its own matrix, at most 8,192² floats
+        K = K[np.ix_(source, source)]
     rows, block = None, K  # the points of the current problem (None: all) and their block of K
     unshrunk, n_iter = False, 0
     while True:
@@ -307,12 +328,14 @@ def smo(K: np.ndarray, y: np.ndarray, upper: np.ndarray, tol: float = SMO_TOL,
         # Optimal on the shrunk problem, or near it (LIBSVM's one unshrinking at 10·tol):
         # rebuild the others' gradient and go on with every point.
         unshrunk = unshrunk or status == _UNSHRINK
-        _rebuild_outside(K, y, alpha, F, rows)
+        _rebuild_outside(K, y, target, alpha, F, rows)
         rows, block = None, K
 
 
 def smo_start(X: np.ndarray, y: np.ndarray, kernel, upper: np.ndarray, diag: float,
-              max_iter: int | None = None) -> tuple[np.ndarray, int] | None:
+              max_iter: int | None = None, shift: np.ndarray | None = None,
+              source: np.ndarray | None = None, start: np.ndarray | None = None,
+              tol: float = SMO_TOL) -> tuple[np.ndarray, int] | None:
     """SMO's approximate solution as a start for the exact trainer, or None where the float32
     matrix would not fit in memory or cannot hold the kernel (:func:`kernel_matrix`).
 
@@ -330,6 +353,15 @@ def smo_start(X: np.ndarray, y: np.ndarray, kernel, upper: np.ndarray, diag: flo
         Constant on Q's diagonal (the ridge).
     max_iter : int or None
         Most pair updates, as :func:`smo`.
+    shift : ndarray of shape (n,), float64, or None
+        The linear term's ``p + 1``, as :func:`smo`.
+    source : ndarray of shape (n,), int64, or None
+        The row of X each coefficient's point is, as :func:`smo` (X then has as many rows as
+        the points, y, upper and shift one entry per coefficient); None: ``arange(n)``.
+    start : ndarray of shape (n,), float64, or None
+        A feasible point to start from, as :func:`smo`.
+    tol : float
+        SMO's stopping tolerance, as :func:`smo`.
 
     Returns
     -------
@@ -344,19 +376,20 @@ def smo_start(X: np.ndarray, y: np.ndarray, kernel, upper: np.ndarray, diag: flo
         K = device_kernel_matrix(X, kernel, diag)
     if K is None:
         return None
-    return smo(K, y, upper, max_iter=max_iter)
+    return smo(K, y, upper, tol, max_iter, shift, source, start)
 
 
-def _smo_blocks(K, y, upper, tol, cap) -> tuple[np.ndarray, int]:
+def _smo_blocks(K, y, upper, tol, cap, target, source, alpha, F) -> tuple[np.ndarray, int]:
     """:func:`smo` by blocks of ``_BLOCK`` points (the decomposition of ThunderSVM and oneDAL):
     each round picks a working set B (:func:`_working_set`), solves the problem in α_B with
     the others fixed by pair SMO on the contiguous block K_BB, held in cache, to a tolerance of
     a tenth of the whole problem's gap, then moves every gradient by the changed rows of K at
     once. A pair update then passes over |B| points instead of n. Half the working set is
     kept from round to round; choosing every member anew zig-zags (Adult n = 10,000, C = 100,
-    |B| = 512: 52,646 rounds). Returns (α, pair updates)."""
+    |B| = 512: 52,646 rounds). With a ``source`` map the gradients move once per point of K,
+    then to each coefficient of that point. α and F (its gradient's −y ∘ ∇) are moved in
+    place. Returns (α, pair updates)."""
     n = y.shape[0]
-    alpha, F = np.zeros(n), y.copy()
     buffer = np.empty(_BLOCK * _BLOCK, dtype=np.float32)
     previous = np.zeros(0, dtype=np.int64)
     n_iter = 0
@@ -368,7 +401,7 @@ def _smo_blocks(K, y, upper, tol, cap) -> tuple[np.ndarray, int]:
         B = np.sort(_working_set(F, up, low, alpha, upper, previous))  # sorted: the gather reads K in order
         # A C-contiguous view of the buffer's start, of any size: one compiled signature.
         block = buffer[: B.size * B.size].reshape(B.size, B.size)
-        in_row_blocks(_gather, B.size, K, B, block)
+        in_row_blocks(_gather, B.size, K, B if source is None else source[B], block)
         a_B, F_B = alpha[B], F[B]
         # Without shrinking: inside a block it measured slower (Adult n = 10,000, C = 1: 17,831
         # pair updates against 5,818).
@@ -378,7 +411,13 @@ def _smo_blocks(K, y, upper, tol, cap) -> tuple[np.ndarray, int]:
         change = y[B] * (a_B - alpha[B])
         alpha[B] = a_B
         moved = np.flatnonzero(change)
-        in_row_blocks(_move_gradients, n, K, B[moved], change[moved], F, min_rows=_MOVE_ROWS)
+        if source is None:
+            in_row_blocks(_move_gradients, n, K, B[moved], change[moved], F, min_rows=_MOVE_ROWS)
+        else:
+            moves = np.zeros(K.shape[0])
+            in_row_blocks(_move_gradients, K.shape[0], K, source[B[moved]], change[moved], moves,
+                          min_rows=_MOVE_ROWS)
+            F += moves[source]
         previous = B
     return alpha, n_iter
 
@@ -545,18 +584,29 @@ def _pair_step(K, KD, y, a, F, u, i, j):  # pragma: no cover - compiled
     return new_i - a_i, new_j - a_j
 
 
-def _rebuild_outside(K, y, a, F, rows) -> None:
-    """F of the points not in ``rows``, ``y_t − Σ_s K_ts y_s α_s``: a dense dot product per row
-    (contiguous and vectorized; a sum over the support vectors alone, gathered, was slower)."""
+def _move_to(K, coef, F, source) -> None:
+    """``F −= K̃ coef`` for the coefficients' matrix K̃ (``K[source][:, source]``; K itself
+    where ``source`` is None), one dense dot product per row of K."""
+    m = K.shape[0]
+    if source is not None:  # the points' sums of their coefficients, then each point's product
+        coef = np.bincount(source, weights=coef, minlength=m)
+    product = np.zeros(m)
+    in_row_blocks(_dots, m, K, np.zeros(m), coef, np.arange(m), product)  # −K coef
+    F += product if source is None else product[source]
+
+
+def _rebuild_outside(K, y, target, a, F, rows) -> None:
+    """F of the points not in ``rows``, ``target_t − Σ_s K_ts y_s α_s``: a dense dot product per
+    row (contiguous and vectorized; a sum over the support vectors alone, gathered, was slower)."""
     outside = np.ones(a.shape[0], dtype=bool)
     outside[rows] = False
     outside = np.flatnonzero(outside)
-    in_row_blocks(_dots, outside.shape[0], K, y, y * a, outside, F)
+    in_row_blocks(_dots, outside.shape[0], K, target, y * a, outside, F)
 
 
 @njit(nogil=True, cache=True)
-def _dots(start, stop, K, y, coef, outside, F):  # pragma: no cover - compiled
-    """F_t = y_t − K_t · coef for the points ``outside[start:stop]``."""
+def _dots(start, stop, K, target, coef, outside, F):  # pragma: no cover - compiled
+    """F_t = target_t − K_t · coef for the points ``outside[start:stop]``."""
     n = coef.shape[0]
     for s in range(start, stop):
         t = outside[s]
@@ -564,7 +614,7 @@ def _dots(start, stop, K, y, coef, outside, F):  # pragma: no cover - compiled
         f = 0.0
         for r in range(n):
             f += Kt[r] * coef[r]
-        F[t] = y[t] - f
+        F[t] = target[t] - f
 
 
 @njit(cache=True)

@@ -40,7 +40,7 @@ from ._array_api import get_namespace_and_device, scalars, to_device, to_host
 from ._base import Locked, serialized
 from ._incremental_file import restored_pair
 from ._path import PathError, PathStats, SVCState, check_state, kkt_violation, resolves
-from ._simplesvm import exact_state, exact_update
+from ._simplesvm import exact_state, exact_update, smo_point
 from ._validation import (
     check_choice,
     check_feature_names,
@@ -211,7 +211,7 @@ class IncrementalSVR(Locked, SaveMixin, RegressorMixin, BaseEstimator):
         weights = np.ones(X.shape[0]) if weights is None else weights
         start = time.perf_counter()
         kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X)
-        state, n_iter = self._trained(X, y, weights, kernel, params, np.zeros(2 * X.shape[0]))
+        state, n_iter = self._trained(X, y, weights, kernel, params, None)
         n = X.shape[0]
         stats = PathStats(n_iter, n, 0, time.perf_counter() - start, state.active.size, "fit")
         attrs = self._attributes(state, y, weights, np.arange(n, dtype=np.int64), n, stats, n_iter)
@@ -222,12 +222,20 @@ class IncrementalSVR(Locked, SaveMixin, RegressorMixin, BaseEstimator):
         return self
 
     def _trained(self, X, y, weights, kernel, params, start) -> tuple[SVCState, int]:
-        """The exact state on (X, y) by SimpleSVM from the doubled point ``start`` (host, 2n),
-        ready to update, and its iterations."""
+        """The exact state on (X, y) by SimpleSVM from SMO's approximate solution
+        (:func:`gpath._simplesvm.smo_point`) started at the doubled point ``start`` (host, 2n;
+        None: 0), ready to update, and its iterations.
+
+        SMO first also from a nearby solution (a large update's refit): SimpleSVM from that
+        point enters and drops margin points one factor update at a time (make_friedman1
+        n = 10,000 standardized, m = ℓ = 100: 725 deletions from a margin set of 3,462)."""
         X2, y2, shift = doubled(X, y, params["epsilon"])
         w2 = np.repeat(weights, 2)
+        w2 = None if np.all(w2 == 1.0) else w2
+        start = smo_point(X, y2, kernel, params["C"], params["ridge"], weights=w2, shift=shift,
+                          source=np.repeat(np.arange(X.shape[0]), 2), start=start)
         state, simple = exact_state(X2, y2, kernel, params["C"], params["ridge"], start=start,
-                                    weights=None if np.all(w2 == 1.0) else w2, shift=shift)
+                                    weights=w2, shift=shift)
         state.cache = state.cache.with_spare_rows()  # room for the first updates
         state.cache.max_columns = max_columns(params["cache_size"], state.n)
         state.cache.check_limit()

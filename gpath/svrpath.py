@@ -21,7 +21,7 @@ from . import persistence
 from ._array_api import get_namespace_and_device, to_device, to_host
 from ._cpath import CPath, MSEPath, c_path, decision_values, interpolate, squared_error_path
 from ._path import PathError
-from ._simplesvm import exact_state
+from ._simplesvm import exact_state, smo_point
 from ._validation import (
     check_positive,
     check_targets,
@@ -168,8 +168,9 @@ class SVRPath(PathEvaluation, SaveMixin, RegressorMixin, BaseEstimator):
         y = check_targets(numeric_targets(y), X.shape[0])
         kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X)
         X2, y2, shift = doubled(X, y, params["epsilon"])
-        state, _ = exact_state(X2, y2, kernel, params["C_min"], params["ridge"], start=np.zeros(2 * X.shape[0]),
-                               shift=shift)
+        start_point = smo_point(X, y2, kernel, params["C_min"], params["ridge"], shift=shift,
+                                source=np.repeat(np.arange(X.shape[0]), 2))
+        state, _ = exact_state(X2, y2, kernel, params["C_min"], params["ridge"], start=start_point, shift=shift)
         doubled_path = c_path(state, params["C_max"], start_time=start)
         alpha = doubled_path.alpha
         path = dataclasses.replace(doubled_path, alpha=alpha[:, 0::2] - alpha[:, 1::2])

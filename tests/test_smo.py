@@ -9,11 +9,12 @@ import numpy as np
 import pytest
 from helpers import assert_exact, dataset
 
+import gpath._simplesvm
 import gpath._smo
 from gpath import IncrementalSVC, SimpleSVC
 from gpath._smo import device_kernel_matrix, kernel_matrix, smo
 from gpath.kernels import Kernel
-from gpath.reference import exact_svc
+from gpath.reference import exact_svc, exact_svr
 from gpath.reference import kernel_matrix as reference_kernel
 
 
@@ -100,6 +101,69 @@ def test_smo_reaches_its_tolerance_and_nearly_the_exact_sets(C, block, monkeypat
     assert ref.kkt <= 1e-9
     assert np.mean((alpha > 0) != (ref.alpha > 0)) <= 0.02
     np.testing.assert_allclose(alpha, ref.alpha, atol=0.05 * upper.max())
+
+
+def _doubled_svr(C):
+    """Diabetes' ε-SVR doubled problem (LIBSVM's: α_i with label +1, α*_i with −1, both on
+    x_i): (X, z, y, target, upper, source), the first five twins inert (weight 0)."""
+    from sklearn.datasets import load_diabetes
+
+    X, z = load_diabetes(return_X_y=True)
+    X, z = (X - X.mean(0)) / X.std(0), (z - z.mean()) / z.std()
+    n = len(z)
+    y = np.tile([1.0, -1.0], n)
+    target = np.repeat(z, 2) - y * 0.1  # −y ∘ p at α = 0: z_i − ε for α_i, z_i + ε for α*_i
+    upper = np.full(2 * n, C)
+    upper[:10] = 0.0
+    return X, z, y, target, upper, np.repeat(np.arange(n), 2)
+
+
+def _doubled_gap(alpha, X, y, target, upper, source):
+    """The maximal violating pair's gap of the doubled problem, in float64 on the 2n × 2n
+    doubled kernel built here (independent of SMO's twin map)."""
+    F = target - reference_kernel(X, X, "rbf", 0.1)[np.ix_(source, source)] @ (y * alpha)
+    up = np.where(y > 0, alpha < upper, alpha > 0)
+    low = np.where(y > 0, alpha > 0, alpha < upper)
+    return F[up].max() - F[low].min()
+
+
+@pytest.mark.parametrize("block", [None, 64])
+@pytest.mark.parametrize("C", [0.1, 1.0, 10.0])  # SMO converges within its cap (30 n) here
+def test_smo_solves_the_doubled_svr_dual_on_the_points_matrix(C, block, monkeypatch):
+    # The linear term and the twin map (SMO on the n × n matrix of the points), dense and by blocks.
+    if block is not None:
+        monkeypatch.setattr(gpath._smo, "_BLOCK", block)
+    X, z, y, target, upper, source = _doubled_svr(C)
+    alpha, n_iter = smo(kernel_matrix(X, Kernel("rbf", 0.1), 0.0), y, upper, shift=1.0 - y * target,
+                        source=source)
+    assert n_iter > 0
+    assert np.all(alpha >= 0) and np.all(alpha <= upper) and np.all(alpha[:10] == 0)
+    assert abs(y @ alpha) <= 1e-12 * C * len(y)
+    assert _doubled_gap(alpha, X, y, target, upper, source) <= 1e-3 + 1e-6 * alpha.sum()
+    ref = exact_svr(X, z, C, 0.1, "rbf", 0.1, ridge=0.0, sample_weight=(upper[0::2] > 0).astype(float))
+    assert ref.certified
+    beta = alpha[0::2] - alpha[1::2]
+    assert np.mean((beta != 0) != (ref.beta != 0)) <= 0.02
+    np.testing.assert_allclose(beta, ref.beta, atol=0.05 * C)
+
+
+@pytest.mark.parametrize("block", [None, 64])
+def test_smo_from_a_nearby_solution_meets_its_tolerance_sooner(block, monkeypatch):
+    # A large update's refit: the solution with 40 twins' coefficients zeroed (as new points
+    # enter) and rebalanced, SMO's start.
+    if block is not None:
+        monkeypatch.setattr(gpath._smo, "_BLOCK", block)
+    X, _, y, target, upper, source = _doubled_svr(1.0)
+    K, shift = kernel_matrix(X, Kernel("rbf", 0.1), 0.0), 1.0 - y * target
+    cold, n_cold = smo(K, y, upper, shift=shift, source=source)
+    start = cold.copy()
+    start[100:180] = 0.0
+    start = gpath._simplesvm._balanced(start, y, upper)
+    assert _doubled_gap(start, X, y, target, upper, source) > 1e-2
+    alpha, n_warm = smo(K, y, upper, shift=shift, source=source, start=start)
+    assert 0 < n_warm < n_cold
+    assert np.all(alpha >= 0) and np.all(alpha <= upper) and abs(y @ alpha) <= 1e-12 * len(y)
+    assert _doubled_gap(alpha, X, y, target, upper, source) <= 1e-3 + 1e-6 * alpha.sum()
 
 
 @pytest.mark.parametrize("block", [None, 128])

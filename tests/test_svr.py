@@ -98,6 +98,19 @@ def test_sliding_window_updates_stay_exact(backend, method, step):
     assert_exact(model, X[rows], y[rows], C, eps, gamma, X_device=backend.asarray(X[rows]))
 
 
+@pytest.mark.parametrize("C", [1.0, 100.0])
+def test_a_large_update_refits_from_smo_and_stays_exact(backend, C):
+    # m = ℓ = 300 of 1,000 points: method="auto" refits (SMO started from the current α, then
+    # SimpleSVM), and the result is the exact model of the new window all the same.
+    X, y = waterflow()
+    W, m, eps, gamma = 1000, 300, 0.1, 1.0 / 7
+    model = IncrementalSVR(C=C, epsilon=eps, gamma=gamma).fit(backend.asarray(X[:W]), backend.asarray(y[:W]))
+    model.update(backend.asarray(X[W : W + m]), backend.asarray(y[W : W + m]), remove=model.sample_ids_[:m])
+    assert model.last_update_.method == "refit"
+    rows = slice(m, W + m)
+    assert_exact(model, X[rows], y[rows], C, eps, gamma, X_device=backend.asarray(X[rows]))
+
+
 def test_multiple_equals_single_to_round_off():
     X, y = waterflow()
     kw = dict(C=100.0, epsilon=0.05, gamma=1.0 / 7)
