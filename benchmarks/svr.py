@@ -23,6 +23,7 @@ retrains' predictions are compared with gpath's (the largest difference on the w
     python benchmarks/svr.py                 # the RESULTS.md tables
     python benchmarks/svr.py --updates 5     # quicker
     python benchmarks/svr.py --part 3        # the C path only
+    python benchmarks/svr.py --part 2 --device cuda   # part 2 with gpath's arrays on the GPU
 """
 
 from __future__ import annotations
@@ -192,6 +193,8 @@ def main(argv=None):
     parser.add_argument("--large-updates", type=int, default=3, help="updates timed at n = 10,000")
     parser.add_argument("--n-large", type=int, default=10000)
     parser.add_argument("--part", type=int, choices=(1, 2, 3), nargs="+", default=[1, 2, 3])
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                        help="part 2: where gpath's arrays live (CuPy for cuda; the peers run on the host CPU)")
     args = parser.parse_args(argv)
     print(f"# {platform.processor() or platform.machine()}, {time.strftime('%Y-%m-%d')}; "
           f"OnlineSVR {'installed' if _online_svr(1.0, 0.1, 1.0) is not None else 'not installed (skipped)'}")
@@ -231,20 +234,37 @@ def large_part(args):
     X, y = make_friedman1(n_samples=n + 100 * args.large_updates, n_features=10, noise=1.0, random_state=0)
     y = (y - y.mean()) / y.std()
     C, eps, gamma = 10.0, 0.1, 0.1
-    print(f"\n## make_friedman1, n = {n}, 10 features, C = {C:g}, ε = {eps}, γ = {gamma} (s)\n")
+    print(f"\n## make_friedman1, n = {n}, 10 features, C = {C:g}, ε = {eps}, γ = {gamma} (s; gpath on {args.device})\n")
     peers = list(_retrain_peers())
     head = ["features", "gpath fit", *[f"{p} fit" for p in peers], "gpath fit ÷ fastest", "\\|SV\\|", "\\|M\\|",
             "m = ℓ = 100 update (median)", "way", "bp", "update ÷ fastest retrain", "max KKT"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
+    on_device, _ = _gpath_arrays(args.device)
+    IncrementalSVR(C=C, epsilon=eps, gamma=gamma).fit(on_device(X[:300]), y[:300])  # code and kernels loaded, untimed
     for features, X_run in (("as drawn", X), ("standardized", (X - X.mean(0)) / X.std(0))):
-        print("| " + " | ".join([features, *_large_row(X_run, y, n, C, eps, gamma, args.large_updates)]) + " |")
+        cells = _large_row(X_run, y, n, C, eps, gamma, args.large_updates, args.device)
+        print("| " + " | ".join([features, *cells]) + " |", flush=True)
 
 
-def _large_row(X, y, n, C, eps, gamma, updates):
-    """The cells of one row of the n = 10,000 table."""
+def _gpath_arrays(device):
+    """(to_device, synchronize) for gpath's arrays on ``device`` ("cpu" or "cuda")."""
+    if device == "cuda":
+        import cupy
+
+        return cupy.asarray, cupy.cuda.Device().synchronize
+    return (lambda X: X), (lambda: None)
+
+
+def _large_row(X, y, n, C, eps, gamma, updates, device="cpu"):
+    """The cells of one row of the n = 10,000 table (gpath's X on ``device``; the GPU's
+    times taken after a device synchronize)."""
+    on_device, synchronize = _gpath_arrays(device)
+    X_gpath = on_device(X)
+    synchronize()
     t = time.perf_counter()
-    model = IncrementalSVR(C=C, epsilon=eps, gamma=gamma).fit(X[:n], y[:n])  # method="auto", as a user's
+    model = IncrementalSVR(C=C, epsilon=eps, gamma=gamma).fit(X_gpath[:n], y[:n])  # method="auto", as a user's
+    synchronize()
     fit_time = time.perf_counter() - t
     fit_kkt = model.check_kkt()
     peer_fit = {}
@@ -255,8 +275,10 @@ def _large_row(X, y, n, C, eps, gamma, updates):
     upd, kkt, bps, ways = [], [], [], set()
     for u in range(updates):
         lo = n + 100 * u
+        synchronize()
         t = time.perf_counter()
-        model.update(X[lo : lo + 100], y[lo : lo + 100], remove=model.sample_ids_[:100])
+        model.update(X_gpath[lo : lo + 100], y[lo : lo + 100], remove=model.sample_ids_[:100])
+        synchronize()
         upd.append(time.perf_counter() - t)
         bps.append(model.last_update_.n_breakpoints)
         ways.add(model.last_update_.method)
