@@ -304,7 +304,7 @@ def smo(K: np.ndarray, y: np.ndarray, upper: np.ndarray, tol: float = SMO_TOL,
     alpha, F = np.zeros(n), target.copy()
     if start is not None:
         alpha = np.array(start, dtype=np.float64)
-        _move_to(K, y * alpha, F, source)
+        _subtract_product(K, y * alpha, F, source)
     if n > _BLOCKS_FROM * _BLOCK:
         return _smo_blocks(K, y, upper, tol, cap, target, source, alpha, F)
     if source is not None:  # a small problem: its own matrix, at most 8,192² floats
@@ -584,7 +584,7 @@ def _pair_step(K, KD, y, a, F, u, i, j):  # pragma: no cover - compiled
     return new_i - a_i, new_j - a_j
 
 
-def _move_to(K, coef, F, source) -> None:
+def _subtract_product(K, coef, F, source) -> None:
     """``F −= K̃ coef`` for the coefficients' matrix K̃ (``K[source][:, source]``; K itself
     where ``source`` is None), one dense dot product per row of K."""
     m = K.shape[0]
