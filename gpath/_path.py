@@ -567,6 +567,14 @@ class SVCState:
         held[cols] = coefs
         self._share_coef = held
 
+    def add_bound_share(self, cols: np.ndarray, share, coefs: np.ndarray) -> None:
+        """:meth:`set_bound_columns` for the points ``cols`` (host ints, held at 0 so far), given
+        their whole share ``Σ_j |Q[:, j]| coef_j`` (device, (n,)) instead of their columns."""
+        current, held = self._held_share(create=True)
+        self._share = current + share
+        held[cols] = coefs
+        self._share_coef = held
+
     def kkt_violation(self) -> float:
         """The largest KKT violation of the maintained margins, relative to :meth:`kkt_scale`
         (a margin point off y f = 1, a point of O below it, of I above it), or of the

@@ -91,6 +91,15 @@ _WARM_SMO_TOL = 10 * SMO_TOL
 _RECYCLED_BYTES = 2**24
 
 
+def _block_columns(rows: int) -> int:
+    """Columns of a block of ``rows`` float64 rows that SimpleSVM's start computes at once: at
+    most 256 and 16 MB, which the allocator recycles, where a larger block (past glibc's 32 MB
+    mmap threshold) is fresh memory each time, page faults on every page (make_friedman1
+    n = 10,000, 7,000 bound twins over 20,000 rows: the start 0.90–0.94 s in blocks of 256
+    columns, 41 MB, against 0.69–0.75 s in blocks of 104)."""
+    return max(1, min(256, _RECYCLED_BYTES // (8 * rows)))
+
+
 class NotSeparableError(ValueError):
     """A hard-margin SVC (C = inf with the hinge loss) was asked for on data that are not
     separable in the kernel's feature space."""
@@ -322,7 +331,7 @@ def _concluded(run, status: str, violation: float, capped: bool, loss: str, pair
 
 @single_threaded_host_blas
 def warm_simple_svm(X, y, kernel: Kernel, C: float, ridge: float, alpha, *, weights=None,
-                    block_size=None, shift=None) -> tuple[SVCState, SimpleStats]:
+                    block_size=None, shift=None, twins=False) -> tuple[SVCState, SimpleStats]:
     """Solve the C-SVC dual exactly by SimpleSVM started from the point ``alpha`` (a warm
     start: the solution of a nearby problem, such as the model before an update or the
     full-data model for one of its folds).
@@ -345,6 +354,9 @@ def warm_simple_svm(X, y, kernel: Kernel, C: float, ridge: float, alpha, *, weig
     shift : device array of shape (n_samples,) or None
         ``p + 1`` for the dual's linear term p, ``min ½ αᵀQα + pᵀα`` (:mod:`gpath._path`;
         ε-SVR's doubled problem); None: C-SVC's p = −1.
+    twins : bool
+        Whether rows 2i and 2i + 1 of X are the same point (ε-SVR's doubled problem): the
+        start's bound columns are then computed once per point (:meth:`_SimpleRun.start_at`).
 
     Returns
     -------
@@ -368,7 +380,7 @@ def warm_simple_svm(X, y, kernel: Kernel, C: float, ridge: float, alpha, *, weig
     state = SVCState.at_zero(xp, device, X, y, kernel, float(C), float(ridge), boxes, shift)
     alpha = _balanced(np.clip(np.asarray(alpha, dtype=np.float64), 0.0, state.upper), state.y_host, state.upper)
     run = _SimpleRun(state, _EXACT, 20 * (state.n + 50), None, _BLOCK if block_size is None else block_size)
-    run.start_at(alpha)
+    run.start_at(alpha, twins)
     status, violation = run.run(())
     return state, _concluded(run, status, violation, True, "hinge", (), start)
 
@@ -632,23 +644,19 @@ class _SimpleRun:
             s.cache.release(k)
         return s.cache.column(slot)
 
-    def start_at(self, alpha: np.ndarray) -> None:
+    def start_at(self, alpha: np.ndarray, twins: bool = False) -> None:
         """Put the state (at α = 0) at the feasible point ``alpha``: SC where α = U_k (their
         share of the margins as blocks of columns, not cached), Swork where strictly inside
-        (their columns as blocks, cached, and 𝐌 factored), S0 elsewhere."""
+        (their columns as blocks, cached, and 𝐌 factored), S0 elsewhere. With ``twins``
+        (ε-SVR's doubled problem: rows 2i and 2i + 1 both x_i) the bound coefficients' shares
+        come from the kernel block of the points (:meth:`_bound_twins`)."""
         s, xp = self.s, self.s.xp
         bounded = np.flatnonzero((alpha >= s.upper) & (s.upper > 0.0))
         free = np.flatnonzero((alpha > 0.0) & (alpha < s.upper))
-        # Blocks of at most 16 MB: the allocator recycles those, where a larger one (past
-        # glibc's 32 MB mmap threshold) is fresh memory each time, page faults on every page
-        # (make_friedman1 n = 10,000, 7,000 bound twins over 20,000 rows: this start 0.90–0.94 s
-        # in blocks of 256 columns, 41 MB, against 0.69–0.75 s in blocks of 104).
-        step = max(1, min(256, _RECYCLED_BYTES // (8 * s.n)))
-        for lo in range(0, bounded.size, step):
-            part = bounded[lo : lo + step]
-            block = s.q_training_block(part, self.rows)
-            self.uC = self.uC + block @ to_device(s.upper[part], xp, s.device)
-            s.set_bound_columns(part, block, s.upper[part])  # and their share of kkt_scale
+        if twins:
+            self._bound_twins(bounded)
+        else:
+            self._bound_columns(bounded)
         s.alpha[bounded] = s.upper[bounded]
         s.where[bounded] = I
         s.lo, s.hi = (to_device(v, xp, s.device) for v in _levels(s.where, s.upper))
@@ -667,6 +675,47 @@ class _SimpleRun:
             for k in part.tolist():
                 s.place(k, M)
             self.h_max = max(self.h_max, float(q_kk.max()))
+
+    def _bound_columns(self, bounded: np.ndarray) -> None:
+        """:meth:`start_at`'s shares of the bound coefficients ``bounded`` (host ints) in the
+        margins (u_C) and in the KKT scale, from their columns, in blocks."""
+        s, xp = self.s, self.s.xp
+        for lo in range(0, bounded.size, _block_columns(s.n)):
+            part = bounded[lo : lo + _block_columns(s.n)]
+            block = s.q_training_block(part, self.rows)
+            self.uC = self.uC + block @ to_device(s.upper[part], xp, s.device)
+            s.set_bound_columns(part, block, s.upper[part])
+
+    def _bound_twins(self, bounded: np.ndarray) -> None:
+        """:meth:`start_at`'s shares of the bound coefficients ``bounded`` (host ints) in
+        ε-SVR's doubled problem, from the kernel block of the n points, half the rows of the
+        doubled columns: ``Q[2i + a, k] = y'_{2i+a} y'_k K(x_i, x_{k//2})``, plus the ridge
+        where ``2i + a = k``. Each point's bound coefficients (one of α_i, α*_i for ε > 0)
+        share its column. Make_friedman1 n = 10,000, 7,000 bound twins: 0.4 s of the fit."""
+        s, xp = self.s, self.s.xp
+        X = s.X[0::2, :]
+        n = X.shape[0]
+        point, U = bounded // 2, s.upper[bounded]
+        signed = np.bincount(point, weights=s.y_host[bounded] * U, minlength=n)
+        unsigned = np.bincount(point, weights=U, minlength=n)
+        points = np.unique(point)
+        rows = s.kernel.centered_rows(X)
+        f = xp.zeros(n, dtype=xp.float64, device=s.device)  # Σ_k y'_k U_k K(x_i, x_{k//2})
+        h = xp.zeros(n, dtype=xp.float64, device=s.device)  # Σ_k U_k |K(x_i, x_{k//2})|
+        for lo in range(0, points.size, _block_columns(n)):
+            part = points[lo : lo + _block_columns(n)]
+            block = s.engine.q_block(s.kernel, X, part, None, 0.0, rows)
+            f = f + block @ to_device(signed[part], xp, s.device)
+            h = h + xp.abs(block) @ to_device(unsigned[part], xp, s.device)
+            self.n_other_evaluations += n * part.size
+        # The ridge sits on the doubled diagonal only: Q_kk = K(x_i, x_i) + ridge.
+        k_ii = to_host(s.kernel.diagonal(xp.take(X, to_device(point, xp, s.device), axis=0)))
+        uC_diag, share_diag = np.zeros(s.n), np.zeros(s.n)
+        uC_diag[bounded] = s.ridge * U
+        share_diag[bounded] = (np.abs(k_ii + s.ridge) - np.abs(k_ii)) * U
+        twin_of = to_device(np.arange(s.n) // 2, xp, s.device)
+        self.uC = self.uC + s.y * xp.take(f, twin_of) + to_device(uC_diag, xp, s.device)
+        s.add_bound_share(bounded, xp.take(h, twin_of) + to_device(share_diag, xp, s.device), U)
 
     # ------------------------------------------------------------------ the iteration
     def run(self, entering) -> tuple[str, float]:

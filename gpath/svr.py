@@ -235,7 +235,7 @@ class IncrementalSVR(Locked, SaveMixin, RegressorMixin, BaseEstimator):
         start = smo_point(X, y2, kernel, params["C"], params["ridge"], weights=w2, shift=shift,
                           source=np.repeat(np.arange(X.shape[0]), 2), start=start)
         state, simple = exact_state(X2, y2, kernel, params["C"], params["ridge"], start=start,
-                                    weights=w2, shift=shift)
+                                    weights=w2, shift=shift, twins=True)
         state.cache = state.cache.with_spare_rows()  # room for the first updates
         state.cache.max_columns = max_columns(params["cache_size"], state.n)
         state.cache.check_limit()

@@ -170,7 +170,8 @@ class SVRPath(PathEvaluation, SaveMixin, RegressorMixin, BaseEstimator):
         X2, y2, shift = doubled(X, y, params["epsilon"])
         start_point = smo_point(X, y2, kernel, params["C_min"], params["ridge"], shift=shift,
                                 source=np.repeat(np.arange(X.shape[0]), 2))
-        state, _ = exact_state(X2, y2, kernel, params["C_min"], params["ridge"], start=start_point, shift=shift)
+        state, _ = exact_state(X2, y2, kernel, params["C_min"], params["ridge"], start=start_point, shift=shift,
+                               twins=True)
         doubled_path = c_path(state, params["C_max"], start_time=start)
         alpha = doubled_path.alpha
         path = dataclasses.replace(doubled_path, alpha=alpha[:, 0::2] - alpha[:, 1::2])

@@ -98,6 +98,37 @@ def test_sliding_window_updates_stay_exact(backend, method, step):
     assert_exact(model, X[rows], y[rows], C, eps, gamma, X_device=backend.asarray(X[rows]))
 
 
+@pytest.mark.parametrize("kernel,gamma,coef0", [("rbf", 0.1, 0.0), ("linear", 1.0, 0.0), ("sigmoid", 0.01, -2.0)])
+def test_the_start_from_the_points_block_is_the_start_from_the_doubled_columns(backend, kernel, gamma, coef0):
+    # SimpleSVM's start of the doubled problem takes the bound coefficients' shares (margins
+    # and KKT scale) from the kernel block of the points (twins=True), half the rows of the
+    # doubled columns; the state must be the one the doubled columns give, to round-off.
+    # Sigmoid with coef0 < 0: K(x, x) < 0 for some x, where |K_ii + ridge| ≠ |K_ii| + ridge.
+    from gpath._simplesvm import warm_simple_svm
+    from gpath.kernels import Kernel
+    from gpath.svr import doubled
+
+    X, y = diabetes()
+    C, ridge = 1.0, 1e-6
+    weights = np.ones(2 * len(y))
+    weights[:20] = 0.0
+    weights[20:60] = 3.0
+    X2, y2, shift = doubled(backend.asarray(X), y, 0.1)  # y: host targets, as the estimator passes them
+    start = np.zeros(2 * len(y))
+    start[0::2] = np.where(y > 0.5, C * weights[0::2], 0.0)  # bound at the start, then balanced
+    start[1::2] = np.where(y < -0.5, C * weights[1::2], 0.0)
+    k = Kernel(kernel, gamma, 3, coef0)
+    states = [warm_simple_svm(X2, y2, k, C, ridge, start, weights=weights, shift=shift, twins=twins)[0]
+              for twins in (True, False)]
+    scale = states[1].kkt_scale()
+    assert np.count_nonzero(states[1].alpha >= states[1].upper) > 50
+    for name in ("_bound_share", "yf"):
+        a, b = (gpath._array_api.to_host(getattr(st, name)() if name == "_bound_share" else st.yf) for st in states)
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-12 * scale)
+    np.testing.assert_allclose(states[0].alpha, states[1].alpha, rtol=0, atol=1e-10 * C)
+    assert abs(states[0].kkt_scale() - scale) <= 1e-12 * scale
+
+
 @pytest.mark.parametrize("C", [1.0, 100.0])
 def test_a_large_update_refits_from_smo_and_stays_exact(backend, C):
     # m = ℓ = 300 of 1,000 points: method="auto" refits (SMO started from the current α, then
