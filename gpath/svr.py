@@ -21,8 +21,10 @@ and the machinery of C-SVC runs on it unchanged:
 - along C (:mod:`gpath.svrpath`, Gunter & Zhu 2007) the levels do not move, so the C path
   of :mod:`gpath._cpath` is the ε-SVR path as well.
 
-SimpleSVM fits the doubled problem; the engines, the cache and the ratio test are the ones of
-C-SVC, with no second copy of the path.
+A fit starts from SMO's approximate solution of the doubled problem (LIBSVM's tolerance, on
+the n × n float32 matrix of the points, :func:`gpath._smo.smo`), and SimpleSVM finishes it
+exactly; the engines, the cache and the ratio test are the ones of C-SVC, with no second copy
+of the path.
 """
 
 from __future__ import annotations
@@ -91,7 +93,8 @@ class IncrementalSVR(Locked, SaveMixin, RegressorMixin, BaseEstimator):
         How ``update`` moves the solution: "multiple", one path for all its points; "single",
         one path per point (added in order, then removed); "auto", the path, or SimpleSVM
         warm-started from the current β where a large update makes that the cheaper way
-        (:class:`gpath.IncrementalSVC`'s rule, on the doubled rows).
+        (:class:`gpath.IncrementalSVC`'s rule, on the doubled rows; SMO first moves the current
+        β, at ten times LIBSVM's tolerance).
     ridge : float, default=1e-6
         ≥ 0, added to the diagonal of the doubled Q (keeps the margin matrix regular with
         duplicate points).
@@ -174,7 +177,8 @@ class IncrementalSVR(Locked, SaveMixin, RegressorMixin, BaseEstimator):
     # ------------------------------------------------------------------ fitting
     @serialized
     def fit(self, X, y, sample_weight=None):
-        """Train on (X, y) from scratch, by SimpleSVM on the doubled dual (started at β = 0).
+        """Train on (X, y) from scratch: SMO's approximate solution of the doubled dual, then
+        SimpleSVM from it to the exact one (module docstring).
 
         Parameters
         ----------

@@ -3,7 +3,7 @@
 ε-SVR on its doubled rows is the C-SVC dual with a linear term (:mod:`gpath.svr`), and the
 levels that term sets, ``y'_i y_i − ε``, do not move with C: the C path of
 :func:`gpath._cpath.c_path` runs on it unchanged, from the exact solution at C_min
-(SimpleSVM on the doubled rows, as :meth:`gpath.IncrementalSVR.fit`). This module validates the
+(SMO's start, then SimpleSVM, on the doubled rows, as :meth:`gpath.IncrementalSVR.fit`). This module validates the
 input, publishes the path in β = α − α*, and evaluates it.
 """
 
