@@ -122,9 +122,9 @@ def test_the_start_from_the_points_block_is_the_start_from_the_doubled_columns(b
               for twins in (True, False)]
     scale = states[1].kkt_scale()
     assert np.count_nonzero(states[1].alpha >= states[1].upper) > 50
-    for name in ("_bound_share", "yf"):
-        a, b = (gpath._array_api.to_host(getattr(st, name)() if name == "_bound_share" else st.yf) for st in states)
-        np.testing.assert_allclose(a, b, rtol=0, atol=1e-12 * scale)
+    to_host = gpath._array_api.to_host
+    np.testing.assert_allclose(*(to_host(st._bound_share()) for st in states), rtol=0, atol=1e-12 * scale)
+    np.testing.assert_allclose(*(to_host(st.yf) for st in states), rtol=0, atol=1e-12 * scale)
     np.testing.assert_allclose(states[0].alpha, states[1].alpha, rtol=0, atol=1e-10 * C)
     assert abs(states[0].kkt_scale() - scale) <= 1e-12 * scale
 
