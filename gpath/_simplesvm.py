@@ -413,6 +413,14 @@ def smo_point(X, y, kernel: Kernel, C: float, ridge: float, *, weights=None, shi
     Returns
     -------
     alpha : ndarray of shape (n_samples,), float64 (host)
+        In the boxes, ``yᵀα = 0`` to round-off (SMO's point), or ``start`` as given / 0.
+
+    References
+    ----------
+    C.-C. Chang and C.-J. Lin, "LIBSVM", ACM TIST 2(3), 2011, section 2.4 (ε-SVR as the
+    doubled dual with a linear term, which SMO solves as C-SVC's) and sections 4.1–5 (SMO);
+    Vishwanathan, Smola & Murty (2003), section 2 (SimpleSVM's iteration from any feasible
+    point, which finishes from this one).
     """
     n = y.shape[0]
     fallback = np.zeros(n) if start is None else np.asarray(start, dtype=np.float64)
