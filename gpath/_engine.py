@@ -31,7 +31,7 @@ from numba import njit
 from ._array_api import is_numpy, scalars, to_device, to_host
 from ._ratio import EPS
 from ._threads import in_row_blocks
-from .kernels import EXPANSION_LIMIT, CenteredRows, q_columns
+from .kernels import EXPANSION_LIMIT, CenteredRows, q_columns, with_ridge
 from .linalg import all_host_blas_threads
 
 __all__ = ["CupyEngine", "Engine", "NumbaEngine", "engine_for"]
@@ -104,6 +104,40 @@ class Engine:
         y_cols = None if y is None else self.xp.take(y, idx)
         with all_host_blas_threads():
             return q_columns(kernel, X, self.xp.take(X, idx, axis=0), cols, ridge, y, y_cols, rows)
+
+    def twin_block(self, kernel, X, cols: np.ndarray, y, ridge: float):
+        """:meth:`q_block` where the rows 2i and 2i + 1 of X are one point x_i (ε-SVR's doubled
+        rows, :func:`gpath.svr.doubled`): each kernel value once, for the points of the row
+        pairs against the points of ``cols``, then signed by the labels of its rows and
+        columns, and the ridge on each column's own row. Its entries are q_block's, from the
+        same kernel values (``(K + offset)·y_r y_c + ridge·[r = c]``), at a quarter of the
+        kernel evaluations where ``cols`` holds both rows of each point (an update's new
+        points), half where it holds one.
+
+        Parameters
+        ----------
+        X : device array of shape (2N, d)
+        cols : host int array of shape (k,)
+        y : device array of shape (2N,), ±1
+
+        Returns
+        -------
+        device array of shape (2N, k)
+        """
+        xp = self.xp
+        points, inverse = self._twin_points(cols)
+        K = self.q_block(kernel, X[::2, :], points)  # (N, |points|): K + offset
+        K = xp.take(K, to_device(np.arange(X.shape[0]) // 2, xp, self.device), axis=0)
+        block = xp.take(K, to_device(inverse, xp, self.device), axis=1)
+        block *= y[:, None]
+        block *= xp.take(y, to_device(cols, xp, self.device))[None, :]
+        return with_ridge(block, cols, ridge)
+
+    @staticmethod
+    def _twin_points(cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The points of the doubled rows ``cols`` (each once, increasing) and each column's
+        place among them."""
+        return np.unique(np.asarray(cols, dtype=np.int64) // 2, return_inverse=True)
 
     def q_matvecs(self, kernel, X, cols: np.ndarray, coefs, y=None, ridge: float = 0.0, absolute: bool = False):
         """``Σ_j Q[:, j] c_j`` over the points ``cols`` of the rows X (host ints) for each host
@@ -274,6 +308,15 @@ class NumbaEngine(Engine):
                   _vec(y), ridge, out)
         return out
 
+    def twin_block(self, kernel, X, cols: np.ndarray, y, ridge: float):
+        # The points' rows made contiguous (a strided view would compile the kernel code anew
+        # for another array layout), the block expanded in one compiled pass.
+        points, inverse = self._twin_points(cols)
+        K = self.q_block(kernel, np.ascontiguousarray(X[::2, :]), points)
+        out = np.empty((X.shape[0], cols.size), order="F")
+        _twin_expand(np.asfortranarray(K), inverse, y, np.ascontiguousarray(cols, dtype=np.int64), ridge, out)
+        return out
+
     def bias_interval(self, b, y, yf, lo, hi):
         b_lo, i_lo, b_hi, i_hi = _bias_interval(float(b), y, yf, lo, hi)
         return (b_lo, int(i_lo)), (b_hi, int(i_hi))
@@ -290,9 +333,13 @@ class NumbaEngine(Engine):
                           np.ascontiguousarray(cols, dtype=np.int64), min_rows=_BLOCK_ROWS)
             return block.T
         out = np.empty((X.shape[0], cols.size), order="F")
-        if d > _BLAS_FEATURES:  # a few columns: _feature_sums' transposed copy of X would cost more
+        if d > _BLAS_FEATURES or cols.size <= _FEW_COLUMNS:
+            # A few columns: _feature_sums' transposed copy of X would cost more (an update's
+            # one point: 8 µs as a block, 5 µs as a column, at n = 600, d = 7).
+            kind, y_vec = _KINDS[kernel.kind], _vec(y)
             for c, k in enumerate(cols.tolist()):
-                out[:, c] = self.q_column(kernel, X, k, y, ridge)
+                _q_column(X, k, kind, kernel.gamma, float(kernel.degree), kernel.coef0, kernel.offset, y_vec, ridge,
+                          out[:, c])
             return out
         # The sums over the few features compiled, then the kernel's map over the whole block
         # (NumPy's SIMD exponential: 2× a compiled scalar exp at 30 columns, n = 630, d = 7)
@@ -455,6 +502,7 @@ _KINDS = {"rbf": 0, "linear": 1, "poly": 2}
 # columns the compiled block takes 117 ms against 192 ms.
 _BLAS_FEATURES = 32
 _PRODUCT_COLUMNS = 32
+_FEW_COLUMNS = 2
 # A compiled block of few features is split among the cores where each core gets at least this
 # many entries (a fit's bound columns at make_friedman1 n = 10,000: 0.47 s on one core).
 _THREAD_ENTRIES = 2**17
@@ -539,6 +587,18 @@ def _finish_block(start, stop, block, offset, y, ridge, cols):  # pragma: no cov
             for i in range(row.shape[0]):
                 row[i] += offset
         row[cols[j]] += ridge
+
+
+@njit(cache=True)
+def _twin_expand(K, inverse, y, cols, ridge, out):  # pragma: no cover - compiled
+    """:meth:`NumbaEngine.twin_block`'s entries: ``out[r, c] = K[r // 2, inverse[c]]·y_r y_cols[c]``,
+    plus the ridge at row ``cols[c]``."""
+    for c in range(cols.shape[0]):
+        k, column = K[:, inverse[c]], out[:, c]
+        y_c = y[cols[c]]
+        for r in range(column.shape[0]):
+            column[r] = k[r // 2] * (y[r] * y_c)
+        column[cols[c]] += ridge
 
 
 @njit(cache=True, fastmath=_FAST)

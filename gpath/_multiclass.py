@@ -23,6 +23,7 @@ ACM TIST 2(3), 2011, section 7 (the one-against-one layout of the model).
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from ._array_api import get_namespace_and_device, to_device
 
@@ -90,16 +91,13 @@ def ovo_layout(class_index: np.ndarray, k: int, pair_alpha: list[np.ndarray], pa
         float64 host, signed likewise; ``alpha_`` (n_samples,) for k = 2, else
         (k(k−1)/2, n_samples) float64 (0 outside a pair's rows).
     """
-    if k == 2:  # the binary layout directly (it is on the path of every update)
+    if k == 2:  # the binary layout directly, compiled (it is on the path of every update)
         alpha = pair_alpha[0]
-        positive = class_index == 1
-        support = np.concatenate([np.flatnonzero((alpha > 0) & ~positive), np.flatnonzero((alpha > 0) & positive)])
-        n_neg = int(np.count_nonzero(~positive[support]))
-        a = alpha[support]
+        support, n_support, dual = _binary_layout(alpha, np.ascontiguousarray(class_index, dtype=np.int64))
         return {
-            "support_": support.astype(np.int32),
-            "n_support_": np.array([n_neg, support.shape[0] - n_neg], dtype=np.int32),
-            "dual_coef": np.where(positive[support], a, -a)[None, :],
+            "support_": support,
+            "n_support_": n_support,
+            "dual_coef": dual[None, :],
             "intercept": np.array([float(pair_b[0])]),
             "alpha_": alpha.copy(),
         }
@@ -127,6 +125,28 @@ def ovo_layout(class_index: np.ndarray, k: int, pair_alpha: list[np.ndarray], pa
         "intercept": sign * np.asarray(pair_b, dtype=np.float64),
         "alpha_": alpha_full,
     }
+
+
+@njit(cache=True)
+def _binary_layout(alpha, class_index):  # pragma: no cover - compiled
+    """:func:`ovo_layout`'s ``support_``, ``n_support_`` and dual coefficients for two classes:
+    the rows with α > 0 of class 0, then of class 1, in training order; y α signed +1 for
+    class 1."""
+    n_sv = n_neg = 0
+    for i in range(alpha.shape[0]):
+        if alpha[i] > 0:
+            n_sv += 1
+            n_neg += class_index[i] != 1
+    support = np.empty(n_sv, dtype=np.int32)
+    dual = np.empty(n_sv)
+    at = np.array([0, n_neg])
+    for i in range(alpha.shape[0]):
+        if alpha[i] > 0:
+            c = 1 if class_index[i] == 1 else 0
+            support[at[c]] = i
+            dual[at[c]] = alpha[i] if c else -alpha[i]
+            at[c] += 1
+    return support, np.array([n_neg, n_sv - n_neg], dtype=np.int32), dual
 
 
 def pair_coefficients(dual_coef, n_support: np.ndarray, k: int, p: int, xp):

@@ -49,12 +49,17 @@ _LEVELS = {O: (1.0, np.inf), M: _UNBOUNDED, I: (-np.inf, 1.0), A: (-np.inf, 1.0)
 _LEVEL_TABLE = np.array([_LEVELS[code] for code in (O, M, I, A, R)])
 
 
-def _levels(codes: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+@njit(cache=True)
+def _levels(codes: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - compiled
     """The levels (lo, hi) of points in the sets ``codes`` with boxes ``upper`` (host arrays of
     shape (n,)), as :meth:`SVCState.place` gives them one point at a time."""
-    lo, hi = _LEVEL_TABLE[codes, 0], _LEVEL_TABLE[codes, 1]
-    empty = upper <= 0.0  # an empty box: the point cannot move, it reaches no level
-    lo[empty], hi[empty] = _UNBOUNDED
+    n = codes.shape[0]
+    lo, hi = np.empty(n), np.empty(n)
+    for i in range(n):
+        if upper[i] <= 0.0:  # an empty box: the point cannot move, it reaches no level
+            lo[i], hi[i] = -np.inf, np.inf
+        else:
+            lo[i], hi[i] = _LEVEL_TABLE[codes[i], 0], _LEVEL_TABLE[codes[i], 1]
     return lo, hi
 
 
@@ -201,7 +206,12 @@ class SVCState:
     n_iter : int
         Set by :class:`gpath.IncrementalSVC` only (its ``n_iter_``): the SimpleSVM
         iterations or path breakpoints that made this state.
+    twins : bool
+        Whether rows 2i and 2i + 1 are one point (ε-SVR's doubled rows, :mod:`gpath.svr`):
+        an update's kernel blocks then compute each kernel value once (:meth:`q_rows_block`).
     """
+
+    twins = False
 
     def __init__(self, xp, device, kernel: Kernel, C: float, ridge: float, n_features: int, shift=None):
         self.xp, self.device = xp, device
@@ -281,6 +291,15 @@ class SVCState:
         self.cache.n_columns_computed += 1
         return self.engine.q_column(self.kernel, self.X, k, self.y, self.ridge)
 
+    def q_rows_block(self, cols: np.ndarray):
+        """Columns ``Q[:, cols]`` of training rows ``cols`` (host ints; device, shape
+        (n, len(cols))), not counted among the cache's columns: an update's own columns (its
+        new and removed points). Where the rows come in twins (``twins``: ε-SVR's doubled
+        rows), each kernel value is computed once (:meth:`gpath._engine.Engine.twin_block`)."""
+        if self.twins:
+            return self.engine.twin_block(self.kernel, self.X, cols, self.y, self.ridge)
+        return self.engine.q_block(self.kernel, self.X, cols, self.y, self.ridge)
+
     def q_training_block(self, cols: np.ndarray, rows=None):
         """Columns ``Q[:, cols]`` of training points ``cols`` (host ints; device, shape
         (n, len(cols))), computed as one block and counted;
@@ -309,7 +328,7 @@ class SVCState:
         new.y_host = np.concatenate([self.y_host, to_host(y_add)])
         new.alpha = np.concatenate([self.alpha, np.zeros(m)])
         new.upper = np.concatenate([self.upper, upper_add])
-        QA = new.engine.q_block(new.kernel, new.X, np.arange(n_old, n_old + m), new.y, new.ridge)
+        QA = new.q_rows_block(np.arange(n_old, n_old + m))
         if m:
             # Margins of the new points: y_A f(x_A) = Q[:, A]ᵀ α + y_A b (α_A = 0).
             alpha_dev = to_device(new.alpha, xp, self.device)
@@ -331,10 +350,10 @@ class SVCState:
             held = to_device(np.where(owner >= 0, 1.0, 0.0), xp, self.device)
             cache = self.cache.with_rows_appended(rows * held[:, None])
             share, share_coef = self._held_share()
-            if share is not None:
+            held_j = None if share is None else np.flatnonzero(share_coef)
+            if held_j is not None and new._carries_share(held_j.size, m):
                 # The new rows' share of the scale: Σ_j coef_j |Q[a, j]| over the few j with
                 # coef_j ≠ 0 (the points at a bound), rows of Q[:n_old, A].
-                held_j = np.flatnonzero(share_coef)
                 coef_dev = to_device(share_coef[held_j], xp, self.device)
                 new._share = xp.concat([share, coef_dev @ xp.abs(new.engine.rows(QA, held_j))])
                 new._share_coef = np.concatenate([share_coef, np.zeros(m)])
@@ -342,6 +361,9 @@ class SVCState:
             new.where = self.where.copy()
             new.yf, new.lo, new.hi = (xp.asarray(a, copy=True) for a in (self.yf, self.lo, self.hi))
             cache = self.cache.with_rows_kept(np.arange(n_old))
+            share, share_coef = self._held_share()
+            if share is not None:
+                new._carries_share(int(np.count_nonzero(share_coef)), 0)
         new.active = self.active.copy(cache, new.q_column)
         return new, QA
 
@@ -525,12 +547,32 @@ class SVCState:
 
         Kept between calls with the coefficients it was computed for; a call adds the
         absolute columns of the points whose coefficient changed since (fresh kernel values,
-        blocks of 256), so its cost is in proportion to what changed."""
+        blocks of 256), so its cost is in proportion to what changed.
+
+        Kept, that is, while it is read: the updates that follow a read carry it along (their
+        rows' shares, :meth:`_extended`) until they have spent as many kernel columns on it as
+        computing it anew would take (one per point at a bound, counting one an update for
+        its fixed cost); then it is dropped, and the next read computes it from the
+        coefficients. A window whose KKT checks never need the scale (its violation
+        relative to the scale's lower bound 1 already passes) stops paying 20–30 µs an
+        update for it; one that reads it pays at most about twice the cheaper of the two."""
         want = np.where(self.where == M, 0.0, self.alpha)
         share, coef = self._held_share(create=True)
         share = self._add_columns(share, want - coef)
-        self._share, self._share_coef = share, want
+        self._share, self._share_coef, self._share_idle = share, want, 0
         return share
+
+    def _carries_share(self, n_bound: int, m: int) -> bool:
+        """Whether this new state (of an update adding ``m`` points) carries the kept share of
+        the scale on (see :meth:`_bound_share`), given the ``n_bound`` points it sums over;
+        if not, the share is dropped here."""
+        idle = self.__dict__.get("_share_idle", 0) + m + 1
+        if idle > n_bound:
+            for name in ("_share", "_share_coef", "_share_idle"):
+                self.__dict__.pop(name, None)
+            return False
+        self._share_idle = idle
+        return True
 
     def _held_share(self, create: bool = False):
         """The kept ``(share, coefficients)`` of :meth:`_bound_share` if they are of the
@@ -795,7 +837,7 @@ class _PathRun:
         # the scale.
         self.QR, self.r_rows_at_start = None, self.r_rows
         if self.r_rows.size:
-            self.QR = s.engine.q_block(s.kernel, s.X, self.r_rows, s.y, s.ridge)
+            self.QR = s.q_rows_block(self.r_rows)
             u_r = self.QR @ to_device(self.dR, xp, s.device)
             u = -u_r if u is None else u - u_r
         self.u = xp.zeros(s.n, dtype=xp.float64, device=s.device) if u is None else u

@@ -380,6 +380,7 @@ def warm_simple_svm(X, y, kernel: Kernel, C: float, ridge: float, alpha, *, weig
     state = SVCState.at_zero(xp, device, X, y, kernel, float(C), float(ridge), boxes, shift)
     alpha = _balanced(np.clip(np.asarray(alpha, dtype=np.float64), 0.0, state.upper), state.y_host, state.upper)
     run = _SimpleRun(state, _EXACT, 20 * (state.n + 50), None, _BLOCK if block_size is None else block_size)
+    state.twins = twins
     run.start_at(alpha, twins)
     status, violation = run.run(())
     return state, _concluded(run, status, violation, True, "hinge", (), start)

@@ -63,6 +63,14 @@ def warm_compiled_update(xp) -> None:
         K, rows = np.eye(2, dtype=np.float32), np.arange(2, dtype=np.int64)
         _gather(0, 2, K, rows, np.empty((2, 2), dtype=np.float32))
         _move_gradients(0, 2, K, rows, np.zeros(2), np.zeros(2))
+        # ε-SVR's update blocks from the kernel values of its points (Engine.twin_block): the
+        # points' values and the block of one column each are typed C-ordered, wider ones
+        # Fortran-ordered (one removed row; one added point's two rows; more).
+        from ._engine import _twin_expand
+
+        for points, width in ((1, 1), (1, 2), (2, 2)):
+            _twin_expand(np.asfortranarray(np.ones((2, points))), np.zeros(width, dtype=np.int64), np.ones(4),
+                         np.zeros(width, dtype=np.int64), 0.0, np.empty((4, width), order="F"))
         # The scale of the KKT check with many margin columns (cache.QColumnCache.matvec).
         from .cache import _absolute_product
 

@@ -462,11 +462,17 @@ def q_columns(kernel: Kernel, X, X_cols, col_rows: np.ndarray, ridge: float, y=N
     -------
     Q_cols : array of shape (n, k), in the namespace and on the device of X
     """
-    xp, device = get_namespace_and_device(X)
     block = kernel(X, X_cols, rows)  # a new array: scaled in place below
     if y is not None:
         block *= y[:, None]
         block *= y_cols[None, :]
+    return with_ridge(block, col_rows, ridge)
+
+
+def with_ridge(block, col_rows: np.ndarray, ridge: float):
+    """``block`` (n, k) with ``ridge`` added at row ``col_rows[j]`` of each column j (none where
+    it is −1): the columns' own diagonal entries of Q. In place where it can be."""
+    xp, device = get_namespace_and_device(block)
     own = np.flatnonzero(col_rows >= 0)
     if ridge and own.size:
         k = col_rows.size

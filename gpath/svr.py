@@ -568,6 +568,7 @@ class IncrementalSVR(Locked, SaveMixin, RegressorMixin, BaseEstimator):
                                np.asarray(saved["margin"]), C * np.repeat(weights, 2), params["tol"], None, shift)
         state.cache = state.cache.with_spare_rows()
         state.cache.max_columns = max_columns(params["cache_size"], state.n)
+        state.twins = True
         self._state = state
         violation = self._violation(self._X, y, state.alpha)
         if violation > params["tol"]:

@@ -280,3 +280,33 @@ def test_the_few_feature_rbf_block_equals_the_generic_block(labels):
         for c, k in enumerate(cols):  # and the compiled loop's own column
             np.testing.assert_allclose(fast[:, c], NumbaEngine(np, None).q_column(kernel, X, int(k), y, 1e-3),
                                        rtol=1e-14, atol=1e-15)
+
+
+@pytest.mark.parametrize("kind", ["rbf", "linear", "poly"])
+def test_the_twin_block_equals_the_doubled_block(backend, kind):
+    # ε-SVR's doubled rows 2i and 2i + 1 are one point: an update's blocks compute each kernel
+    # value once and sign it by the labels of its row and column (Engine.twin_block). The
+    # entries must be those of the block of the doubled rows, the ridge on each column's own
+    # row only (not on its twin's): for the columns of an added point's two rows (a quarter of
+    # the kernel values) and for single removed rows (half).
+    from sklearn.datasets import load_diabetes
+
+    from gpath.kernels import Kernel
+    from gpath.svr import doubled
+
+    X = load_diabetes().data[:120]
+    rng = np.random.default_rng(3)
+    t = rng.standard_normal(X.shape[0])
+    X2, y2, _ = doubled(backend.asarray(X), t, 0.1)
+    kernel = Kernel(kind, gamma=0.3, degree=3, coef0=1.0, offset=0.25)
+    engine = NumbaEngine(np, None) if backend.name == "numpy" else Engine(backend.xp, backend.device)
+    if backend.name == "cupy":
+        engine = CupyEngine(backend.xp, backend.device)
+    reference = Engine(np, None).q_block(kernel, to_host(X2), np.arange(240), to_host(y2), 1e-3)
+    for cols in (np.arange(236, 240), np.array([7, 40, 41, 101]), np.array([0]), np.array([200, 201])):
+        block = backend.check(engine.twin_block(kernel, X2, cols, y2, 1e-3), (240, cols.size))
+        expected = reference[:, cols]
+        np.testing.assert_allclose(block, expected, rtol=1e-13, atol=1e-13 * np.abs(expected).max())
+        # The ridge sits on each column's own row: its twin's entry is the same value negated.
+        for c, row in enumerate(cols.tolist()):
+            assert block[row, c] + block[row ^ 1, c] == pytest.approx(1e-3, rel=1e-6)
