@@ -621,7 +621,9 @@ def check_every_class_weighted(weights, class_index, classes) -> None:
     ------
     ValueError
     """
-    present = np.bincount(class_index[weights > 0], minlength=classes.shape[0]) > 0
+    positive = weights > 0
+    # Every weight positive (the usual case, on every update): every class with a point.
+    present = np.bincount(class_index if positive.all() else class_index[positive], minlength=classes.shape[0]) > 0
     if not np.all(present):
         same = ("Invalid input - all samples with positive weights belong to the same class "
                 if np.count_nonzero(present) == 1 else "")

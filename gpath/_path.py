@@ -108,6 +108,58 @@ def _kept_host(keep, y, alpha, upper, where):  # pragma: no cover - compiled
     return new_index, y_kept, alpha_kept, upper_kept, where_kept, consecutive
 
 
+@njit(cache=True)
+def _kept_rows(keep, y, alpha, upper, where, yf, lo, hi, shift):  # pragma: no cover - compiled
+    """:func:`_kept_host`, and the rows ``keep`` of y f, its levels and the shift (empty: none)
+    where the state's device arrays are host arrays too (NumPy)."""
+    new_index, y_kept, alpha_kept, upper_kept, where_kept, consecutive = _kept_host(keep, y, alpha, upper, where)
+    m = keep.shape[0]
+    yf_kept, lo_kept, hi_kept = np.empty(m), np.empty(m), np.empty(m)
+    shift_kept = np.empty(m if shift.shape[0] else 0)
+    for t in range(m):
+        k = keep[t]
+        yf_kept[t], lo_kept[t], hi_kept[t] = yf[k], lo[k], hi[k]
+        if shift.shape[0]:
+            shift_kept[t] = shift[k]
+    return new_index, y_kept, alpha_kept, upper_kept, where_kept, consecutive, yf_kept, lo_kept, hi_kept, shift_kept
+
+
+_NO_SHIFT = np.zeros(0)
+
+
+@njit(cache=True)
+def _path_sets(n_old, remove, yf, lo, hi, where, upper, alpha):  # pragma: no cover - compiled
+    """:class:`_PathRun`'s sets at the start of a path on NumPy arrays, placed in place: the
+    added rows ``n_old..`` that move (the others to O), each added row's column of Q[:, A],
+    the removed rows with α > 0, and the removed rows that were in M (which leave the active
+    set next); every removed row to R."""
+    n = yf.shape[0]
+    a_col = np.full(n, -1, dtype=np.int64)
+    a_rows = np.empty(n - n_old, dtype=np.int64)
+    n_moving = 0
+    for k in range(n_old, n):
+        a_col[k] = k - n_old
+        if yf[k] < 1.0 - _EPS and upper[k] > 0.0:
+            a_rows[n_moving] = k
+            n_moving += 1
+        else:
+            where[k] = O
+            lo[k], hi[k] = (_LEVEL_TABLE[O, 0], _LEVEL_TABLE[O, 1]) if upper[k] > 0.0 else (-np.inf, np.inf)
+    r_rows = np.empty(remove.shape[0], dtype=np.int64)
+    in_margin = np.empty(remove.shape[0], dtype=np.int64)
+    n_r = n_m = 0
+    for k in remove:
+        if alpha[k] > 0.0:
+            r_rows[n_r] = k
+            n_r += 1
+        if where[k] == M:
+            in_margin[n_m] = k
+            n_m += 1
+        where[k] = R
+        lo[k], hi[k] = -np.inf, np.inf
+    return a_rows[:n_moving].copy(), a_col, r_rows[:n_r].copy(), in_margin[:n_m].copy()
+
+
 def kkt_violation(yf: np.ndarray, y: np.ndarray, alpha: np.ndarray, upper: np.ndarray, scale,
                   box: float) -> float:
     """The largest KKT violation of α given its margins recomputed from scratch: the
@@ -400,8 +452,17 @@ class SVCState:
                 delta[rows] = 0.0
             share = self._add_columns(share, delta)
             self._share, self._share_coef = xp.take(share, keep_dev), coef[keep]
-        new_index, self.y_host, self.alpha, self.upper, self.where, consecutive = _kept_host(
-            np.ascontiguousarray(keep, dtype=np.int64), self.y_host, self.alpha, self.upper, self.where)
+        keep_host = np.ascontiguousarray(keep, dtype=np.int64)
+        if self.engine.name == "numba":  # NumPy: one compiled pass for the host and device rows
+            (new_index, self.y_host, self.alpha, self.upper, self.where, consecutive, self.yf, self.lo, self.hi,
+             shift) = _kept_rows(keep_host, self.y_host, self.alpha, self.upper, self.where, self.yf, self.lo,
+                                 self.hi, _NO_SHIFT if self.shift is None else self.shift)
+            self.y, self.shift = self.y_host, None if self.shift is None else shift
+            taken = ()
+        else:
+            new_index, self.y_host, self.alpha, self.upper, self.where, consecutive = _kept_host(
+                keep_host, self.y_host, self.alpha, self.upper, self.where)
+            taken = ("y", "yf", "lo", "hi") + (() if self.shift is None else ("shift",))
         buffer, first, view = self.__dict__.pop("_x_rows", (None, 0, None))
         if view is self.X and keep.size and consecutive:
             # Consecutive rows (a window drops its oldest): a view of the same row buffer.
@@ -409,7 +470,7 @@ class SVCState:
             self._x_rows = (buffer, first + int(keep[0]), self.X)
         else:
             self.X = xp.take(self.X, keep_dev, axis=0)
-        for name in ("y", "yf", "lo", "hi") + (() if self.shift is None else ("shift",)):
+        for name in taken:
             setattr(self, name, xp.take(getattr(self, name), keep_dev, axis=0))
         self.cache.keep_rows(keep)  # this state's own cache (derived for it by _extended or a fit)
         self.active.renumber(new_index)
@@ -702,7 +763,9 @@ class SVCState:
         if members.size:
             r = float(self.y_host @ self.alpha)
             shifted = self.alpha[members] - self.y_host[members] * (r / members.size)
-            self.alpha[members] = np.clip(shifted, 0.0, self.upper[members])
+            # (np.minimum and np.maximum: np.clip's Python wrapper cost more than the clip,
+            # twice an update)
+            self.alpha[members] = np.minimum(np.maximum(shifted, 0.0), self.upper[members])
 
     def margins_from_alpha(self):
         """``y ⊙ f`` on the training rows from α with fresh kernel values (device, (n,)), plus
@@ -806,19 +869,24 @@ class _PathRun:
         self.events = None  # a list to log (kind, point) of every event in (tests), or None
         xp = s.xp
         # Points of A already satisfying (1a) go straight to O (section 3.2), as do points with
-        # an empty box (C_k = 0: α_k = 0 = C_k is all they can be).
-        a_rows = np.arange(n_old, s.n)
-        moving = (s.engine.gather(s.yf, a_rows) < 1.0 - _EPS) & (s.upper[n_old:] > 0.0)
-        if not moving.all():
-            s.place_all(a_rows[~moving], O)
-        self.a_rows = a_rows[moving]
-        self.a_col = np.full(s.n, -1, dtype=np.int64)  # column of QA of each point of A
-        self.a_col[a_rows] = np.arange(a_rows.size)
-        # Points of R leave every set now; those with α = 0 have no influence at all.
-        self.r_rows = remove[s.alpha[remove] > 0.0]
-        for k in remove[s.where[remove] == M].tolist():
+        # an empty box (C_k = 0: α_k = 0 = C_k is all they can be). Points of R leave every set
+        # now; those with α = 0 have no influence at all.
+        if s.engine.name == "numba":  # NumPy: the sets placed in one compiled pass
+            self.a_rows, self.a_col, self.r_rows, in_margin = _path_sets(n_old, remove, s.yf, s.lo, s.hi, s.where,
+                                                                         s.upper, s.alpha)
+        else:
+            a_rows = np.arange(n_old, s.n)
+            moving = (s.engine.gather(s.yf, a_rows) < 1.0 - _EPS) & (s.upper[n_old:] > 0.0)
+            if not moving.all():
+                s.place_all(a_rows[~moving], O)
+            self.a_rows = a_rows[moving]
+            self.a_col = np.full(s.n, -1, dtype=np.int64)  # column of QA of each point of A
+            self.a_col[a_rows] = np.arange(a_rows.size)
+            self.r_rows = remove[s.alpha[remove] > 0.0]
+            in_margin = remove[s.where[remove] == M]
+            s.place_all(remove, R)
+        for k in in_margin.tolist():
             s.active.leave(k)
-        s.place_all(remove, R)
         self.dA = s.upper[self.a_rows] - s.alpha[self.a_rows]
         self.dR = s.alpha[self.r_rows]  # (a copy: fancy indexing)
         # The size of the update's own rates (d at r = 1): margin rates far below it are

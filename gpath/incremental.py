@@ -711,9 +711,11 @@ class IncrementalSVC(OneVsOneSVC):
             if not same:
                 attrs.update(self._probability_after(new_states, class_index, weights, classes, old_classes,
                                                      params))
-            key = self._params_key()
-            if key is not None:
-                attrs["_params_memo"] = (key, dict(params))
+            memo = self.__dict__.get("_params_memo")
+            if memo is None or memo[1] != params:  # (else the memo that served the check stands)
+                key = self._params_key()
+                if key is not None:
+                    attrs["_params_memo"] = (key, dict(params))
         self._set_fitted(attrs)
         # The states the update started from are spent (their cache buffers are the new states'):
         # their factors' arrays take the next update's copies of the factors.
