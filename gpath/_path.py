@@ -128,6 +128,35 @@ _NO_SHIFT = np.zeros(0)
 
 
 @njit(cache=True)
+def _appended_rows(upper, where, yf, lo, hi, upper_add, yf_add, shift, shift_add):  # pragma: no cover - compiled
+    """:meth:`SVCState._extended` on NumPy arrays: the boxes, sets, margins, levels and shift
+    (empty: none) with the added rows appended, in set A."""
+    n, m = upper.shape[0], upper_add.shape[0]
+    upper2, yf2, lo2, hi2 = np.empty(n + m), np.empty(n + m), np.empty(n + m), np.empty(n + m)
+    where2 = np.empty(n + m, dtype=np.int8)
+    shift2 = np.empty(n + m if shift.shape[0] else 0)
+    upper2[:n], where2[:n], yf2[:n], lo2[:n], hi2[:n] = upper, where, yf, lo, hi
+    if shift.shape[0]:
+        shift2[:n] = shift
+    lo_add, hi_add = _levels(np.full(m, A, dtype=np.int8), upper_add)
+    for j in range(m):
+        upper2[n + j], where2[n + j], yf2[n + j], lo2[n + j], hi2[n + j] = upper_add[j], A, yf_add[j], lo_add[j], hi_add[j]
+        if shift.shape[0]:
+            shift2[n + j] = shift_add[j]
+    return upper2, where2, yf2, lo2, hi2, shift2
+
+
+@njit(cache=True)
+def _held_rows(QA, owner):  # pragma: no cover - compiled
+    """Row ``owner[s]`` of ``QA`` for each cache slot s (zeros where the slot is free, −1)."""
+    out = np.zeros((owner.shape[0], QA.shape[1]))
+    for slot in range(owner.shape[0]):
+        if owner[slot] >= 0:
+            out[slot, :] = QA[owner[slot], :]
+    return out
+
+
+@njit(cache=True)
 def _path_sets(n_old, remove, yf, lo, hi, where, upper, alpha):  # pragma: no cover - compiled
     """:class:`_PathRun`'s sets at the start of a path on NumPy arrays, placed in place: the
     added rows ``n_old..`` that move (the others to O), each added row's column of Q[:, A],
@@ -374,33 +403,43 @@ class SVCState:
         new.__dict__.update(self.__dict__)
         m = X_add.shape[0]
         n_old = self.n
+        host = self.engine.name == "numba"  # NumPy: the device arrays are host arrays too
         if m:
             new.X, new._x_rows = self._rows_appended(X_add)
         new.y = xp.concat([self.y, y_add], axis=0)
-        new.y_host = np.concatenate([self.y_host, to_host(y_add)])
+        new.y_host = new.y if host else np.concatenate([self.y_host, to_host(y_add)])
         new.alpha = np.concatenate([self.alpha, np.zeros(m)])
-        new.upper = np.concatenate([self.upper, upper_add])
         QA = new.q_rows_block(np.arange(n_old, n_old + m))
         if m:
             # Margins of the new points: y_A f(x_A) = Q[:, A]ᵀ α + y_A b (α_A = 0).
-            alpha_dev = to_device(new.alpha, xp, self.device)
-            yf_add = alpha_dev @ QA + self.b * y_add
+            yf_add = to_device(new.alpha, xp, self.device) @ QA + self.b * y_add
             if self.shift is not None:
                 yf_add = yf_add + shift_add
-                new.shift = xp.concat([self.shift, shift_add])
-            new.yf = xp.concat([self.yf, yf_add])
-            codes = np.full(m, A, dtype=np.int8)
-            lo_add, hi_add = _levels(codes, upper_add)
-            new.lo = xp.concat([self.lo, to_device(lo_add, xp, self.device)])
-            new.hi = xp.concat([self.hi, to_device(hi_add, xp, self.device)])
-            new.where = np.concatenate([new.where, codes])
+            if host:  # the rows appended in one compiled pass
+                new.upper, new.where, new.yf, new.lo, new.hi, shift = _appended_rows(
+                    self.upper, self.where, self.yf, self.lo, self.hi, upper_add, yf_add,
+                    _NO_SHIFT if self.shift is None else self.shift, _NO_SHIFT if self.shift is None else shift_add)
+                new.shift = None if self.shift is None else shift
+            else:
+                new.upper = np.concatenate([self.upper, upper_add])
+                if self.shift is not None:
+                    new.shift = xp.concat([self.shift, shift_add])
+                new.yf = xp.concat([self.yf, yf_add])
+                codes = np.full(m, A, dtype=np.int8)
+                lo_add, hi_add = _levels(codes, upper_add)
+                new.lo = xp.concat([self.lo, to_device(lo_add, xp, self.device)])
+                new.hi = xp.concat([self.hi, to_device(hi_add, xp, self.device)])
+                new.where = np.concatenate([new.where, codes])
             if "_diag_max" in self.__dict__:
                 new._diag_max = max(self._diag_max, self._max_diagonal(X_add))
-            # Rows of the new points in the cached columns: Q[A, p] = Q[p, A].
+            # Rows of the new points in the cached columns: Q[A, p] = Q[p, A] (0 in free slots).
             owner = self.cache.owner
-            rows = new.engine.rows(QA, np.maximum(owner, 0))
-            held = to_device(np.where(owner >= 0, 1.0, 0.0), xp, self.device)
-            cache = self.cache.with_rows_appended(rows * held[:, None])
+            if host:
+                extra = _held_rows(QA, owner)
+            else:
+                held = to_device(np.where(owner >= 0, 1.0, 0.0), xp, self.device)
+                extra = new.engine.rows(QA, np.maximum(owner, 0)) * held[:, None]
+            cache = self.cache.with_rows_appended(extra)
             share, share_coef = self._held_share()
             held_j = None if share is None else np.flatnonzero(share_coef)
             if held_j is not None and new._carries_share(held_j.size, m):
@@ -410,6 +449,7 @@ class SVCState:
                 new._share = xp.concat([share, coef_dev @ xp.abs(new.engine.rows(QA, held_j))])
                 new._share_coef = np.concatenate([share_coef, np.zeros(m)])
         else:
+            new.upper = self.upper.copy()
             new.where = self.where.copy()
             new.yf, new.lo, new.hi = (xp.asarray(a, copy=True) for a in (self.yf, self.lo, self.hi))
             cache = self.cache.with_rows_kept(np.arange(n_old))
@@ -711,7 +751,7 @@ class SVCState:
         the state has held (a bound still)."""
         if "_diag_max" not in self.__dict__:
             self._diag_max = self._max_diagonal(self.X)
-        return 1.0 + self._diag_max * float(np.sum(self.alpha))
+        return 1.0 + self._diag_max * float(self.alpha.sum())
 
     def _max_diagonal(self, X) -> float:
         """``max_k Q_kk`` over the rows X (0 for none)."""
