@@ -560,6 +560,10 @@ class SVCState:
             state.cache.max_columns = max_columns
             state.cache.check_limit()
             run = _PathRun(state, QA, self.n, np.asarray(remove, dtype=np.int64))
+            # Whether any coefficient moves: if not, α, b and M are this state's (the added
+            # points in O, the removed at α = 0), and so is the residual of the margin
+            # equations, which refine() would recompute (O(n·|M|)) only to find it unchanged.
+            state._unmoved = not (run.a_rows.size or run.r_rows.size)
             n_breakpoints = run.run()
             keep = np.flatnonzero(state.where != R)
             state.take_rows(keep, (run.r_rows_at_start, run.QR))
@@ -1110,6 +1114,7 @@ def follow_update(state: SVCState, X_add, y_add, remove: np.ndarray, limit, meth
         state, stats = state.follow(X_add[:0, :], y_add[:0], np.arange(first, first + g), max_columns=limit)
         alive[point] = False
         n_bp += stats.n_breakpoints
+    state._unmoved = False  # (the last path's alone would not tell)
     return state, n_bp
 
 
