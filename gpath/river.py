@@ -80,6 +80,16 @@ class _Window:
         point = self._vector_dict({k: v for k, v in x.items() if k in columns}, "x")
         return self._device(self._matrix([(point, None)], self.features_))
 
+    @staticmethod
+    def _decision(model, row) -> float:
+        """``f(x) = Σ_j coef_j K(x, x_j) + b`` of the window's model (``decision_function`` of a
+        binary SVC, ``predict`` of an SVR) for the one row that :meth:`_row` built: its kernel
+        row against the support vectors, without the estimator's checks of X, which a row of
+        the model's own features, finite by construction, passes (they were half the time of
+        a prediction, which a stream makes for every point)."""
+        f = model.kernel_(row, model.support_vectors_) @ model.dual_coef_[0, :] + model.intercept_[0]
+        return float(to_host(f)[0])
+
     @property
     def n_pending_(self) -> int:
         return len(self._pending)
@@ -350,8 +360,7 @@ class SlidingWindowSVC(_Window, base.Classifier):
         """
         if self.svc_ is None:
             return self._prior()
-        row = self._row(x)
-        f = float(to_host(self.svc_.decision_function(row))[0])
+        f = self._decision(self.svc_, self._row(x))
         # Stable for either sign; kept over scipy.special.expit, which rounds differently (a few
         # ulps) and gives 0 below f ≈ -709.8, where this gives the subnormal value.
         p1 = 1.0 / (1.0 + math.exp(-f)) if f >= 0 else math.exp(f) / (1.0 + math.exp(f))
@@ -372,7 +381,7 @@ class SlidingWindowSVC(_Window, base.Classifier):
         if self.svc_ is None:
             prior = self._prior()
             return max(prior, key=prior.get) if prior else None
-        return self.classes_[int(self.svc_.predict(self._row(x))[0])]
+        return self.classes_[int(self._decision(self.svc_, self._row(x)) > 0)]
 
     # ------------------------------------------------------------------ the window
     @property
@@ -547,7 +556,7 @@ class SlidingWindowSVR(_Window, base.Regressor):
         if self.svr_ is None:
             targets = [t for _, t in self._pending]
             return float(np.mean(targets)) if targets else 0.0
-        return float(to_host(self.svr_.predict(self._row(x)))[0])
+        return self._decision(self.svr_, self._row(x))
 
     @property
     def X_window_(self) -> np.ndarray:

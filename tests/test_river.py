@@ -224,6 +224,11 @@ def test_svr_progressive_validation_in_a_pipeline_is_exact_on_its_window(backend
     assert svr.svr_.check_kkt() <= 1e-9
     x = dict(zip(range(7), X[0]))
     assert isinstance(model.predict_one(x), float)
+    # predict_one is the model's predict on the row of x (without predict's checks of X).
+    for row in Xw[:20]:
+        one = svr.predict_one(dict(zip(svr.features_, row)))
+        assert one == pytest.approx(float(to_host(svr.svr_.predict(backend.asarray(row[None, :])))[0]), rel=1e-12,
+                                    abs=1e-12)
 
 
 def test_svr_river_estimator_checks_and_bad_input():
