@@ -40,7 +40,7 @@ from ._validation import check_choice, check_labels, check_rows, is_precomputed
 from .kernels import PRECOMPUTED, with_index
 from .persistence import SaveMixin
 
-__all__ = ["Locked", "OneVsOneSVC", "check_every_class_weighted", "serialized"]
+__all__ = ["Locked", "MemoizedParams", "OneVsOneSVC", "check_every_class_weighted", "serialized"]
 
 DECISION_SHAPES = ("ovr", "ovo")
 
@@ -68,6 +68,40 @@ class Locked:
         """The model's lock (:func:`serialized`), made on first use. Kept beside the model,
         not in it: it is no part of its state (pickles, copies and saved files hold none)."""
         return _LOCKS.setdefault(self, threading.RLock())
+
+
+class MemoizedParams:
+    """Parameter checks that every update repeats, memoized. The checks are a pure function of
+    the values of ``_CHECKED`` (and of their types: 1 == True), so the values the last
+    successful update checked return its result: ``_params_memo``, set with that update's
+    other attributes (a rejected call changes nothing). Subclasses define ``_CHECKED`` and
+    ``_checked_params``, the checks themselves."""
+
+    _CHECKED: tuple[str, ...] = ()
+
+    def _check_params(self) -> dict:
+        memo = self.__dict__.get("_params_memo")
+        if memo is not None and memo[0] == self._params_key():
+            return dict(memo[1])
+        return self._checked_params()
+
+    def _params_key(self):
+        """The checked parameters' values and types, or None if one cannot be compared."""
+        values = tuple((type(v), v) for v in (getattr(self, name) for name in self._CHECKED))
+        try:
+            hash(values)
+        except TypeError:
+            return None
+        return values
+
+    def _memo_of(self, params: dict) -> dict:
+        """The attribute that memoizes ``params`` for the next update, to set with the update's
+        others; none where the memo that served this update's check holds them already."""
+        memo = self.__dict__.get("_params_memo")
+        if memo is not None and memo[1] == params:
+            return {}
+        key = self._params_key()
+        return {} if key is None else {"_params_memo": (key, dict(params))}
 
 
 class OneVsOneSVC(Locked, SaveMixin, ClassifierMixin, BaseEstimator):

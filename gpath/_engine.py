@@ -136,8 +136,9 @@ class Engine:
     @staticmethod
     def _twin_points(cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The points of the doubled rows ``cols`` (each once, increasing) and each column's
-        place among them."""
-        return np.unique(np.asarray(cols, dtype=np.int64) // 2, return_inverse=True)
+        place among them (``np.unique(cols // 2, return_inverse=True)``, compiled: np.unique
+        took a tenth of an ε-SVR one-point update)."""
+        return _twin_points(np.ascontiguousarray(cols, dtype=np.int64))
 
     def q_matvecs(self, kernel, X, cols: np.ndarray, coefs, y=None, ridge: float = 0.0, absolute: bool = False):
         """``Σ_j Q[:, j] c_j`` over the points ``cols`` of the rows X (host ints) for each host
@@ -587,6 +588,23 @@ def _finish_block(start, stop, block, offset, y, ridge, cols):  # pragma: no cov
             for i in range(row.shape[0]):
                 row[i] += offset
         row[cols[j]] += ridge
+
+
+@njit(cache=True)
+def _twin_points(cols):  # pragma: no cover - compiled
+    """:meth:`Engine._twin_points`."""
+    points = cols // 2
+    order = np.argsort(points)
+    unique = np.empty(points.shape[0], dtype=np.int64)
+    inverse = np.empty(points.shape[0], dtype=np.int64)
+    u = -1
+    for t in range(order.shape[0]):
+        p = points[order[t]]
+        if u < 0 or p != unique[u]:
+            u += 1
+            unique[u] = p
+        inverse[order[t]] = u
+    return unique[: u + 1].copy(), inverse
 
 
 @njit(cache=True)

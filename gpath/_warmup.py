@@ -66,7 +66,9 @@ def warm_compiled_update(xp) -> None:
         # ε-SVR's update blocks from the kernel values of its points (Engine.twin_block): the
         # points' values and the block of one column each are typed C-ordered, wider ones
         # Fortran-ordered (one removed row; one added point's two rows; more).
-        from ._engine import _twin_expand
+        from ._engine import _twin_expand, _twin_points
+
+        _twin_points(np.arange(2, dtype=np.int64))
 
         for points, width in ((1, 1), (1, 2), (2, 2)):
             _twin_expand(np.asfortranarray(np.ones((2, points))), np.zeros(width, dtype=np.int64), np.ones(4),

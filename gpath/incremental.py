@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import persistence
 from ._array_api import get_namespace_and_device, to_device, to_host
-from ._base import OneVsOneSVC, check_every_class_weighted, serialized
+from ._base import MemoizedParams, OneVsOneSVC, check_every_class_weighted, serialized
 from ._incremental_file import from_saved, to_saved
 from ._multiclass import class_weights, new_class_weight, pair_index, pair_rows, pairs, rows_from_pairs
 from ._path import PathError, PathStats, SVCState, check_state
@@ -52,7 +52,7 @@ _REFIT_MIN_ROWS = 2000
 _SMO_REFIT_SHARE = 0.3
 
 
-class IncrementalSVC(OneVsOneSVC):
+class IncrementalSVC(MemoizedParams, OneVsOneSVC):
     """Exact C-SVC, updated by multiple incremental decremental learning; one-vs-one for more
     than two classes, as scikit-learn's ``SVC``.
 
@@ -711,11 +711,7 @@ class IncrementalSVC(OneVsOneSVC):
             if not same:
                 attrs.update(self._probability_after(new_states, class_index, weights, classes, old_classes,
                                                      params))
-            memo = self.__dict__.get("_params_memo")
-            if memo is None or memo[1] != params:  # (else the memo that served the check stands)
-                key = self._params_key()
-                if key is not None:
-                    attrs["_params_memo"] = (key, dict(params))
+            attrs.update(self._memo_of(params))
         self._set_fitted(attrs)
         # The states the update started from are spent (their cache buffers are the new states'):
         # their factors' arrays take the next update's copies of the factors.
@@ -879,23 +875,6 @@ class IncrementalSVC(OneVsOneSVC):
     # ------------------------------------------------------------------ internals
     _CHECKED = ("C", "ridge", "tol", "method", "cache_size", "max_iter", "decision_function_shape",
                 "probability", "break_ties", "shrinking", "verbose")
-
-    def _check_params(self) -> dict:
-        # Every update checks them; the checks are a pure function of the values, so the values
-        # the last successful update checked (and their types: 1 == True) return its result.
-        memo = self.__dict__.get("_params_memo")
-        if memo is not None and memo[0] == self._params_key():
-            return dict(memo[1])
-        return self._checked_params()
-
-    def _params_key(self):
-        """The checked parameters' values and types, or None if one cannot be compared."""
-        values = tuple((type(v), v) for v in (getattr(self, name) for name in self._CHECKED))
-        try:
-            hash(values)
-        except TypeError:
-            return None
-        return values
 
     def _checked_params(self) -> dict:
         return {

@@ -39,7 +39,7 @@ from sklearn.metrics import r2_score
 from sklearn.utils.validation import check_is_fitted
 
 from ._array_api import get_namespace_and_device, scalars, to_device, to_host
-from ._base import Locked, serialized
+from ._base import Locked, MemoizedParams, serialized
 from ._incremental_file import restored_pair
 from ._path import PathError, PathStats, SVCState, check_state, kkt_violation, resolves
 from ._simplesvm import exact_state, exact_update, smo_point
@@ -66,7 +66,7 @@ __all__ = ["IncrementalSVR"]
 _KERNEL_PARAMS = ("kernel", "gamma", "degree", "coef0")
 
 
-class IncrementalSVR(Locked, SaveMixin, RegressorMixin, BaseEstimator):
+class IncrementalSVR(MemoizedParams, Locked, SaveMixin, RegressorMixin, BaseEstimator):
     """Exact ε-SVR, updated by multiple incremental decremental learning.
 
     Solves ``min ½ βᵀ(K + ridge·I)β + ε Σ|β_i| − yᵀβ`` s.t. ``−C_i ≤ β_i ≤ C_i``, ``Σβ = 0``
@@ -341,12 +341,12 @@ class IncrementalSVR(Locked, SaveMixin, RegressorMixin, BaseEstimator):
         alive = np.ones(self._y.shape[0], dtype=bool)  # the points the update keeps
         alive[rows] = False
         weights = np.concatenate([self._weights[alive], w_add])
-        if not np.any(weights > 0):
+        if not (weights > 0).any():
             raise ValueError("the update would leave only points of weight 0 in the model")
         y = np.concatenate([self._y[alive], y_new])
         ids = np.concatenate([self.sample_ids_[alive], self._next_id + np.arange(m, dtype=np.int64)])
         start = time.perf_counter()
-        remove2 = np.stack([2 * rows, 2 * rows + 1], axis=1).reshape(-1)
+        remove2 = (2 * rows[:, None] + np.arange(2)).reshape(-1)  # both rows of each point
         with ExitStack() as stack:
             if params["method"] == "auto" and _refit_is_cheaper(state, remove2, 2 * m):
                 kept = np.delete(np.arange(state.n), remove2)
@@ -366,7 +366,7 @@ class IncrementalSVR(Locked, SaveMixin, RegressorMixin, BaseEstimator):
                 way = "path"
             stats = PathStats(n_bp, m, int(rows.size), time.perf_counter() - start, new.active.size, way)
             attrs = self._attributes(new, y, weights, ids, self._next_id + m, stats, n_bp)
-        self._set_fitted(attrs)
+        self._set_fitted({**attrs, **self._memo_of(params)})
         if way == "path":
             new.factor.spare = state.factor  # the spent state's factor takes the next copy
         return self
@@ -469,7 +469,9 @@ class IncrementalSVR(Locked, SaveMixin, RegressorMixin, BaseEstimator):
                                  s.C * np.repeat(self._weights, 2), self._epsilon, s.ridge, s.C)
 
     # ------------------------------------------------------------------ internals
-    def _check_params(self) -> dict:
+    _CHECKED = ("C", "epsilon", "ridge", "tol", "method", "cache_size")
+
+    def _checked_params(self) -> dict:
         return {
             "C": check_positive(self.C, "C"),
             "epsilon": check_positive(self.epsilon, "epsilon", allow_zero=True),
@@ -531,7 +533,8 @@ class IncrementalSVR(Locked, SaveMixin, RegressorMixin, BaseEstimator):
         check_saveable(self.kernel_, type(self).__name__)
         s = self._state
         plain = object.__new__(type(self))
-        plain.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_state"})
+        # (not the parameters' memo: a cache of the checks, made anew by the next update)
+        plain.__dict__.update({k: v for k, v in self.__dict__.items() if k not in ("_state", "_params_memo")})
         plain._saved_state = {"alpha": s.alpha, "b": s.b, "C": s.C, "ridge": s.ridge,
                               "where": s.where.astype(np.int8), "margin": s.margin.astype(np.int64),
                               "yf": to_host(s.yf)}
@@ -663,8 +666,9 @@ def doubled(X, y, epsilon: float):
     the labels and the shift ``1 + ε − y'_i y_i`` of each row's margin (device arrays)."""
     xp, device = get_namespace_and_device(X)
     n, d = X.shape
-    X2 = xp.reshape(xp.stack([X, X], axis=1), (2 * n, d))
-    y2 = np.tile([1.0, -1.0], n)
+    X2 = np.repeat(X, 2, axis=0) if isinstance(X, np.ndarray) else xp.reshape(xp.stack([X, X], axis=1), (2 * n, d))
+    y2 = np.empty(2 * n)
+    y2[0::2], y2[1::2] = 1.0, -1.0
     shift = 1.0 + epsilon - y2 * np.repeat(np.asarray(y, dtype=np.float64), 2)
     return X2, to_device(y2, xp, device), to_device(shift, xp, device)
 
