@@ -614,8 +614,9 @@ def _twin_expand(K, inverse, y, cols, ridge, out):  # pragma: no cover - compile
     for c in range(cols.shape[0]):
         k, column = K[:, inverse[c]], out[:, c]
         y_c = y[cols[c]]
-        for r in range(column.shape[0]):
-            column[r] = k[r // 2] * (y[r] * y_c)
+        for p in range(k.shape[0]):
+            column[2 * p] = k[p] * (y[2 * p] * y_c)
+            column[2 * p + 1] = k[p] * (y[2 * p + 1] * y_c)
         column[cols[c]] += ridge
 
 

@@ -471,9 +471,16 @@ def check_ids(remove, current_ids, name="remove"):
             f"{name} must be integer sample ids (one integer or a 1-D sequence of them); "
             f"got {type(remove).__name__} of dtype {ids.dtype} and shape {ids.shape}"
         )
-    uniq, counts = np.unique(ids, return_counts=True)
-    if np.any(counts > 1):
-        raise ValueError(f"{name} repeats sample ids: {uniq[counts > 1][:5].tolist()}")
+    ordered = np.sort(ids)
+    repeated = ordered[1:][ordered[1:] == ordered[:-1]]
+    if repeated.size:
+        raise ValueError(f"{name} repeats sample ids: {np.unique(repeated)[:5].tolist()}")
+    if current_ids.size:
+        # Increasing ids (as fit and update keep them): one binary search each, checked (a
+        # miss takes the general route below); not an argsort of every id per update.
+        rows = np.minimum(np.searchsorted(current_ids, ids), current_ids.size - 1)
+        if (current_ids[rows] == ids).all():
+            return rows.astype(np.int64)
     order = np.argsort(current_ids)
     pos = np.searchsorted(current_ids, ids, sorter=order)
     pos = np.minimum(pos, len(current_ids) - 1)
