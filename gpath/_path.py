@@ -290,9 +290,14 @@ class SVCState:
     twins : bool
         Whether rows 2i and 2i + 1 are one point (ε-SVR's doubled rows, :mod:`gpath.svr`):
         an update's kernel blocks then compute each kernel value once (:meth:`q_rows_block`).
+    unmoved : bool
+        Set by :meth:`follow`: whether its path moved no coefficient (the added points went to
+        O, the removed ones had α = 0), so that α on the kept rows, b and M are those of the
+        state it started from, bit for bit.
     """
 
     twins = False
+    unmoved = False
 
     def __init__(self, xp, device, kernel: Kernel, C: float, ridge: float, n_features: int, shift=None):
         self.xp, self.device = xp, device
@@ -563,12 +568,13 @@ class SVCState:
             # Whether any coefficient moves: if not, α, b and M are this state's (the added
             # points in O, the removed at α = 0), and so is the residual of the margin
             # equations, which refine() would recompute (O(n·|M|)) only to find it unchanged.
-            state._unmoved = not (run.a_rows.size or run.r_rows.size)
+            state.unmoved = not (run.a_rows.size or run.r_rows.size)
             n_breakpoints = run.run()
             keep = np.flatnonzero(state.where != R)
             state.take_rows(keep, (run.r_rows_at_start, run.QR))
-            state.release_bounded_margin()
-            state.active.compact()
+            if not state.unmoved:  # (else M is as the state it started from left it: released, compacted)
+                state.release_bounded_margin()
+                state.active.compact()
         stats = PathStats(
             n_breakpoints=n_breakpoints,
             n_added=int(m),
@@ -1114,7 +1120,7 @@ def follow_update(state: SVCState, X_add, y_add, remove: np.ndarray, limit, meth
         state, stats = state.follow(X_add[:0, :], y_add[:0], np.arange(first, first + g), max_columns=limit)
         alive[point] = False
         n_bp += stats.n_breakpoints
-    state._unmoved = False  # (the last path's alone would not tell)
+    state.unmoved = False  # (the last path's alone would not tell)
     return state, n_bp
 
 

@@ -530,10 +530,11 @@ def exact_update(state: SVCState, X_add, y_add, remove: np.ndarray, limit, metho
     """
     new, breakpoints = follow_update(state, X_add, y_add, remove, limit, method, upper_add, shift_add,
                                      rows_per_point)
-    if not new.__dict__.pop("_unmoved", False):  # (else its drift is that of the state it came from)
+    if not new.unmoved:  # (else its drift is that of the state it came from)
         new.refine()
     checked = new.kkt_check(tol)
     if checked[0] > tol:
+        new.unmoved = False
         polish(new)
         new.release_bounded_margin()
         new.refine()

@@ -115,6 +115,32 @@ def test_remove_only_zero_alpha_points_needs_no_breakpoint():
     assert_exact(model, X[keep], y[keep])
 
 
+def test_an_update_that_moves_no_coefficient_publishes_the_same_solution(backend):
+    # Adding a point beyond the margin and removing one with α = 0 moves nothing: the update
+    # then skips the residual's repair and keeps the published support vectors, renumbering
+    # their rows. Each such model must publish exactly what its α says, and stay exact.
+    X, y = dataset("breast_cancer")
+    model = IncrementalSVC(C=1.0, gamma=0.05).fit(backend.asarray(X[:300]), backend.asarray(y[:300]))
+    unmoved = 0
+    for t in range(300, 420):
+        model.update(X_add=backend.asarray(X[t : t + 1]), y_add=backend.asarray(y[t : t + 1]),
+                     remove=model.sample_ids_[:1])
+        state = model.states_[0]
+        unmoved += state.unmoved
+        alpha = state.alpha
+        signed = np.where(state.y_host > 0, alpha, -alpha)
+        support = np.concatenate([np.flatnonzero((alpha > 0) & (state.y_host < 0)),
+                                  np.flatnonzero((alpha > 0) & (state.y_host > 0))])
+        np.testing.assert_array_equal(model.support_, support)
+        np.testing.assert_array_equal(model.alpha_, alpha)
+        np.testing.assert_array_equal(to_host(model.dual_coef_)[0], signed[support])
+        np.testing.assert_array_equal(to_host(model.support_vectors_), X[t - 299 : t + 1][support])
+        assert to_host(model.intercept_)[0] == state.b
+        assert model.n_support_.tolist() == [int(np.sum(state.y_host[support] < 0)), int(np.sum(state.y_host[support] > 0))]
+    assert 20 <= unmoved <= 100  # both kinds of update happened
+    assert_exact(model, X[120:420], y[120:420])
+
+
 def test_remove_every_margin_point(backend):
     X, y = dataset("breast_cancer")
     model = IncrementalSVC(C=10.0, gamma=0.05).fit(backend.asarray(X[:300]), backend.asarray(y[:300]))
