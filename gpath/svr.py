@@ -365,7 +365,8 @@ class IncrementalSVR(MemoizedParams, Locked, SaveMixin, RegressorMixin, BaseEsti
                 _check_state(new, y, params, checked)
                 way = "path"
             stats = PathStats(n_bp, m, int(rows.size), time.perf_counter() - start, new.active.size, way)
-            attrs = self._attributes(new, y, weights, ids, self._next_id + m, stats, n_bp)
+            attrs = self._attributes(new, y, weights, ids, self._next_id + m, stats, n_bp,
+                                     alive if way == "path" and new.unmoved else None)
         self._set_fitted({**attrs, **self._memo_of(params)})
         if way == "path":
             new.factor.spare = state.factor  # the spent state's factor takes the next copy
@@ -495,20 +496,30 @@ class IncrementalSVR(MemoizedParams, Locked, SaveMixin, RegressorMixin, BaseEsti
             raise ValueError(f"{', '.join(changed)} cannot change between fit and update (fitted with {was}; "
                              f"now {is_}); call fit again")
 
-    def _attributes(self, state, y, weights, ids, next_id, stats, n_iter) -> dict:
-        """Every fitted attribute of ``state``, computed before the first one is set."""
+    def _attributes(self, state, y, weights, ids, next_id, stats, n_iter, unmoved_alive=None) -> dict:
+        """Every fitted attribute of ``state``, computed before the first one is set
+        (``unmoved_alive``: the points an update kept where its path moved no coefficient,
+        whose published solution is then this model's, the rows renumbered)."""
         xp, device = state.xp, state.device
-        beta = state.alpha[0::2] - state.alpha[1::2]
-        support = np.flatnonzero(beta).astype(np.int64)
         X = state.X[0::2, :]
         n, d = X.shape
+        if unmoved_alive is not None:
+            gone_before = np.cumsum(~unmoved_alive)
+            published = {"support_": self.support_ - gone_before[self.support_],
+                         **{name: getattr(self, name) for name in ("support_vectors_", "dual_coef_", "intercept_",
+                                                                   "n_support_")}}
+        else:
+            beta = state.alpha[0::2] - state.alpha[1::2]
+            support = np.flatnonzero(beta).astype(np.int64)
+            published = {
+                "support_": support,
+                "support_vectors_": xp.take(X, to_device(support, xp, device), axis=0),
+                "dual_coef_": to_device(beta[support][None, :], xp, device),
+                "intercept_": to_device(np.array([state.b]), xp, device),
+                "n_support_": np.array([support.size], dtype=np.int32),
+            }
         return {
-            "_state": state, "_X": X, "_y": y, "_weights": weights,
-            "support_": support,
-            "support_vectors_": xp.take(X, to_device(support, xp, device), axis=0),
-            "dual_coef_": to_device(beta[support][None, :], xp, device),
-            "intercept_": to_device(np.array([state.b]), xp, device),
-            "n_support_": np.array([support.size], dtype=np.int32),
+            "_state": state, "_X": X, "_y": y, "_weights": weights, **published,
             "sample_ids_": ids, "_next_id": int(next_id), "last_update_": stats,
             "n_iter_": int(n_iter), "fit_status_": 0, "shape_fit_": (int(n), int(d)),
             "n_features_in_": int(d),

@@ -98,6 +98,28 @@ def test_sliding_window_updates_stay_exact(backend, method, step):
     assert_exact(model, X[rows], y[rows], C, eps, gamma, X_device=backend.asarray(X[rows]))
 
 
+def test_an_update_that_moves_no_coefficient_publishes_the_same_solution(backend):
+    # A point inside the tube added and a point with β = 0 removed move nothing: the update
+    # keeps the published support vectors, renumbering their rows. Each model must publish
+    # exactly what its coefficients say, and stay exact.
+    X, y = waterflow()
+    model = IncrementalSVR(C=10.0, epsilon=0.3, gamma=1.0 / 7).fit(backend.asarray(X[:300]), backend.asarray(y[:300]))
+    unmoved = 0
+    for t in range(300, 380):
+        model.update(backend.asarray(X[t : t + 1]), backend.asarray(y[t : t + 1]), remove=model.sample_ids_[:1])
+        state = model._state
+        unmoved += state.unmoved
+        beta = state.alpha[0::2] - state.alpha[1::2]
+        support = np.flatnonzero(beta)
+        np.testing.assert_array_equal(model.support_, support)
+        np.testing.assert_array_equal(gpath._array_api.to_host(model.dual_coef_)[0], beta[support])
+        np.testing.assert_array_equal(gpath._array_api.to_host(model.support_vectors_), X[t - 299 : t + 1][support])
+        assert gpath._array_api.to_host(model.intercept_)[0] == state.b
+        assert model.n_support_.tolist() == [support.size]
+    assert 10 <= unmoved < 80  # both kinds of update happened
+    assert_exact(model, X[80:380], y[80:380], 10.0, 0.3, 1.0 / 7, X_device=backend.asarray(X[80:380]))
+
+
 @pytest.mark.parametrize("kernel,gamma,coef0", [("rbf", 0.1, 0.0), ("linear", 1.0, 0.0), ("sigmoid", 0.01, -2.0)])
 def test_the_start_from_the_points_block_is_the_start_from_the_doubled_columns(backend, kernel, gamma, coef0):
     # SimpleSVM's start of the doubled problem takes the bound coefficients' shares (margins
