@@ -137,7 +137,7 @@ class Engine:
     def _twin_points(cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The points of the doubled rows ``cols`` (each once, increasing) and each column's
         place among them (``np.unique(cols // 2, return_inverse=True)``, compiled: np.unique
-        took a tenth of an ε-SVR one-point update)."""
+        cost more than a one-point update's kernel values)."""
         return _twin_points(np.ascontiguousarray(cols, dtype=np.int64))
 
     def q_matvecs(self, kernel, X, cols: np.ndarray, coefs, y=None, ridge: float = 0.0, absolute: bool = False):
