@@ -141,6 +141,31 @@ def test_an_update_that_moves_no_coefficient_publishes_the_same_solution(backend
     assert_exact(model, X[120:420], y[120:420])
 
 
+def test_the_kkt_scale_is_exact_whether_its_share_was_carried_or_dropped():
+    # The scale of the KKT check, 1 + max_i Σ_j |Q_ij| α_j, keeps the share of the points at a
+    # bound between updates only while it is read; an update then carries it, and after as
+    # many unread updates as computing it anew would cost it is dropped. Either way the scale
+    # must be the one computed from scratch here.
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    import gpath._path as path_module
+
+    X, y = dataset("breast_cancer")
+    model = IncrementalSVC(C=10.0, gamma=0.05).fit(X[:300], y[:300])
+    carried = []  # at each read: whether the share came carried by the updates before it
+    for t in range(300, 420):
+        model.update(X_add=X[t : t + 1], y_add=y[t : t + 1], remove=model.sample_ids_[:1])
+        state = model.states_[0]
+        if t % 40 in (0, 39):  # one update after a read (carried), and long after (dropped)
+            carried.append(state._held_share()[0] is not None)
+            Q = np.abs(rbf_kernel(X[t - 299 : t + 1], gamma=0.05) + state.ridge * np.eye(300))
+            assert state.kkt_scale() == pytest.approx(1.0 + np.max(Q @ state.alpha), rel=1e-12)
+            # and every row of the bound points' share, not only the largest
+            bound = np.where(state.where == path_module.M, 0.0, state.alpha)
+            np.testing.assert_allclose(state._bound_share(), Q @ bound, rtol=1e-12, atol=1e-12)
+    assert any(carried) and not all(carried)
+
+
 def test_remove_every_margin_point(backend):
     X, y = dataset("breast_cancer")
     model = IncrementalSVC(C=10.0, gamma=0.05).fit(backend.asarray(X[:300]), backend.asarray(y[:300]))
