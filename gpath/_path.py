@@ -172,8 +172,7 @@ def _path_sets(n_old, remove, yf, lo, hi, where, upper, alpha):  # pragma: no co
             a_rows[n_moving] = k
             n_moving += 1
         else:
-            where[k] = O
-            lo[k], hi[k] = (_LEVEL_TABLE[O, 0], _LEVEL_TABLE[O, 1]) if upper[k] > 0.0 else (-np.inf, np.inf)
+            _mid_numba._place(k, O, where, lo, hi, upper)
     r_rows = np.empty(remove.shape[0], dtype=np.int64)
     in_margin = np.empty(remove.shape[0], dtype=np.int64)
     n_r = n_m = 0
@@ -184,8 +183,7 @@ def _path_sets(n_old, remove, yf, lo, hi, where, upper, alpha):  # pragma: no co
         if where[k] == M:
             in_margin[n_m] = k
             n_m += 1
-        where[k] = R
-        lo[k], hi[k] = -np.inf, np.inf
+        _mid_numba._place(k, R, where, lo, hi, upper)
     return a_rows[:n_moving].copy(), a_col, r_rows[:n_r].copy(), in_margin[:n_m].copy()
 
 
