@@ -290,8 +290,8 @@ class SVCState:
         an update's kernel blocks then compute each kernel value once (:meth:`q_rows_block`).
     unmoved : bool
         Set by :meth:`follow`: whether its path moved no coefficient (the added points went to
-        O, the removed ones had α = 0), so that α on the kept rows, b and M are those of the
-        state it started from, bit for bit.
+        O, the removed ones had α = 0) and the margin set is not empty, so that α on the kept
+        rows, b and M are those of the state it started from, bit for bit.
     """
 
     twins = False
@@ -566,7 +566,9 @@ class SVCState:
             # Whether any coefficient moves: if not, α, b and M are this state's (the added
             # points in O, the removed at α = 0), and so is the residual of the margin
             # equations, which refine() would recompute (O(n·|M|)) only to find it unchanged.
-            state.unmoved = not (run.a_rows.size or run.r_rows.size)
+            # Not with an empty margin: b is then only bounded, by an interval that the new
+            # and removed rows change, and its middle is taken anew below.
+            state.unmoved = not (run.a_rows.size or run.r_rows.size) and state.active.size > 0
             n_breakpoints = run.run()
             keep = np.flatnonzero(state.where != R)
             state.take_rows(keep, (run.r_rows_at_start, run.QR))

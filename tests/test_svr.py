@@ -70,6 +70,25 @@ def test_a_tube_wider_than_the_targets_gives_the_constant_model():
     assert model.check_kkt() <= 1e-12
 
 
+def test_updates_inside_a_wide_tube_take_the_middle_of_the_new_interval(backend):
+    # Every point inside the tube: no coefficient moves, but the interval of b is set by the
+    # points held, so each update must take the middle of its own, as a fit does (an update
+    # that kept the last b would satisfy the KKT conditions yet differ from the fit).
+    X, _ = diabetes()
+    y = np.linspace(-1.0, 1.0, X.shape[0])  # a window that slides moves both ends of the interval
+    eps = 0.6 * float(np.ptp(y[:130]))
+    model = IncrementalSVR(C=1.0, epsilon=eps, gamma=0.1, method="multiple").fit(backend.asarray(X[:100]),
+                                                                                 backend.asarray(y[:100]))
+    for lo in (10, 20, 30):
+        model.update(backend.asarray(X[lo + 90 : lo + 100]), backend.asarray(y[lo + 90 : lo + 100]),
+                     remove=model.sample_ids_[:10])
+        held = y[lo : lo + 100]
+        assert model.support_.size == 0 and model.last_update_.method == "path"
+        b = float(gpath._array_api.to_host(model.intercept_)[0])
+        np.testing.assert_allclose(b, 0.5 * (held.max() - eps + held.min() + eps), rtol=0, atol=1e-12)
+        assert model.check_kkt() <= 1e-12
+
+
 def test_weights_give_each_point_its_box_and_zero_makes_it_inert():
     X, y = diabetes()
     X, y = X[:200], y[:200]
