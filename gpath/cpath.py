@@ -109,6 +109,13 @@ class SVCPath(PathEvaluation, SaveMixin, ClassifierMixin, BaseEstimator):
     so :meth:`decision_function` and :meth:`predict` are exact at any C in the range, and
     :meth:`select` finds the exact validation error as a function of C.
 
+    Where no coefficient is strictly inside its box (small C: an empty margin set, or a margin
+    point pinned at 0 or C along a segment), the optimal bias is not unique but any value of
+    an interval. The path keeps b linear along such a segment, from where it began, so that
+    every decision value stays linear in C (what :meth:`select` solves in closed form); a fit
+    at that C (:class:`gpath.IncrementalSVC`, LIBSVM) takes the middle of the interval. Both
+    are exact solutions; their decision values there differ by at most the interval's width.
+
     Arrays stay in the namespace and on the device of the ``X`` given to :meth:`fit`; the path
     record (``path_``) and the small linear systems are on the host, in float64.
 
