@@ -19,6 +19,7 @@ __all__ = [
     "scalars",
     "to_device",
     "to_host",
+    "to_host_into",
 ]
 
 
@@ -73,6 +74,16 @@ def to_host(x) -> np.ndarray:
     if is_array_api(x):
         return np.from_dlpack(x)
     return np.asarray(x)
+
+
+def to_host_into(x, out: np.ndarray) -> None:
+    """Copy an array of any namespace/device into the host array ``out`` of its shape and
+    dtype (C order): CuPy writes straight into it, without the fresh host array of
+    :func:`to_host` and a second copy."""
+    if is_cupy_array(x) and out.flags.c_contiguous:
+        x.get(out=out)
+    else:
+        out[...] = to_host(x)
 
 
 def scalars(xp, *values) -> list[float]:

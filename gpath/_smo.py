@@ -31,7 +31,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ._array_api import get_namespace_and_device, is_numpy, scalars, to_host
+from ._array_api import get_namespace_and_device, is_numpy, scalars, to_host_into
 from ._threads import in_row_blocks
 from .linalg import all_host_blas_threads, available_memory
 
@@ -146,7 +146,7 @@ def device_kernel_matrix(X, kernel, diag: float) -> np.ndarray | None:
         block = xp.astype(kernel(X[start:stop, ...], X), xp.float32)
         if not scalars(xp, xp.all(xp.isfinite(block)))[0]:
             return None
-        K[start:stop] = to_host(block)
+        to_host_into(block, K[start:stop])  # (CuPy: straight into the rows, no host temporary)
     K[np.diag_indices_from(K)] += np.float32(diag)
     return K
 
