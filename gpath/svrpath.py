@@ -53,6 +53,11 @@ class SVRPath(PathEvaluation, SaveMixin, RegressorMixin, BaseEstimator):
     interpolation is exact, so :meth:`predict` is exact at any C in the range, and
     :meth:`select` finds the exact least validation squared error over C.
 
+    Where no β_i is strictly inside its box (0 < |β_i| < C: a point on the tube's edge, which
+    pins b), the optimal bias is any value of an interval; the path keeps b linear along such
+    a segment (as :class:`gpath.SVCPath` does), a fit at that C takes the interval's middle,
+    as LIBSVM. Both are exact; their predictions there differ by at most the interval's width.
+
     Arrays stay in the namespace and on the device of the ``X`` given to :meth:`fit`; the path
     record (``path_``) and the small linear systems are on the host, in float64.
 
