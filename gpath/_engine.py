@@ -30,7 +30,7 @@ from numba import njit
 
 from ._array_api import is_numpy, scalars, to_device, to_host
 from ._ratio import EPS
-from ._threads import exp_in_place, in_row_blocks
+from ._threads import in_row_blocks
 from .kernels import EXPANSION_LIMIT, CenteredRows, q_columns, with_ridge
 from .linalg import all_host_blas_threads
 
@@ -353,7 +353,7 @@ class NumbaEngine(Engine):
                       out, min_rows=max(1, _THREAD_ENTRIES // max(X.shape[0], 1)))
         block = out.T  # C order (k, n): its rows are Q's columns
         if rbf:
-            exp_in_place(block)
+            np.exp(out, out=out)
         elif kernel.kind == "poly":
             _polynomial(0, cols.size, block, kernel.gamma, float(kernel.degree), kernel.coef0)
         _finish_block(0, cols.size, block, kernel.offset, _vec(y), ridge, cols)
@@ -374,8 +374,7 @@ class NumbaEngine(Engine):
                 block = Z @ rows.centered.T
             in_row_blocks(_rbf_exponent, block.shape[0], block, z_norms, rows.norms, kernel.gamma,
                           min_rows=_BLOCK_ROWS)
-            exp_in_place(block)  # NumPy's SIMD exponential: 6× a compiled scalar loop's
-            return block
+            return np.exp(block, out=block)  # NumPy's SIMD exponential: 6× a compiled scalar loop's
         with all_host_blas_threads():
             block = X[cols] @ X.T
         if kernel.kind == "poly":

@@ -2,8 +2,7 @@
 
 The few passes that are worth more than one core (the SMO start's kernel matrix and gradient
 rebuild, the finish of a kernel block computed by BLAS) are Numba functions compiled with
-``nogil=True`` over a range of rows, called here once per thread on contiguous ranges (and
-NumPy's exponential, which releases the GIL, the same way: :func:`exp_in_place`). Not
+``nogil=True`` over a range of rows, called here once per thread on contiguous ranges. Not
 Numba's ``prange``: its OpenMP threading layer (the one a pip install gets) terminates a
 forked child process that runs a parallel loop after its parent did — a fit inside
 ``multiprocessing``'s default fork pool, or in a forked Dask worker, after a fit in the parent —
@@ -18,9 +17,7 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-import numpy as np
-
-__all__ = ["exp_in_place", "in_row_blocks", "n_threads"]
+__all__ = ["in_row_blocks", "n_threads"]
 
 _lock = threading.Lock()
 _pool: ThreadPoolExecutor | None = None
@@ -58,18 +55,3 @@ def in_row_blocks(function, n: int, *args, min_rows: int = 64) -> list:
     futures = [pool.submit(function, bounds[p], bounds[p + 1], *args) for p in range(parts - 1)]
     last = function(bounds[-2], n, *args)  # the caller's own share
     return [f.result() for f in futures] + [last]
-
-
-# Entries of an exponential below which a second thread's hand-off costs more than it saves.
-_EXP_ENTRIES = 2**18
-
-
-def exp_in_place(a) -> None:
-    """``np.exp(a, out=a)`` for a C-ordered 2-D array, split by rows between the cores where each
-    gets at least ``_EXP_ENTRIES`` entries (NumPy's SIMD exponential runs on one thread and
-    releases the GIL)."""
-    in_row_blocks(_exp_rows, a.shape[0], a, min_rows=max(1, _EXP_ENTRIES // max(a.shape[1], 1)))
-
-
-def _exp_rows(start: int, stop: int, a) -> None:
-    np.exp(a[start:stop], out=a[start:stop])

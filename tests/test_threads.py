@@ -33,16 +33,3 @@ def test_min_rows_lets_short_arrays_of_long_rows_split(monkeypatch):
     out = np.zeros(16)
     assert len(in_row_blocks(_mark, 16, out, min_rows=4)) == 2
     np.testing.assert_array_equal(out, np.ones(16))
-
-
-@pytest.mark.parametrize("cores", [1, 2, 3])
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("shape", [(0, 5), (1, 7), (3, 200_003), (513, 2_049)])
-def test_the_threaded_exponential_is_numpys_bit_for_bit(monkeypatch, cores, dtype, shape):
-    # Split by rows or not, each entry is NumPy's exp of it: the kernel blocks, and so every
-    # fit and update, do not depend on the number of cores.
-    monkeypatch.setattr(_threads, "n_threads", lambda: cores)
-    a = -30.0 * np.random.default_rng(0).random(shape).astype(dtype)
-    expected = np.exp(a)
-    _threads.exp_in_place(a)
-    np.testing.assert_array_equal(a, expected)
