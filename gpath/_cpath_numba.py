@@ -59,7 +59,8 @@ def run(state, factor, slots, cache, kernel, columns, cpath, work, events, rec):
     event is in ``cints`` 4–6 and its step in ``cfloats`` 5).
 
     ``cpath`` = (u, w, in_I, cints, cfloats) with cints = [breakpoints, zero-length steps in a
-    row, events logged, most breakpoints, event kind, point, upward, check every] and
+    row, events logged, most breakpoints, event kind, point, upward, check every, 1 if the
+    factor was just refactored (its next solve is taken: :func:`gpath._mid_numba.follow`)] and
     cfloats = [C, C_max, b, δ, round-off level of δ, last step]; ``rec`` = (Cs, b, |M|, α,
     [points recorded]) with room for at least one more point."""
     yf, lo, hi, y, alpha, upper, where = state
@@ -84,9 +85,11 @@ def run(state, factor, slots, cache, kernel, columns, cpath, work, events, rec):
             rhs[0] = delta
             for i in range(m):
                 rhs[1 + i] = u[members[i]]
-            if factor_solve(R, Q, fy, g, basis, qs, fwork, xs, buf, fints, ffloats, rhs[: m + 1], x[: m + 1],
-                            True) > _MAX_RESIDUAL:
+            residual = factor_solve(R, Q, fy, g, basis, qs, fwork, xs, buf, fints, ffloats, rhs[: m + 1],
+                                    x[: m + 1], True)
+            if residual > _MAX_RESIDUAL and cints[8] == 0:
                 return REFACTOR
+            cints[8] = 0
             for i in range(m + 1):
                 x[i] = -x[i]
             # gpath._cpath._CPathRun._bound_hit: α_j ∈ [0, ∞) and the slack C w_j − α_j ∈ [0, ∞).
@@ -166,12 +169,13 @@ def follow(path_run, check_every: int) -> None:
     max_breakpoints = 50 * (n + 10)
     events = np.zeros((2, max_breakpoints + 2 if recording else 0), dtype=np.int64)
     names = {BOUND_LOWER: "bound", BOUND_UPPER: "bound", CROSSING: "crossing"}
+    fresh = 0
     while True:
         rec = path_run.record_with_room()
         state, cache_arrays, work = loop_arrays(s)
         cache, factor = s.cache, s.factor
-        cints = np.array([path_run.n_breakpoints, path_run.zero_steps, 0, max_breakpoints, 0, 0, 0, check_every],
-                         dtype=np.int64)
+        cints = np.array([path_run.n_breakpoints, path_run.zero_steps, 0, max_breakpoints, 0, 0, 0, check_every,
+                          fresh], dtype=np.int64)
         cfloats = np.array([s.C, path_run.C_max, s.b, path_run.delta, path_run.delta_tiny, 0.0])
         status = run(state, factor.arrays, s.active._slots, cache_arrays, kernel, columns,
                      (path_run.u, path_run.w, path_run.in_I, cints, cfloats), work, events, rec)
@@ -185,6 +189,7 @@ def follow(path_run, check_every: int) -> None:
             return
         if status == GROW:
             continue  # record_with_room grows it
+        fresh = int(status == REFACTOR)
         if status == REFACTOR:
             factor.refactor()
         elif status == CYCLING:

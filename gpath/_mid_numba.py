@@ -169,8 +169,8 @@ def run(state, factor, slots, cache, kernel, path, work, events):
 
     ``path`` = (u, QA, a_col, a_rows, dA, ints, floats) with ints = [|A| left,
     breakpoints, zero-length steps in a row, columns computed, event kind, point, upward,
-    events logged, |R| moving, most breakpoints] and floats = [r, δ₀ (the δ of r = 1), b, C,
-    the size of the update's own rates at r = 1];
+    events logged, |R| moving, most breakpoints, 1 if the factor was just refactored] and
+    floats = [r, δ₀ (the δ of r = 1), b, C, the size of the update's own rates at r = 1];
     ``work`` = (ψ, product buffer, rhs, x, column); ``events`` (2, capacity) logs (kind,
     point) of every event when its capacity allows (tests)."""
     yf, lo, hi, y, alpha, upper, where = state
@@ -214,9 +214,11 @@ def run(state, factor, slots, cache, kernel, path, work, events):
             rhs[0] = delta
             for i in range(m):
                 rhs[1 + i] = r * u[members[i]]
-            if factor_solve(R, Q, fy, g, basis, qs, fwork, xs, buf, fints, ffloats, rhs[: m + 1], x[: m + 1],
-                            True) > _MAX_RESIDUAL:
+            residual = factor_solve(R, Q, fy, g, basis, qs, fwork, xs, buf, fints, ffloats, rhs[: m + 1],
+                                    x[: m + 1], True)
+            if residual > _MAX_RESIDUAL and pints[10] == 0:
                 return REFACTOR
+            pints[10] = 0
             for i in range(m + 1):
                 x[i] = -x[i]
             alpha_m = np.empty(m)
@@ -274,6 +276,10 @@ def follow(path_run) -> int:
     recording = path_run.events is not None
     max_breakpoints = 50 * (n + 10)
     events = np.zeros((2, max_breakpoints + 2), dtype=np.int64) if recording else _NO_EVENTS
+    # Just refactored: the next solve's residual is what a fresh factor gives (an ill-
+    # conditioned 𝐌, tiny kernel values, can leave it above the drift threshold however often
+    # it is refactored), so that solve is taken; the end of the update checks the solution.
+    fresh = 0
     while True:
         state, cache_arrays, work = loop_arrays(s)
         cache = s.cache
@@ -282,7 +288,7 @@ def follow(path_run) -> int:
         dA = np.zeros(max(na, 1))
         a_rows[:na], dA[:na] = path_run.a_rows, path_run.dA
         pints = np.array([na, path_run.n_breakpoints, path_run.zero_steps, 0, 0, 0, 0, 0, path_run.r_rows.size,
-                          max_breakpoints], dtype=np.int64)
+                          max_breakpoints, fresh], dtype=np.int64)
         pfloats = np.array([path_run.r, path_run.delta0, s.b, s.C, path_run.rate_scale])
         status = run(state, s.factor.arrays, s.active._slots, cache_arrays, kernel,
                      (path_run.u, QA, path_run.a_col, a_rows, dA, pints, pfloats), work, events)
@@ -295,6 +301,7 @@ def follow(path_run) -> int:
             events[:, : pints[7]] = 0
         if status == DONE:
             return path_run.finish()
+        fresh = int(status == REFACTOR)
         if status == REFACTOR:
             s.factor.refactor()
         elif status == CYCLING:
