@@ -216,6 +216,13 @@ def _resolved(Q, y, upper, at_c, free, level) -> tuple[np.ndarray, float, float,
     repaired until the KKT conditions hold: α, b, the KKT violation, the repairs."""
     alpha, b, m, sol = _solve_sets(Q, y, upper, at_c, free, level)
     alpha[m] = sol
+    if m.size:
+        # LIBSVM's free points all solved onto a bound: the margin then pins b to one end of
+        # its interval, where a fit (gpath's, LIBSVM's own) takes the middle. So does this.
+        zero, full = sol <= 1e-12 * float(alpha.max()), sol >= upper[m] * (1.0 - 1e-12)
+        if np.all(zero | full):
+            alpha[m] = np.where(full, upper[m], 0.0)
+            b = _middle_bias(Q, y, upper, alpha, level)
     kkt, repairs = kkt_violation(Q, y, alpha, b, upper, level), 0
     if kkt > 1e-11:
         alpha, b, repairs = _repair(Q, y, upper, at_c.copy(), free.copy(), 20 * y.size + 100, level)

@@ -8,7 +8,7 @@ import pytest
 from helpers import dataset
 
 from gpath import IncrementalSVC
-from gpath.reference import _repair, exact_svc, kernel_matrix, kkt_violation
+from gpath.reference import _repair, _resolved, exact_svc, kernel_matrix, kkt_violation
 
 
 @pytest.mark.parametrize(("C", "gamma"), [(1e4, 1e-3), (1e4, 1.0), (1e5, 0.01)])
@@ -40,3 +40,16 @@ def test_the_repair_alone_solves_the_problem_from_empty_sets():
     assert corrections > 10 and kkt_violation(Q, y_pm, alpha, b, upper) <= 1e-12
     model = IncrementalSVC(C=C, gamma=0.05, ridge=ridge).fit(X, y)
     np.testing.assert_allclose(model.alpha_, alpha, atol=1e-9 * C)
+
+
+def test_a_free_set_that_solves_onto_its_bounds_gives_the_middle_bias():
+    # Two points, both at C = 1 once solved: LIBSVM called the first free, and its margin
+    # equation pins b to one end of the interval [-0.75, 0.75] where every b is optimal. A fit
+    # (gpath's, LIBSVM's) takes the middle, 0; so must the reference, or it differs from
+    # exact models by half the interval (found by a random search: 9e-6 in f).
+    Q = np.array([[0.2, 0.05], [0.05, 0.2]])  # y_i y_j K_ij
+    y = np.array([1.0, -1.0])
+    alpha, b, kkt, _ = _resolved(Q, y, np.ones(2), np.array([False, True]), np.array([True, False]), np.ones(2))
+    np.testing.assert_array_equal(alpha, [1.0, 1.0])
+    assert b == 0.0
+    assert kkt <= 1e-15
