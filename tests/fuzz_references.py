@@ -1,0 +1,158 @@
+"""A random search for wrong results: gpath's models on random problems against the exact
+references, run by hand (not collected by pytest: it takes minutes and draws anew).
+
+Each trial draws 8–180 points in 1–5 features of one of four kinds (Gaussian; rounded to one
+decimal, so ties and duplicates; scaled by 10⁻³ to 10⁹; a third of the points one repeated
+point), a kernel (RBF, linear, degree-2 polynomial), C from 10⁻³ to 10⁶, and one of:
+
+- ``svc``: an ``IncrementalSVC`` fit (two or three classes, sample weights with some 0), then
+  up to five updates adding and removing up to 14 points, removals in any order;
+- ``svr``: the same for ``IncrementalSVR`` (ε ∈ {0, 0.05, 0.3, 2});
+- ``simple``: a ``SimpleSVC`` fit.
+
+After every fit and update, ``check_kkt()`` from scratch must hold to 1e-9 and every pair's
+decision values must equal the certified reference's (:func:`gpath.reference.exact_svc`,
+``exact_svr``) to 1e-6 of their scale. A failure prints its seed; ``--seed`` replays one.
+A clear error (``PathError`` for a problem float64 cannot resolve) is printed, not counted.
+
+    python tests/fuzz_references.py --seconds 600
+    python tests/fuzz_references.py --seed 700123
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import time
+import warnings
+
+import numpy as np
+
+from gpath import IncrementalSVC, IncrementalSVR, SimpleSVC
+from gpath.reference import exact_svc, exact_svr, kernel_matrix
+
+KINDS = ("rbf", "linear", "poly")
+
+
+def draw(rng, n):
+    """Rows of one of four kinds, and their number of features."""
+    d = int(rng.integers(1, 6))
+    X = rng.normal(size=(n, d))
+    kind = int(rng.integers(4))
+    if kind == 1:
+        X = np.round(X, 1)
+    elif kind == 2:
+        X = X * 10.0 ** int(rng.integers(-3, 10))
+    elif kind == 3:
+        X[: n // 3] = X[0]
+    return X, d
+
+
+def trial(seed: int) -> str | None:
+    """One random problem; a description of what went wrong, or None."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(8, 120))
+    X, d = draw(rng, n + 60)
+    kernel = KINDS[int(rng.integers(3))]
+    C = float(10.0 ** rng.uniform(-3, 6))  # (LIBSVM, the reference's start, takes minutes beyond)
+    gamma = 1.0 if kernel == "linear" else float(10.0 ** rng.uniform(-2, 1)) / max(1.0, float(X.var()) * d)
+    params = dict(C=C, kernel=kernel, gamma=gamma, degree=2)
+    what = ("svc", "svr", "simple")[int(rng.integers(3))]
+    if what == "svr":
+        y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=len(X))
+        eps = float(rng.choice([0.0, 0.05, 0.3, 2.0]))
+        model = IncrementalSVR(epsilon=eps, method=str(rng.choice(["multiple", "auto", "single"])), **params)
+        weights = None
+    else:
+        y = np.where(X[:, 0] + 0.5 * rng.normal(size=len(X)) > 0, 1, -1)
+        if rng.random() < 0.3:
+            y = rng.integers(0, 3, size=len(X))
+        weights = None if rng.random() < 0.6 else np.exp(rng.uniform(-1.5, 1.5, len(X))) * (rng.random(len(X)) > 0.1)
+        model = (SimpleSVC(**params) if what == "simple" else
+                 IncrementalSVC(method=str(rng.choice(["multiple", "auto", "single"])), **params))
+    rows = list(range(n))
+
+    def fails():
+        Xr, yr = X[rows], y[rows]
+        wr = None if weights is None else weights[rows]
+        if what == "svr":
+            ref = exact_svr(Xr, yr, C, epsilon=eps, kernel=kernel, gamma=gamma, degree=2)
+            kkt, pairs = model.check_kkt(), [(model.predict(Xr), ref.predict(Xr), ref.certified)]
+        else:
+            kkt = model.check_kkt(Xr, yr) if what == "simple" else model.check_kkt()
+            pairs = list(_pair_values(model, Xr, yr, wr, C, kernel, gamma))
+        errors = [np.abs(f - f_ref).max() / (1.0 + np.abs(f_ref).max()) for f, f_ref, ok in pairs if ok]
+        if kkt > 1e-9 or (errors and max(errors) > 1e-6):
+            return f"kkt {kkt:.1e}, largest difference from the reference {max(errors, default=0.0):.1e}"
+        return None
+
+    if len(np.unique(y[rows])) < 2:
+        return None
+    model.fit(X[rows], y[rows], **({} if weights is None else {"sample_weight": weights[rows]}))
+    problem = fails()
+    for step in range(0 if what == "simple" else int(rng.integers(1, 6))):
+        if problem:
+            break
+        m, ell = int(rng.integers(0, 15)), int(rng.integers(0, min(15, len(rows) - 2)))
+        start = max(rows) + 1
+        added = list(range(start, min(start + m, len(X))))
+        picked = rng.choice(len(rows), size=ell, replace=False) if ell else np.zeros(0, dtype=int)
+        after = [r for i, r in enumerate(rows) if i not in set(picked.tolist())] + added
+        if (not added and not ell) or (what != "svr" and len(np.unique(y[after])) < 2):
+            break
+        kw = {"X_add": X[added], "y_add": y[added]} if added else {}
+        if added and weights is not None:
+            kw["sample_weight_add"] = weights[added]
+        model.update(**kw, remove=model.sample_ids_[picked])
+        rows = after
+        problem = fails()
+        if problem:
+            problem = f"after update {step + 1}: {problem}"
+    return None if problem is None else f"{what} {kernel} C={C:.3g} n={len(rows)}: {problem}"
+
+
+def _pair_values(model, X, y, weights, C, kernel, gamma):
+    """(gpath's decision values, the reference's, whether it is certified) per pair of classes."""
+    classes = model.classes_
+    for p, (a, b) in enumerate(itertools.combinations(range(len(classes)), 2)):
+        rows = np.flatnonzero((y == classes[a]) | (y == classes[b]))
+        y_pm = np.where(y[rows] == classes[b], 1.0, -1.0)
+        ref = exact_svc(X[rows], y_pm, C, kernel=kernel, gamma=gamma, degree=2,
+                        sample_weight=None if weights is None else weights[rows])
+        if len(classes) == 2:
+            f = model.decision_function(X)
+        elif hasattr(model, "states_"):
+            state = model.states_[p]
+            f = kernel_matrix(X, X[rows], kernel=kernel, gamma=gamma, degree=2) @ (y_pm * np.asarray(state.alpha))
+            f = f + state.b
+        else:
+            continue
+        yield f, ref.decision_function(X), ref.certified
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=300.0, help="how long to search")
+    parser.add_argument("--start", type=int, default=int(time.time()) % 10**6 * 1000, help="first seed")
+    parser.add_argument("--seed", type=int, help="replay this seed only")
+    args = parser.parse_args(argv)
+    warnings.filterwarnings("ignore")
+    seeds = [args.seed] if args.seed is not None else iter(range(args.start, args.start + 10**9))
+    end, tried, failed = time.perf_counter() + args.seconds, 0, 0
+    for seed in seeds:
+        if args.seed is None and time.perf_counter() > end:
+            break
+        tried += 1
+        try:
+            problem = trial(seed)
+        except Exception as exc:  # noqa: BLE001 - a clear error is reported, not counted
+            print(f"seed {seed}: {type(exc).__name__}: {str(exc)[:160]}", flush=True)
+            continue
+        if problem:
+            failed += 1
+            print(f"seed {seed}: WRONG: {problem}", flush=True)
+    print(f"{tried} problems, {failed} wrong", flush=True)
+
+
+if __name__ == "__main__":
+    main()
