@@ -79,5 +79,6 @@ def warm_compiled_update(xp) -> None:
         _absolute_product(0, 2, np.eye(2), rows, np.ones(2), np.empty(2))
         # Last, with everything loaded, one more one-point update: loading left the caches
         # and CPython's specialized bytecode cold, and the first update of a stream paid for
-        # it (WaterFlow, window 600: 1.22–1.32 ms against a steady 0.49 ms).
+        # it (WaterFlow, window 600: 1.14–1.56 ms against a steady 0.46–0.64 ms; 0.87–0.90 ms
+        # with this update).
         model.update(X_add=X[:1], y_add=y[:1], remove=model.sample_ids_[:1])
