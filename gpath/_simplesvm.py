@@ -119,7 +119,9 @@ class SimpleStats:
         Steps cut short by a bound (section 2.2): a variable left Swork for S0 or SC.
     n_kernel_evaluations : int
         Kernel values computed: n per kernel column, plus the kernel diagonal and the pair
-        distances of the initialization (section 3.1), or the n² of SMO's float32 matrix.
+        distances of the initialization (section 3.1), or the n per row of SMO's float32
+        matrix that SMO computed (every row by pairs; by blocks the rows of the points that
+        entered a block).
     n_columns : int
         Kernel columns computed (a column that left Swork and comes back costs none while the
         cache still holds it).
@@ -258,8 +260,8 @@ def simple_svm(X, y, kernel: Kernel, C: float, ridge: float, *, loss="hinge", to
                      cap if max_iter is None else max_iter, rng, _BLOCK if block_size is None else block_size)
     found = None
     if init == "smo":
-        found = smo_start(X, state.y_host, kernel, state.upper, diag, max_iter)
-        run.n_other_evaluations += 0 if found is None else n * n
+        found, evaluated = smo_start(X, state.y_host, kernel, state.upper, diag, max_iter)
+        run.n_other_evaluations += evaluated
     if found is not None:
         alpha, run.n_smo_iter = found
         run.start_at(_balanced(np.clip(alpha, 0.0, state.upper), state.y_host, state.upper))
@@ -431,9 +433,9 @@ def smo_point(X, y, kernel: Kernel, C: float, ridge: float, *, weights=None, shi
     upper = float(C) * (np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64))
     if start is not None:
         start = _balanced(np.clip(fallback, 0.0, upper), y_host, upper)
-    found = smo_start(X, y_host, kernel, upper, float(ridge),
-                      shift=None if shift is None else to_host(shift).astype(np.float64), source=source,
-                      start=start, tol=SMO_TOL if start is None else _WARM_SMO_TOL)
+    found, _ = smo_start(X, y_host, kernel, upper, float(ridge),
+                         shift=None if shift is None else to_host(shift).astype(np.float64), source=source,
+                         start=start, tol=SMO_TOL if start is None else _WARM_SMO_TOL)
     return fallback if found is None else found[0]
 
 

@@ -31,7 +31,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ._array_api import get_namespace_and_device, is_numpy, scalars, to_host_into
+from ._array_api import get_namespace_and_device, is_numpy, scalars, to_device, to_host_into
 from ._threads import in_row_blocks
 from .linalg import all_host_blas_threads, available_memory
 
@@ -80,9 +80,135 @@ def fits_in_memory(n: int) -> bool:
     return 4.0 * n * n <= budget
 
 
+class KernelRows:
+    """The float32 kernel matrix ``K(X, X) + diag · I``, each row computed when first asked for.
+
+    SMO by blocks reads only the rows of the points that enter a working set, about half of
+    them (Adult n = 10,000 and 30,000, C = 1 and 100: 50–58 %); the other rows are never
+    computed. Rows are stored in the order they are first asked for: point p's row is row
+    ``slot[p]`` of :attr:`values`, an n × n array of which only the first rows are ever
+    written (the operating system backs pages when first written, so the memory taken is that
+    of the rows computed). Asked for every point at once, the rows are in point order.
+
+    Each block of rows is computed as :func:`kernel_matrix` describes: on the host a BLAS-3
+    product finished in cache (or, for a few features, one compiled pass from the rows); on
+    another namespace (CuPy) on X's device, as :func:`device_kernel_matrix`.
+
+    Parameters
+    ----------
+    X : array of shape (n, d), float64
+        NumPy, or any array-API namespace and device (then ``on_device`` is taken).
+    kernel : Kernel
+        ``kind`` "linear", "rbf", "poly", "sigmoid" (with its ``offset``) or "precomputed" (X the
+        rows of :func:`gpath.kernels.with_index`).
+    diag : float
+        Added to the diagonal (the ridge).
+    on_device : bool or None
+        Whether the entries are computed by the kernel itself on X's device, in float64, and
+        rounded once (True), or by the host's float32 passes (False); None: on the device
+        unless X is NumPy.
+
+    Attributes
+    ----------
+    values : ndarray of shape (n, n), float32
+    n_evaluations : int
+        Kernel values computed so far (n per row).
+    """
+
+    def __init__(self, X, kernel, diag: float, on_device: bool | None = None):
+        self.n = X.shape[0]
+        self.kernel, self.diag = kernel, np.float32(diag)
+        self.on_device = not is_numpy(get_namespace_and_device(X)[0]) if on_device is None else on_device
+        self.values = np.empty((self.n, self.n), dtype=np.float32)
+        self.slot = np.full(self.n, -1, dtype=np.int64)
+        self.filled = 0
+        if self.on_device or kernel.kind == "precomputed":
+            self.X = X
+            return
+        if kernel.kind == "rbf":
+            X = X - X.mean(axis=0)  # distances are translation-invariant; centring cuts cancellation
+        with np.errstate(over="ignore", invalid="ignore"):
+            self.X = X.astype(np.float32)
+            self.sq = np.einsum("ij,ij->i", self.X, self.X)
+
+    @classmethod
+    def of(cls, K: np.ndarray) -> KernelRows:
+        """The rows of a computed n × n matrix K, in point order."""
+        rows = cls.__new__(cls)
+        rows.n = rows.filled = K.shape[0]
+        rows.values, rows.slot = K, np.arange(K.shape[0])
+        return rows
+
+    @property
+    def n_evaluations(self) -> int:
+        return self.filled * self.n
+
+    def rows(self, points: np.ndarray) -> np.ndarray:
+        """The rows of :attr:`values` that hold ``points``' kernel values, computing those not
+        yet computed. Raises :class:`NotFinite` where an entry is not finite in float32."""
+        points = np.asarray(points, dtype=np.int64)
+        new = np.unique(points[self.slot[points] < 0])
+        if new.size:
+            self._compute(new)
+        return self.slot[points]
+
+    def matrix(self) -> np.ndarray:
+        """Every row, in point order (n × n, float32)."""
+        slots = self.rows(np.arange(self.n))
+        return self.values if np.array_equal(slots, np.arange(self.n)) else self.values[slots]
+
+    def _compute(self, new: np.ndarray) -> None:
+        """The rows of the points ``new`` (sorted, none computed yet), into the next free rows."""
+        step = max(1, _DEVICE_BLOCK // max(self.n, 1)) if self.on_device else _PRODUCT_ROWS
+        for lo in range(0, new.size, step):
+            points = new[lo: lo + step]
+            first = self.filled
+            block = self.values[first: first + points.size]
+            if not self._block(points, block):
+                raise NotFinite
+            self.slot[points] = np.arange(first, first + points.size)
+            self.filled += points.size
+            block[np.arange(points.size), points] += self.diag
+
+    def _block(self, points: np.ndarray, block: np.ndarray) -> bool:
+        """Fill ``block`` with the kernel rows of ``points``; whether every entry is finite."""
+        kernel = self.kernel
+        if self.on_device:
+            xp, device = get_namespace_and_device(self.X)
+            index = to_device(points, xp, device)
+            values = xp.astype(kernel(xp.take(self.X, index, axis=0), self.X), xp.float32)
+            if not scalars(xp, xp.all(xp.isfinite(values)))[0]:
+                return False
+            to_host_into(values, block)  # (CuPy: straight into the rows, no host temporary)
+            return True
+        if kernel.kind == "precomputed":  # the rows' Gram values at their own indices
+            index = self.X[:, -1].astype(np.int64)
+            # One compiled gather into float32 (a subset of rows, as Platt's folds: no float64 copy).
+            return not any(in_row_blocks(_gather_pass, points.size, block, self.X[points], index))
+        kind, gamma = _KINDS[kernel.kind], np.float32(kernel.gamma)
+        with np.errstate(over="ignore", invalid="ignore"):
+            if self.X.shape[1] <= _DIRECT_FEATURES:
+                bad = in_row_blocks(_direct_pass, points.size, block, self.X[points], self.X, kind, gamma,
+                                    float(kernel.degree), kernel.coef0)
+            else:
+                with all_host_blas_threads():
+                    np.matmul(self.X[points], self.X.T, out=block)
+                bad = in_row_blocks(_kernel_pass, points.size, block, self.sq[points], self.sq, kind, gamma,
+                                    float(kernel.degree), kernel.coef0)
+            if kernel.kind == "rbf":
+                np.exp(block, out=block)  # NumPy's SIMD exponential: a tenth of a compiled scalar loop's time
+            if kernel.offset:
+                block += np.float32(kernel.offset)
+        return not any(bad)
+
+
+class NotFinite(ArithmeticError):
+    """A kernel value is not finite in float32 (features too large for float32 products)."""
+
+
 def kernel_matrix(X: np.ndarray, kernel, diag: float) -> np.ndarray | None:
-    """``K(X, X) + diag · I`` as a float32 n × n matrix, or None where float32 cannot hold it
-    (a non-finite entry: features too large for float32 products).
+    """``K(X, X) + diag · I`` as a float32 n × n matrix computed on the host, or None where
+    float32 cannot hold it (a non-finite entry: features too large for float32 products).
 
     Parameters
     ----------
@@ -92,30 +218,20 @@ def kernel_matrix(X: np.ndarray, kernel, diag: float) -> np.ndarray | None:
         :func:`gpath.kernels.with_index`).
     diag : float
         Added to the diagonal (the ridge).
+
+    Notes
+    -----
+    RBF distances come from the centred rows (they lose less to cancellation). With many
+    features each block of ``_PRODUCT_ROWS`` rows is one BLAS product X Xᵀ finished in cache
+    by one compiled, threaded pass for the kernel function and NumPy's SIMD exponential, where
+    the whole product and then two passes over it moved the matrix through memory three times
+    (Adult n = 10,000, d = 107: 0.24–0.38 s against 0.31–0.46 s); with a few features one
+    compiled pass from the rows. Float32 halves the memory and the time of the product.
     """
-    if kernel.kind == "precomputed":  # the rows' Gram values at their own indices
-        index = X[:, -1].astype(np.int64)
-        K = np.empty((index.size, index.size), dtype=np.float32)
-        # One compiled gather into float32 (a subset of rows, as Platt's folds: no float64 copy).
-        bad = in_row_blocks(_gather_pass, K.shape[0], K, X, index)
-        K[np.diag_indices_from(K)] += np.float32(diag)
-        return None if any(bad) else K
-    if kernel.kind == "rbf":
-        X = X - X.mean(axis=0)  # distances are translation-invariant; centring cuts cancellation
-    with np.errstate(over="ignore", invalid="ignore"):
-        X32 = X.astype(np.float32)
-        if X.shape[1] <= _DIRECT_FEATURES:
-            K = np.empty((X.shape[0], X.shape[0]), dtype=np.float32)
-            bad = in_row_blocks(_direct_pass, K.shape[0], K, X32, _KINDS[kernel.kind], np.float32(kernel.gamma),
-                                float(kernel.degree), kernel.coef0)
-            if kernel.kind == "rbf":
-                np.exp(K, out=K)  # NumPy's SIMD exponential: a tenth of a compiled scalar loop's time
-        else:
-            K, bad = _product_matrix(X32, kernel)
-    if kernel.offset:
-        K += np.float32(kernel.offset)
-    K[np.diag_indices_from(K)] += np.float32(diag)
-    return None if any(bad) else K
+    try:
+        return KernelRows(X, kernel, diag).matrix()
+    except NotFinite:
+        return None
 
 
 def device_kernel_matrix(X, kernel, diag: float) -> np.ndarray | None:
@@ -137,40 +253,10 @@ def device_kernel_matrix(X, kernel, diag: float) -> np.ndarray | None:
         ``K(X, X) + diag · I``, each entry computed in float64 by :class:`gpath.kernels.Kernel`
         and rounded once; None if an entry is not finite in float32.
     """
-    xp, _ = get_namespace_and_device(X)
-    n = X.shape[0]
-    K = np.empty((n, n), dtype=np.float32)
-    step = max(1, _DEVICE_BLOCK // max(n, 1))
-    for start in range(0, n, step):
-        stop = min(start + step, n)
-        block = xp.astype(kernel(X[start:stop, ...], X), xp.float32)
-        if not scalars(xp, xp.all(xp.isfinite(block)))[0]:
-            return None
-        to_host_into(block, K[start:stop])  # (CuPy: straight into the rows, no host temporary)
-    K[np.diag_indices_from(K)] += np.float32(diag)
-    return K
-
-
-def _product_matrix(X32: np.ndarray, kernel) -> tuple[np.ndarray, list]:
-    """The kernel matrix of many features from X Xᵀ, ``_PRODUCT_ROWS`` rows at a time: each
-    block's product (BLAS, every core) becomes kernel values (RBF: exponentiated by NumPy's
-    SIMD exponential) while it is still in cache, where the whole product and then two passes
-    over it moved the matrix through memory three times (Adult n = 10,000, d = 107: 0.24–0.38 s
-    against 0.31–0.46 s). Returns (K, whether an entry was not finite, per thread and block)."""
-    n = X32.shape[0]
-    K = np.empty((n, n), dtype=np.float32)
-    sq = np.einsum("ij,ij->i", X32, X32)
-    bad = []
-    with all_host_blas_threads():
-        for start in range(0, n, _PRODUCT_ROWS):
-            stop = min(start + _PRODUCT_ROWS, n)
-            block = K[start:stop]
-            np.matmul(X32[start:stop], X32.T, out=block)
-            bad += in_row_blocks(_kernel_pass, stop - start, block, sq[start:stop], sq, _KINDS[kernel.kind],
-                                 np.float32(kernel.gamma), float(kernel.degree), kernel.coef0)
-            if kernel.kind == "rbf":
-                np.exp(block, out=block)
-    return K, bad
+    try:
+        return KernelRows(X, kernel, diag, on_device=True).matrix()
+    except NotFinite:
+        return None
 
 
 @njit(cache=True)
@@ -200,11 +286,12 @@ def _gather_pass(start, stop, K, X, index):  # pragma: no cover - compiled
 
 
 @njit(nogil=True, cache=True)
-def _direct_pass(start, stop, K, X, kind, gamma, degree, coef0):  # pragma: no cover - compiled
-    """Rows ``start:stop`` of K from the rows themselves (few features: one pass that writes K,
-    where the product of a handful of columns is bound by writing it and the kernel pass by
-    reading it again); the RBF kernel's exponent −γ‖x_i − x_j‖² from the differences. Returns
-    whether an entry is not finite."""
+def _direct_pass(start, stop, K, X_rows, X, kind, gamma, degree, coef0):  # pragma: no cover - compiled
+    """Rows ``start:stop`` of a block K of rows (of the points ``X_rows``, against every row X)
+    from the rows themselves (few features: one pass that writes K, where the product of a
+    handful of columns is bound by writing it and the kernel pass by reading it again); the
+    RBF kernel's exponent −γ‖x_i − x_j‖² from the differences. Returns whether an entry is not
+    finite."""
     n, d = X.shape
     bad = False
     for i in range(start, stop):
@@ -212,10 +299,10 @@ def _direct_pass(start, stop, K, X, kind, gamma, degree, coef0):  # pragma: no c
             acc = np.float32(0.0)
             for c in range(d):
                 if kind == 1:
-                    t = X[i, c] - X[j, c]
+                    t = X_rows[i, c] - X[j, c]
                     acc += t * t
                 else:
-                    acc += X[i, c] * X[j, c]
+                    acc += X_rows[i, c] * X[j, c]
             v = _value(kind, acc, gamma, degree, coef0)
             bad |= not math.isfinite(v)
             K[i, j] = v
@@ -241,7 +328,7 @@ def _kernel_pass(start, stop, K, sq_rows, sq, kind, gamma, degree, coef0):  # pr
     return bad
 
 
-def smo(K: np.ndarray, y: np.ndarray, upper: np.ndarray, tol: float = SMO_TOL,
+def smo(K: np.ndarray | KernelRows, y: np.ndarray, upper: np.ndarray, tol: float = SMO_TOL,
         max_iter: int | None = None, shift: np.ndarray | None = None,
         source: np.ndarray | None = None, start: np.ndarray | None = None) -> tuple[np.ndarray, int]:
     """Approximately solve ``min ½ αᵀQα + pᵀα`` s.t. ``0 ≤ α ≤ upper``, ``yᵀα = 0``, with
@@ -256,8 +343,9 @@ def smo(K: np.ndarray, y: np.ndarray, upper: np.ndarray, tol: float = SMO_TOL,
 
     Parameters
     ----------
-    K : ndarray of shape (n_source, n_source), float32
-        From :func:`kernel_matrix` (the ridge on its diagonal).
+    K : ndarray of shape (n_source, n_source), float32, or KernelRows
+        From :func:`kernel_matrix` (the ridge on its diagonal), or its rows computed when first
+        read (:class:`KernelRows`; by blocks only the working sets' rows are ever computed).
     y : ndarray of shape (n,), float64, ±1
     upper : ndarray of shape (n,), float64
         Each coefficient's box bound (finite, ≥ 0).
@@ -286,6 +374,11 @@ def smo(K: np.ndarray, y: np.ndarray, upper: np.ndarray, tol: float = SMO_TOL,
     n_iter : int
         Pair updates made.
 
+    Raises
+    ------
+    NotFinite
+        Where a row of a :class:`KernelRows` is not finite in float32.
+
     References
     ----------
     J. C. Platt, "Sequential minimal optimization", 1998 (the pair update); R.-E. Fan, P.-H.
@@ -302,11 +395,17 @@ def smo(K: np.ndarray, y: np.ndarray, upper: np.ndarray, tol: float = SMO_TOL,
     # F = −y ∘ ∇ with ∇ = Qα + p: at α = 0 it is −y ∘ p, the target each F_t is measured from.
     target = y.copy() if shift is None else y * (1.0 - np.asarray(shift, dtype=np.float64))
     alpha, F = np.zeros(n), target.copy()
+    blocks = n > _BLOCKS_FROM * _BLOCK
+    if isinstance(K, np.ndarray):
+        K = KernelRows.of(K)
+    elif not blocks:  # the pairs read every row: computed in point order
+        K = KernelRows.of(K.matrix())
     if start is not None:
         alpha = np.array(start, dtype=np.float64)
         _subtract_product(K, y * alpha, F, source)
-    if n > _BLOCKS_FROM * _BLOCK:
+    if blocks:
         return _smo_blocks(K, y, upper, tol, cap, target, source, alpha, F)
+    K = K.values
     if source is not None:  # a small problem: its own matrix, at most 8,192² floats
         K = K[np.ix_(source, source)]
     rows, block = None, K  # the points of the current problem (None: all) and their block of K
@@ -335,15 +434,16 @@ def smo(K: np.ndarray, y: np.ndarray, upper: np.ndarray, tol: float = SMO_TOL,
 def smo_start(X: np.ndarray, y: np.ndarray, kernel, upper: np.ndarray, diag: float,
               max_iter: int | None = None, shift: np.ndarray | None = None,
               source: np.ndarray | None = None, start: np.ndarray | None = None,
-              tol: float = SMO_TOL) -> tuple[np.ndarray, int] | None:
+              tol: float = SMO_TOL) -> tuple[tuple[np.ndarray, int] | None, int]:
     """SMO's approximate solution as a start for the exact trainer, or None where the float32
-    matrix would not fit in memory or cannot hold the kernel (:func:`kernel_matrix`).
+    matrix would not fit in memory or cannot hold the kernel (:class:`KernelRows`), with the
+    number of kernel values computed.
 
     Parameters
     ----------
     X : array of shape (n, d), float64
-        NumPy: the matrix by :func:`kernel_matrix`; any other namespace (CuPy): by
-        :func:`device_kernel_matrix` on X's device.
+        NumPy: the matrix's rows by the host's float32 passes; any other namespace (CuPy): on
+        X's device (:class:`KernelRows`).
     y : ndarray of shape (n,), float64, ±1
     kernel : Kernel
         "linear", "rbf", "poly", "sigmoid" or "precomputed".
@@ -365,18 +465,18 @@ def smo_start(X: np.ndarray, y: np.ndarray, kernel, upper: np.ndarray, diag: flo
 
     Returns
     -------
-    (alpha, n_iter) or None
+    found : (alpha, n_iter) or None
         As :func:`smo`.
+    n_evaluations : int
+        Kernel values computed (n² where SMO runs by pairs; by blocks the working sets' rows).
     """
     if not fits_in_memory(X.shape[0]):
-        return None
-    if is_numpy(get_namespace_and_device(X)[0]):
-        K = kernel_matrix(X, kernel, diag)
-    else:
-        K = device_kernel_matrix(X, kernel, diag)
-    if K is None:
-        return None
-    return smo(K, y, upper, tol, max_iter, shift, source, start)
+        return None, 0
+    rows = KernelRows(X, kernel, diag)
+    try:
+        return smo(rows, y, upper, tol, max_iter, shift, source, start), rows.n_evaluations
+    except NotFinite:
+        return None, rows.n_evaluations
 
 
 def _smo_blocks(K, y, upper, tol, cap, target, source, alpha, F) -> tuple[np.ndarray, int]:
@@ -401,7 +501,9 @@ def _smo_blocks(K, y, upper, tol, cap, target, source, alpha, F) -> tuple[np.nda
         B = np.sort(_working_set(F, up, low, alpha, upper, previous))  # sorted: the gather reads K in order
         # A C-contiguous view of the buffer's start, of any size: one compiled signature.
         block = buffer[: B.size * B.size].reshape(B.size, B.size)
-        in_row_blocks(_gather, B.size, K, B if source is None else source[B], block)
+        points = B if source is None else source[B]
+        rows = K.rows(points)
+        in_row_blocks(_gather, B.size, K.values, rows, points, block)
         a_B, F_B = alpha[B], F[B]
         # Without shrinking: inside a block it measured slower (Adult n = 10,000, C = 1: 17,831
         # pair updates against 5,818).
@@ -412,11 +514,10 @@ def _smo_blocks(K, y, upper, tol, cap, target, source, alpha, F) -> tuple[np.nda
         alpha[B] = a_B
         moved = np.flatnonzero(change)
         if source is None:
-            in_row_blocks(_move_gradients, n, K, B[moved], change[moved], F, min_rows=_MOVE_ROWS)
+            in_row_blocks(_move_gradients, n, K.values, rows[moved], change[moved], F, min_rows=_MOVE_ROWS)
         else:
-            moves = np.zeros(K.shape[0])
-            in_row_blocks(_move_gradients, K.shape[0], K, source[B[moved]], change[moved], moves,
-                          min_rows=_MOVE_ROWS)
+            moves = np.zeros(K.n)
+            in_row_blocks(_move_gradients, K.n, K.values, rows[moved], change[moved], moves, min_rows=_MOVE_ROWS)
             F += moves[source]
         previous = B
     return alpha, n_iter
@@ -442,12 +543,13 @@ def _working_set(F, up, low, alpha, upper, previous) -> np.ndarray:
 
 
 @njit(nogil=True, cache=True)
-def _gather(start, stop, K, B, out):  # pragma: no cover - compiled
-    """Rows ``start:stop`` of ``out = K[B][:, B]``, a contiguous block."""
+def _gather(start, stop, K, rows, points, out):  # pragma: no cover - compiled
+    """Rows ``start:stop`` of ``out``, the contiguous block of the points' kernel values:
+    ``out[a, b] = K[rows[a], points[b]]``, ``rows`` the rows of K that hold ``points``."""
     for a in range(start, stop):
-        row = K[B[a]]
-        for b in range(B.shape[0]):
-            out[a, b] = row[B[b]]
+        row = K[rows[a]]
+        for b in range(points.shape[0]):
+            out[a, b] = row[points[b]]
 
 
 @njit(nogil=True, cache=True, fastmath=True)
@@ -584,14 +686,15 @@ def _pair_step(K, KD, y, a, F, u, i, j):  # pragma: no cover - compiled
     return new_i - a_i, new_j - a_j
 
 
-def _subtract_product(K, coef, F, source) -> None:
+def _subtract_product(K: KernelRows, coef, F, source) -> None:
     """``F −= K̃ coef`` for the coefficients' matrix K̃ (``K[source][:, source]``; K itself
-    where ``source`` is None), one dense dot product per row of K."""
-    m = K.shape[0]
+    where ``source`` is None): by symmetry the rows of the nonzero coefficients' points,
+    streamed past F once."""
     if source is not None:  # the points' sums of their coefficients, then each point's product
-        coef = np.bincount(source, weights=coef, minlength=m)
-    product = np.zeros(m)
-    in_row_blocks(_dots, m, K, np.zeros(m), coef, np.arange(m), product)  # −K coef
+        coef = np.bincount(source, weights=coef, minlength=K.n)
+    points = np.flatnonzero(coef)
+    product = np.zeros(K.n)
+    in_row_blocks(_move_gradients, K.n, K.values, K.rows(points), coef[points], product, min_rows=_MOVE_ROWS)
     F += product if source is None else product[source]
 
 

@@ -61,7 +61,7 @@ def warm_compiled_update(xp) -> None:
         from ._smo import _gather, _move_gradients
 
         K, rows = np.eye(2, dtype=np.float32), np.arange(2, dtype=np.int64)
-        _gather(0, 2, K, rows, np.empty((2, 2), dtype=np.float32))
+        _gather(0, 2, K, rows, rows, np.empty((2, 2), dtype=np.float32))
         _move_gradients(0, 2, K, rows, np.zeros(2), np.zeros(2))
         # ε-SVR's update blocks from the kernel values of its points (Engine.twin_block): the
         # points' values and the block of one column each are typed C-ordered, wider ones

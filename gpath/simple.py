@@ -101,8 +101,9 @@ class SimpleSVC(OneVsOneSVC):
         points (section 3.1): the iterative search of Algorithm 2 (a few kernel columns), or
         the closest of 59 random pairs (177 kernel values). "smo": SMO's approximate solution
         (LIBSVM's algorithm and tolerance, 1e-3; beyond 8,192 points by blocks of 2,048) on
-        the whole kernel matrix in float32, held in host memory (4·n² bytes per pair of
-        classes; its entries computed on X's device), whose sets are nearly the exact ones:
+        the kernel matrix in float32, held in host memory (up to 4·n² bytes per pair of
+        classes; by blocks only the rows of the points that enter a block are computed and
+        held; its entries computed on X's device), whose sets are nearly the exact ones:
         SimpleSVM then finishes in a few iterations. It needs the hinge loss, a finite C and
         a built-in kernel (ValueError otherwise), and falls back to "closest_pair" where the
         matrix would take more than a quarter of the available memory or float32 cannot hold

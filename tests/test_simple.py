@@ -231,23 +231,31 @@ def test_kernel_evaluations_are_counted_exactly(monkeypatch):
     block = NumbaEngine.q_block
     monkeypatch.setattr(NumbaEngine, "q_block", counting_block)
     # The generic engine's column goes through Kernel.__call__ already.
-    X, y = dataset("breast_cancer")
-    matrix = gpath._smo.kernel_matrix
+    # SMO's float32 rows, n values each, wherever they are computed.
+    compute = gpath._smo.KernelRows._compute
+    smo_rows = [0]
 
-    def counting_matrix(X, kernel, diag):
-        counted[0] += X.shape[0] ** 2
-        return matrix(X, kernel, diag)
+    def counting_compute(self, new):
+        counted[0] += new.size * self.n
+        smo_rows[0] += new.size
+        return compute(self, new)
 
-    monkeypatch.setattr(gpath._smo, "kernel_matrix", counting_matrix)
+    monkeypatch.setattr(gpath._smo.KernelRows, "_compute", counting_compute)
     X, y = dataset("breast_cancer")
-    for init, block_size in (("closest_pair", 1), ("randomized", 1), ("closest_pair", None), ("smo", None)):
-        counted[0] = 0
+    for init, block_size, smo_block in (("closest_pair", 1, None), ("randomized", 1, None),
+                                        ("closest_pair", None, None), ("smo", None, None), ("smo", None, 32)):
+        if smo_block is not None:  # SMO by blocks of 32 points from 128 points on
+            monkeypatch.setattr(gpath._smo, "_BLOCK", smo_block)
+        counted[0] = smo_rows[0] = 0
         model = SimpleSVC(C=1.0, gamma=0.05, init=init, random_state=2, block_size=block_size).fit(X, y)
         assert model.n_kernel_evaluations_ == counted[0]
         stats = model.fit_stats_
-        # n per column, plus the diagonal (closest pair), 3 values per random pair, or SMO's n².
-        other = {"closest_pair": len(y), "randomized": 3 * 59, "smo": len(y) ** 2}[init]
+        # n per column, plus the diagonal (closest pair), 3 values per random pair, or SMO's n
+        # per row: every row by pairs, the rows of the points that entered a block by blocks.
+        other = {"closest_pair": len(y), "randomized": 3 * 59, "smo": len(y) * smo_rows[0]}[init]
         assert model.n_kernel_evaluations_ == len(y) * stats.n_columns + other
+        if init == "smo":
+            assert (smo_rows[0] == len(y)) == (smo_block is None)
 
 
 def test_closest_pair_is_mutually_nearest_and_init_does_not_change_the_model():

@@ -12,7 +12,7 @@ from helpers import assert_exact, dataset
 import gpath._simplesvm
 import gpath._smo
 from gpath import IncrementalSVC, SimpleSVC
-from gpath._smo import device_kernel_matrix, kernel_matrix, smo
+from gpath._smo import KernelRows, device_kernel_matrix, kernel_matrix, smo
 from gpath.kernels import Kernel
 from gpath.reference import exact_svc, exact_svr
 from gpath.reference import kernel_matrix as reference_kernel
@@ -68,6 +68,36 @@ def test_device_kernel_matrix_is_the_kernel_in_float32(backend, kind, gamma, deg
     ref = kernel(X, X) + 0.5 * np.eye(len(X))
     assert np.abs(K - ref).max() <= 1e-6 * np.abs(ref).max()  # float64 entries rounded once
     assert device_kernel_matrix(backend.asarray(X * 1e20), Kernel("linear"), 0.0) is None
+
+
+@pytest.mark.parametrize("kind", ["rbf", "poly", "precomputed"])
+@pytest.mark.parametrize("on_device", [False, True])
+def test_kernel_rows_are_computed_once_when_first_asked_for(backend, kind, on_device):
+    # SMO by blocks asks for the rows of its working sets, in any order and with repeats
+    # (ε-SVR's twins share a point); each is computed once, stored in the next free row.
+    from gpath.kernels import with_index
+
+    X, _ = dataset("breast_cancer")
+    kernel = Kernel("rbf", 0.05) if kind == "rbf" else Kernel("poly", 0.02, 2, 1.0)
+    full = kernel(X, X)
+    if kind == "precomputed":
+        if on_device:
+            pytest.skip("a precomputed kernel's rows are gathered on the host")
+        X, kernel = with_index(full), Kernel("precomputed")
+    rows = KernelRows(backend.asarray(X) if on_device else X, kernel, 0.5, on_device=on_device)
+    assert rows.n_evaluations == 0
+    points = np.array([400, 3, 3, 77, 568, 0])
+    first = rows.rows(points)
+    assert rows.n_evaluations == 5 * len(full) and sorted(set(first)) == list(range(5))
+    assert first[1] == first[2]
+    again = rows.rows(np.array([77, 1, 400]))
+    assert rows.n_evaluations == 6 * len(full) and again[0] == first[3] and again[2] == first[0]
+    expected = full + 0.5 * np.eye(len(full))
+    for p, r in zip([*points, 1], [*first, again[1]]):
+        assert np.abs(rows.values[r] - expected[p]).max() <= 1e-5 * np.abs(expected).max()
+    whole = rows.matrix()  # every row, in point order, the computed ones not again
+    assert rows.n_evaluations == len(full) ** 2 and whole.shape == full.shape
+    assert np.abs(whole - expected).max() <= 1e-5 * np.abs(expected).max()
 
 
 def _gap(alpha, K, y, upper):
