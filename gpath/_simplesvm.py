@@ -191,9 +191,10 @@ def simple_svm(X, y, kernel: Kernel, C: float, ridge: float, *, loss="hinge", to
         float32 kernel matrix, held in host memory (:func:`gpath._smo.smo_start`; its
         entries computed on X's device), balanced and put in its sets; the iteration then
         finishes exactly from there. It needs the hinge loss, a finite C and a kernel of
-        ``_SMO_KERNELS`` (the built-in ones and "precomputed"); where the matrix would take
-        more than a quarter of the available memory, or float32 cannot hold the kernel, the
-        closest pair starts instead (``start`` in the stats says which). "auto": "smo" where it applies, on every namespace (on a
+        ``_SMO_KERNELS`` (the built-in ones and "precomputed"); where the matrix (by pairs)
+        or two working sets' rows of it (by blocks) would take more than a quarter of the
+        available memory, or float32 cannot hold the kernel, the closest pair starts instead
+        (``start`` in the stats says which). "auto": "smo" where it applies, on every namespace (on a
         GPU the matrix's entries are computed there and copied to the host as float32; SMO
         runs on the host, the finish on the device), else "closest_pair".
     random_state : numpy.random.RandomState

@@ -35,7 +35,7 @@ from ._array_api import get_namespace_and_device, is_numpy, scalars, to_device, 
 from ._threads import in_row_blocks
 from .linalg import all_host_blas_threads, available_memory
 
-__all__ = ["device_kernel_matrix", "fits_in_memory", "kernel_matrix", "smo", "smo_start"]
+__all__ = ["KernelRows", "device_kernel_matrix", "kernel_matrix", "row_capacity", "smo", "smo_start"]
 
 # LIBSVM's default stopping tolerance (the maximal violating pair's gap, units of y f).
 SMO_TOL = 1e-3
@@ -72,23 +72,27 @@ _PRODUCT_ROWS = 512
 _DEVICE_BLOCK = 2**24
 
 
-def fits_in_memory(n: int) -> bool:
-    """Whether the n × n float32 matrix takes at most a quarter of the available host memory
-    (:func:`gpath.linalg.available_memory`; 1 GiB if that is unknown)."""
+def row_capacity(n: int) -> int:
+    """How many rows of the n × n float32 matrix (4 n bytes each) fit in a quarter of the
+    available host memory (:func:`gpath.linalg.available_memory`; 1 GiB if that is unknown);
+    at most n."""
     available = available_memory()
     budget = _MEMORY_SHARE * available if available is not None else 2.0**30
-    return 4.0 * n * n <= budget
+    return int(min(n, budget // (4.0 * max(n, 1))))
 
 
 class KernelRows:
-    """The float32 kernel matrix ``K(X, X) + diag · I``, each row computed when first asked for.
+    """The float32 kernel matrix ``K(X, X) + diag · I``, each row computed when first asked
+    for, in at most ``capacity`` rows of memory.
 
     SMO by blocks reads only the rows of the points that enter a working set, about half of
     them (Adult n = 10,000 and 30,000, C = 1 and 100: 50–58 %); the other rows are never
     computed. Rows are stored in the order they are first asked for: point p's row is row
-    ``slot[p]`` of :attr:`values`, an n × n array of which only the first rows are ever
-    written (the operating system backs pages when first written, so the memory taken is that
-    of the rows computed). Asked for every point at once, the rows are in point order.
+    ``slot[p]`` of :attr:`values`, of which only the rows written take memory (the operating
+    system backs pages when first written). Asked for every point at once, the rows are in
+    point order. Where every row cannot be held (``capacity`` < n: a problem whose matrix
+    exceeds its share of memory), the least recently asked-for rows give way to new ones, and
+    are computed again if asked for again (LIBSVM's kernel cache, by rows).
 
     Each block of rows is computed as :func:`kernel_matrix` describes: on the host a BLAS-3
     product finished in cache (or, for a few features, one compiled pass from the rows); on
@@ -107,21 +111,26 @@ class KernelRows:
         Whether the entries are computed by the kernel itself on X's device, in float64, and
         rounded once (True), or by the host's float32 passes (False); None: on the device
         unless X is NumPy.
+    capacity : int or None
+        Rows held at most (≥ the points of any one request); None: n.
 
     Attributes
     ----------
-    values : ndarray of shape (n, n), float32
+    values : ndarray of shape (capacity, n), float32
     n_evaluations : int
-        Kernel values computed so far (n per row).
+        Kernel values computed so far (n per row, each time it is computed).
     """
 
-    def __init__(self, X, kernel, diag: float, on_device: bool | None = None):
+    def __init__(self, X, kernel, diag: float, on_device: bool | None = None, capacity: int | None = None):
         self.n = X.shape[0]
         self.kernel, self.diag = kernel, np.float32(diag)
         self.on_device = not is_numpy(get_namespace_and_device(X)[0]) if on_device is None else on_device
-        self.values = np.empty((self.n, self.n), dtype=np.float32)
-        self.slot = np.full(self.n, -1, dtype=np.int64)
-        self.filled = 0
+        self.capacity = self.n if capacity is None else min(int(capacity), self.n)
+        self.values = np.empty((self.capacity, self.n), dtype=np.float32)
+        self.slot = np.full(self.n, -1, dtype=np.int64)  # the row of each point; -1: not held
+        self.owner = np.full(self.capacity, -1, dtype=np.int64)  # the point of each row
+        self.used = np.zeros(self.capacity, dtype=np.int64)  # the request that last asked for each row
+        self.filled = self.requests = self.n_evaluations = 0
         if self.on_device or kernel.kind == "precomputed":
             self.X = X
             return
@@ -135,40 +144,53 @@ class KernelRows:
     def of(cls, K: np.ndarray) -> KernelRows:
         """The rows of a computed n × n matrix K, in point order."""
         rows = cls.__new__(cls)
-        rows.n = rows.filled = K.shape[0]
+        rows.n = rows.capacity = rows.filled = K.shape[0]
         rows.values, rows.slot = K, np.arange(K.shape[0])
         return rows
 
-    @property
-    def n_evaluations(self) -> int:
-        return self.filled * self.n
-
     def rows(self, points: np.ndarray) -> np.ndarray:
-        """The rows of :attr:`values` that hold ``points``' kernel values, computing those not
-        yet computed. Raises :class:`NotFinite` where an entry is not finite in float32."""
+        """The rows of :attr:`values` that hold ``points``' kernel values (at most
+        ``capacity`` distinct points), computing those not held. Raises :class:`NotFinite`
+        where an entry is not finite in float32."""
         points = np.asarray(points, dtype=np.int64)
-        new = np.unique(points[self.slot[points] < 0])
+        slots = self.slot[points]
+        new = np.unique(points[slots < 0])
+        if self.filled < self.n:  # (a matrix of every row needs no bookkeeping)
+            self.requests += 1
+            self.used[slots[slots >= 0]] = self.requests
         if new.size:
             self._compute(new)
         return self.slot[points]
 
     def matrix(self) -> np.ndarray:
-        """Every row, in point order (n × n, float32)."""
+        """Every row, in point order (n × n, float32; needs ``capacity`` n)."""
         slots = self.rows(np.arange(self.n))
         return self.values if np.array_equal(slots, np.arange(self.n)) else self.values[slots]
 
     def _compute(self, new: np.ndarray) -> None:
-        """The rows of the points ``new`` (sorted, none computed yet), into the next free rows."""
+        """The rows of the points ``new`` (sorted, none held), into free rows, or else into the
+        least recently used ones of points not in the current request."""
+        free = np.arange(self.filled, min(self.filled + new.size, self.capacity))
+        self.filled += free.size
+        self.used[free] = self.requests  # (not a victim of this request)
+        short = new.size - free.size
+        if short:
+            idle = np.flatnonzero(self.used < self.requests)
+            victims = np.sort(idle[np.argpartition(self.used[idle], short - 1)[:short]])
+            self.slot[self.owner[victims]] = -1
+            free = np.concatenate([free, victims])
         step = max(1, _DEVICE_BLOCK // max(self.n, 1)) if self.on_device else _PRODUCT_ROWS
         for lo in range(0, new.size, step):
-            points = new[lo: lo + step]
-            first = self.filled
-            block = self.values[first: first + points.size]
+            points, slots = new[lo: lo + step], free[lo: lo + step]
+            contiguous = slots[-1] - slots[0] == slots.size - 1
+            block = self.values[slots[0]: slots[-1] + 1] if contiguous else np.empty((slots.size, self.n), np.float32)
             if not self._block(points, block):
                 raise NotFinite
-            self.slot[points] = np.arange(first, first + points.size)
-            self.filled += points.size
             block[np.arange(points.size), points] += self.diag
+            if not contiguous:
+                self.values[slots] = block
+            self.slot[points], self.owner[slots], self.used[slots] = slots, points, self.requests
+            self.n_evaluations += points.size * self.n
 
     def _block(self, points: np.ndarray, block: np.ndarray) -> bool:
         """Fill ``block`` with the kernel rows of ``points``; whether every entry is finite."""
@@ -470,9 +492,11 @@ def smo_start(X: np.ndarray, y: np.ndarray, kernel, upper: np.ndarray, diag: flo
     n_evaluations : int
         Kernel values computed (n² where SMO runs by pairs; by blocks the working sets' rows).
     """
-    if not fits_in_memory(X.shape[0]):
+    capacity = row_capacity(X.shape[0])
+    # By pairs SMO reads every row; by blocks the rows of one working set at a time.
+    if capacity < (2 * _BLOCK if y.shape[0] > _BLOCKS_FROM * _BLOCK else X.shape[0]):
         return None, 0
-    rows = KernelRows(X, kernel, diag)
+    rows = KernelRows(X, kernel, diag, capacity=capacity)
     try:
         return smo(rows, y, upper, tol, max_iter, shift, source, start), rows.n_evaluations
     except NotFinite:
@@ -694,7 +718,9 @@ def _subtract_product(K: KernelRows, coef, F, source) -> None:
         coef = np.bincount(source, weights=coef, minlength=K.n)
     points = np.flatnonzero(coef)
     product = np.zeros(K.n)
-    in_row_blocks(_move_gradients, K.n, K.values, K.rows(points), coef[points], product, min_rows=_MOVE_ROWS)
+    for lo in range(0, points.size, K.capacity):  # as many rows at once as are held
+        part = points[lo: lo + K.capacity]
+        in_row_blocks(_move_gradients, K.n, K.values, K.rows(part), coef[part], product, min_rows=_MOVE_ROWS)
     F += product if source is None else product[source]
 
 

@@ -102,12 +102,14 @@ class SimpleSVC(OneVsOneSVC):
         the closest of 59 random pairs (177 kernel values). "smo": SMO's approximate solution
         (LIBSVM's algorithm and tolerance, 1e-3; beyond 8,192 points by blocks of 2,048) on
         the kernel matrix in float32, held in host memory (up to 4·n² bytes per pair of
-        classes; by blocks only the rows of the points that enter a block are computed and
-        held; its entries computed on X's device), whose sets are nearly the exact ones:
+        classes; by blocks only the rows of the points that enter a block are computed, in at
+        most a quarter of the available memory, the least recently used rows giving way to
+        new ones; its entries computed on X's device), whose sets are nearly the exact ones:
         SimpleSVM then finishes in a few iterations. It needs the hinge loss, a finite C and
         a built-in kernel (ValueError otherwise), and falls back to "closest_pair" where the
-        matrix would take more than a quarter of the available memory or float32 cannot hold
-        the kernel (``fit_stats_.start`` says which start ran). "auto" (gpath's fastest
+        matrix (by pairs) or 4,096 of its rows (by blocks) would take more than a quarter of
+        the available memory, or float32 cannot hold the kernel (``fit_stats_.start`` says
+        which start ran). "auto" (gpath's fastest
         exact trainer): "smo" where it applies (NumPy, CuPy or any array-API input; the
         finish stays on X's device), else "closest_pair". To reproduce the paper's
         experiments use ``init="closest_pair", block_size=1``.

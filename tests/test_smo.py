@@ -100,6 +100,43 @@ def test_kernel_rows_are_computed_once_when_first_asked_for(backend, kind, on_de
     assert np.abs(whole - expected).max() <= 1e-5 * np.abs(expected).max()
 
 
+def test_kernel_rows_beyond_their_capacity_give_way_least_recently_used_first():
+    X, _ = dataset("breast_cancer")
+    kernel = Kernel("rbf", 0.05)
+    expected = kernel(X, X) + 0.5 * np.eye(len(X))
+    rows = KernelRows(X, kernel, 0.5, capacity=5)
+    assert rows.values.shape == (5, len(X))
+    rows.rows(np.array([10, 11, 12]))
+    rows.rows(np.array([13, 14]))  # full
+    rows.rows(np.array([10]))  # 10 used again: 11 is now the least recently used
+
+    def assert_rows(points, slots):
+        assert np.abs(rows.values[slots] - expected[points]).max() <= 1e-5
+
+    points = np.array([20, 21, 13])
+    assert_rows(points, rows.rows(points))  # 11 and 12 give way, never 13 (asked for now)
+    assert rows.slot[11] == rows.slot[12] == -1 and (rows.slot[[10, 13, 14, 20, 21]] >= 0).all()
+    assert rows.n_evaluations == 7 * len(X)
+    points = np.array([11, 12, 20, 21, 14])
+    assert_rows(points, rows.rows(points))  # 11 and 12 computed again, in place of 10 and 13
+    assert rows.n_evaluations == 9 * len(X) and rows.slot[10] == rows.slot[13] == -1
+    assert sorted(rows.owner) == [11, 12, 14, 20, 21]
+
+
+@pytest.mark.parametrize("capacity", [64, 10])
+def test_smo_by_blocks_in_a_few_rows_of_memory(capacity, monkeypatch):
+    # Blocks of 32 points from 128 points on; a memory share of 64 rows (two working sets)
+    # recomputes rows that gave way and ends at the exact model; of 10 rows it cannot hold one
+    # working set, and the paper's start runs instead.
+    monkeypatch.setattr(gpath._smo, "_BLOCK", 32)
+    monkeypatch.setattr(gpath._smo, "row_capacity", lambda n: capacity)
+    X, y = dataset("bananas")
+    X, y = X[:700], y[:700]
+    model = SimpleSVC(C=10.0, gamma=1.0, init="smo").fit(X, y)
+    assert model.fit_stats_.start == ("smo" if capacity == 64 else "closest_pair")
+    assert_exact(model, X, y)
+
+
 def _gap(alpha, K, y, upper):
     """The maximal violating pair's gap of α, from the float64 kernel (independent of SMO)."""
     F = y - K @ (y * alpha)  # −y ∘ ∇
