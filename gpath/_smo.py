@@ -138,6 +138,7 @@ class KernelRows:
             X = X - X.mean(axis=0)  # distances are translation-invariant; centring cuts cancellation
         with np.errstate(over="ignore", invalid="ignore"):
             self.X = X.astype(np.float32)
+            self.XT = np.ascontiguousarray(self.X.T)  # (the direct pass reads a feature along the row)
             self.sq = np.einsum("ij,ij->i", self.X, self.X)
 
     @classmethod
@@ -210,13 +211,13 @@ class KernelRows:
         kind, gamma = _KINDS[kernel.kind], np.float32(kernel.gamma)
         with np.errstate(over="ignore", invalid="ignore"):
             if self.X.shape[1] <= _DIRECT_FEATURES:
-                bad = in_row_blocks(_direct_pass, points.size, block, self.X[points], self.X, kind, gamma,
-                                    float(kernel.degree), kernel.coef0)
+                bad = in_row_blocks(_direct_pass, points.size, block, self.X[points], self.XT, kind, gamma,
+                                    int(kernel.degree), np.float32(kernel.coef0))
             else:
                 with all_host_blas_threads():
                     np.matmul(self.X[points], self.X.T, out=block)
                 bad = in_row_blocks(_kernel_pass, points.size, block, self.sq[points], self.sq, kind, gamma,
-                                    float(kernel.degree), kernel.coef0)
+                                    int(kernel.degree), np.float32(kernel.coef0))
             if kernel.kind == "rbf":
                 np.exp(block, out=block)  # NumPy's SIMD exponential: a tenth of a compiled scalar loop's time
             if kernel.offset:
@@ -281,14 +282,17 @@ def device_kernel_matrix(X, kernel, diag: float) -> np.ndarray | None:
         return None
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _value(kind, v, gamma, degree, coef0):  # pragma: no cover - compiled
     """The matrix entry from ``v``, the squared distance (RBF: its exponent −γ v) or the inner
     product (linear: v; polynomial: (γ v + coef0)^degree; sigmoid: tanh(γ v + coef0))."""
     if kind == 1:
         return -gamma * v
     if kind == 2:
-        return (gamma * v + coef0) ** degree
+        base, power = gamma * v + coef0, np.float32(1.0)
+        for _ in range(degree):  # an integer degree by products: they vectorize, pow does not
+            power *= base
+        return power
     if kind == 3:
         return math.tanh(gamma * v + coef0)
     return v
@@ -307,47 +311,67 @@ def _gather_pass(start, stop, K, X, index):  # pragma: no cover - compiled
     return bad
 
 
-@njit(nogil=True, cache=True)
-def _direct_pass(start, stop, K, X_rows, X, kind, gamma, degree, coef0):  # pragma: no cover - compiled
-    """Rows ``start:stop`` of a block K of rows (of the points ``X_rows``, against every row X)
-    from the rows themselves (few features: one pass that writes K, where the product of a
-    handful of columns is bound by writing it and the kernel pass by reading it again); the
-    RBF kernel's exponent −γ‖x_i − x_j‖² from the differences. Returns whether an entry is not
-    finite."""
-    n, d = X.shape
-    bad = False
-    for i in range(start, stop):
+# Reassociation lets a pass's running check vectorize; no flag that assumes finite values, so
+# that the check still sees an overflow.
+_VECTOR = {"reassoc", "contract"}
+
+
+@njit(nogil=True, cache=True, fastmath=_VECTOR)
+def _finish_row(row, kind, gamma, degree, coef0):  # pragma: no cover - compiled
+    """A row of inner products or squared distances -> kernel values in place (the RBF kernel:
+    its exponent); returns NaN where an entry is not finite, else 0."""
+    n = row.shape[0]
+    if kind != 0:
         for j in range(n):
-            acc = np.float32(0.0)
-            for c in range(d):
-                if kind == 1:
-                    t = X_rows[i, c] - X[j, c]
-                    acc += t * t
-                else:
-                    acc += X_rows[i, c] * X[j, c]
-            v = _value(kind, acc, gamma, degree, coef0)
-            bad |= not math.isfinite(v)
-            K[i, j] = v
-    return bad
+            row[j] = _value(kind, row[j], gamma, degree, coef0)
+    check = np.float32(0.0)
+    for j in range(n):
+        check += row[j] - row[j]  # NaN from an infinite or NaN entry
+    return check
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, fastmath=_VECTOR)
+def _direct_pass(start, stop, K, X_rows, XT, kind, gamma, degree, coef0):  # pragma: no cover - compiled
+    """Rows ``start:stop`` of a block K of rows (of the points ``X_rows``, against every row,
+    given as the d × n ``XT``) from the rows themselves (few features: one pass that writes K,
+    where the product of a handful of columns is bound by writing it and the kernel pass by
+    reading it again), a feature at a time along the row (Bananas n = 5,000: 7 ms against
+    37 ms a point at a time); the RBF kernel's exponent −γ‖x_i − x_j‖² from the differences.
+    Returns whether an entry is not finite."""
+    d, n = XT.shape
+    check = np.float32(0.0)
+    for i in range(start, stop):
+        row = K[i]
+        row[:] = 0.0
+        for c in range(d):
+            x, column = X_rows[i, c], XT[c]
+            if kind == 1:
+                for j in range(n):
+                    t = x - column[j]
+                    row[j] += t * t
+            else:
+                for j in range(n):
+                    row[j] += x * column[j]
+        check += _finish_row(row, kind, gamma, degree, coef0)
+    return not math.isfinite(check)
+
+
+@njit(nogil=True, cache=True, fastmath=_VECTOR)
 def _kernel_pass(start, stop, K, sq_rows, sq, kind, gamma, degree, coef0):  # pragma: no cover - compiled
     """Rows ``start:stop`` of a block K of rows (their products with every row; their squared
     norms ``sq_rows``, every row's ``sq``) -> the kernel in place (for the RBF kernel its
     exponent −γ‖x_i − x_j‖², exponentiated by the caller). Returns whether an entry is not
     finite."""
     n = K.shape[1]
-    bad = False
+    check = np.float32(0.0)
     for i in range(start, stop):
-        for j in range(n):
-            inner = K[i, j]
-            if kind == 1:  # the squared distance from the expansion
-                inner = max(sq_rows[i] + sq[j] - np.float32(2.0) * inner, np.float32(0.0))
-            v = _value(kind, inner, gamma, degree, coef0)
-            bad |= not math.isfinite(v)
-            K[i, j] = v
-    return bad
+        row = K[i]
+        if kind == 1:  # the squared distance from the expansion
+            s = sq_rows[i]
+            for j in range(n):
+                row[j] = max(s + sq[j] - np.float32(2.0) * row[j], np.float32(0.0))
+        check += _finish_row(row, kind, gamma, degree, coef0)
+    return not math.isfinite(check)
 
 
 def smo(K: np.ndarray | KernelRows, y: np.ndarray, upper: np.ndarray, tol: float = SMO_TOL,

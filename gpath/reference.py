@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.metrics.pairwise import linear_kernel, polynomial_kernel, rbf_kernel
+from sklearn.metrics.pairwise import linear_kernel, polynomial_kernel, rbf_kernel, sigmoid_kernel
 from sklearn.svm import SVC, SVR
 
 
@@ -31,7 +31,11 @@ def kernel_matrix(X1, X2, kernel, gamma, degree=3, coef0=0.0):
         return rbf_kernel(X1, X2, gamma=gamma)
     if kernel == "linear":
         return linear_kernel(X1, X2)
-    return polynomial_kernel(X1, X2, degree=degree, gamma=gamma, coef0=coef0)
+    if kernel == "poly":
+        return polynomial_kernel(X1, X2, degree=degree, gamma=gamma, coef0=coef0)
+    if kernel == "sigmoid":
+        return sigmoid_kernel(X1, X2, gamma=gamma, coef0=coef0)
+    raise ValueError(f"kernel must be 'rbf', 'linear', 'poly' or 'sigmoid'; got {kernel!r}")
 
 
 __all__ = ["Reference", "SVRReference", "exact_svc", "exact_svc_gram", "exact_svr", "kernel_matrix",

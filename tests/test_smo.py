@@ -23,7 +23,8 @@ def _pm(y):
 
 
 @pytest.mark.parametrize("kind,gamma,degree,coef0", [("rbf", 0.05, 3, 0.0), ("linear", 1.0, 3, 0.0),
-                                                     ("poly", 0.02, 3, 1.0)])
+                                                     ("poly", 0.02, 3, 1.0), ("poly", 1e-3, 1, 0.5),
+                                                     ("sigmoid", 1e-7, 3, 0.5)])
 def test_kernel_matrix_is_the_kernel_in_float32(kind, gamma, degree, coef0):
     X, _ = dataset("breast_cancer")
     X = X + 1e3  # far from the origin: the RBF matrix is computed from centred rows
@@ -36,14 +37,15 @@ def test_kernel_matrix_is_the_kernel_in_float32(kind, gamma, degree, coef0):
     assert np.abs(K - ref).max() <= 1e-5 * scale
 
 
-@pytest.mark.parametrize("kind", ["rbf", "linear", "poly"])
-def test_kernel_matrix_of_few_features_is_the_kernel_in_float32(kind):
+@pytest.mark.parametrize("kind,degree", [("rbf", 2), ("linear", 2), ("poly", 2), ("poly", 5), ("sigmoid", 2)])
+def test_kernel_matrix_of_few_features_is_the_kernel_in_float32(kind, degree):
     # Bananas (2 features) takes the direct pass, not the matrix product.
     X, _ = dataset("bananas")
     X = X[:800] + 100.0
+    gamma = 1e-5 if kind == "sigmoid" else 0.5  # (a sigmoid not saturated at ±1)
     assert X.shape[1] <= gpath._smo._DIRECT_FEATURES
-    K = kernel_matrix(X, Kernel(kind, 0.5, 2, 1.0), 0.5)
-    ref = reference_kernel(X, X, kind, 0.5, 2, 1.0) + 0.5 * np.eye(len(X))
+    K = kernel_matrix(X, Kernel(kind, gamma, degree, 1.0), 0.5)
+    ref = reference_kernel(X, X, kind, gamma, degree, 1.0) + 0.5 * np.eye(len(X))
     assert np.abs(K - ref).max() <= 1e-5 * np.abs(ref).max()
 
 
