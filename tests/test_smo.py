@@ -235,6 +235,33 @@ def test_smo_from_a_nearby_solution_meets_its_tolerance_sooner(block, monkeypatc
     assert _doubled_gap(alpha, X, y, target, upper, source) <= 1e-3 + 1e-6 * alpha.sum()
 
 
+@pytest.mark.parametrize("capacity", [None, 128])
+def test_smo_by_blocks_on_rows_computed_when_asked_for(capacity, monkeypatch):
+    # ε-SVR's twins (two coefficients a row) and a warm start, by blocks of 64 coefficients,
+    # on rows computed when a block first asks for them (and in 128 rows that give way to new
+    # ones): SMO meets its tolerance as on the whole matrix, and near the same point.
+    monkeypatch.setattr(gpath._smo, "_BLOCK", 64)
+    X, _, y, target, upper, source = _doubled_svr(1.0)
+    kernel, shift = Kernel("rbf", 0.1), 1.0 - y * target
+    K = kernel_matrix(X, kernel, 0.0)
+    start = smo(K, y, upper, shift=shift, source=source)[0]
+    start[100:180] = 0.0
+    start = gpath._simplesvm._balanced(start, y, upper)
+    for first in (None, start):
+        expected, _ = smo(K, y, upper, shift=shift, source=source, start=first)
+        rows = KernelRows(X, kernel, 0.0, capacity=capacity)
+        alpha, n_iter = smo(rows, y, upper, shift=shift, source=source, start=first)
+        assert n_iter > 0 and np.all(alpha >= 0) and np.all(alpha <= upper) and abs(y @ alpha) <= 1e-12 * len(y)
+        assert _doubled_gap(alpha, X, y, target, upper, source) <= 1e-3 + 1e-6 * alpha.sum()
+        beta, beta_expected = alpha[0::2] - alpha[1::2], expected[0::2] - expected[1::2]
+        np.testing.assert_allclose(beta, beta_expected, atol=0.05)
+        held = np.count_nonzero(rows.slot >= 0)
+        if capacity is None:  # each row computed once, if at all
+            assert rows.n_evaluations == held * len(X)
+        else:  # every row held, and more computed (some again, after they gave way)
+            assert held == capacity and rows.n_evaluations > capacity * len(X)
+
+
 @pytest.mark.parametrize("block", [None, 128])
 @pytest.mark.parametrize("C", [1e-3, 1.0, 1e3])
 def test_the_exact_finish_from_smo_is_the_exact_model(backend, C, block, monkeypatch):
