@@ -4,15 +4,17 @@ SimpleSVM (:mod:`gpath._simplesvm`) is exact from any feasible start, and short 
 one: from the index sets of a solution accurate to LIBSVM's default tolerance it finishes in
 two or three iterations. Finding those sets is what costs it from a cold start (one block of
 violators enters per iteration, thousands of iterations at n = 10,000). This module finds them
-the way the fastest SMO solvers do, with the whole kernel matrix in memory:
+the way the fastest SMO solvers do, with the kernel matrix's rows in memory:
 
-1. The kernel matrix K as one float32 n × n array: BLAS-3 products X Xᵀ by blocks of rows
-   (the data centred first for the RBF kernel, whose distances then lose less to
-   cancellation), each finished in cache by one compiled, threaded pass for the kernel
+1. The kernel matrix K in float32, by rows (:class:`KernelRows`): BLAS-3 products X Xᵀ by
+   blocks of rows (the data centred first for the RBF kernel, whose distances then lose less
+   to cancellation), each finished in cache by one compiled, threaded pass for the kernel
    function and NumPy's SIMD exponential; for a few features one compiled pass from the
    rows. Float32 halves the memory and the time of the product; the start needs no more
-   (the finish computes its float64 columns anew). On a GPU the entries are computed there
-   (:func:`device_kernel_matrix`).
+   (the finish computes its float64 columns anew). On a GPU the entries are computed there.
+   SMO by pairs reads every row; by blocks a row is computed when a working set first holds
+   its point (about half of them), in at most a quarter of the available memory, where the
+   least recently used rows give way (LIBSVM's kernel cache, by rows).
 2. SMO with second-order working-set selection (WSS 2 of Fan, Chen & Lin, JMLR 2005, as in
    LIBSVM) and LIBSVM's shrinking (Chang & Lin, "LIBSVM", ACM TIST 2011, section 5; the kept
    points' block copied out, see :func:`smo`), run to LIBSVM's default stopping tolerance
