@@ -148,7 +148,7 @@ class KernelRows:
         """The rows of a computed n × n matrix K, in point order."""
         rows = cls.__new__(cls)
         rows.n = rows.capacity = rows.filled = K.shape[0]
-        rows.values, rows.slot = K, np.arange(K.shape[0])
+        rows.values, rows.slot, rows.n_evaluations = K, np.arange(K.shape[0]), 0  # (computed elsewhere)
         return rows
 
     def rows(self, points: np.ndarray) -> np.ndarray:
