@@ -37,7 +37,7 @@ from ._array_api import get_namespace_and_device, is_numpy, scalars, to_device, 
 from ._threads import in_row_blocks
 from .linalg import all_host_blas_threads, available_memory
 
-__all__ = ["KernelRows", "device_kernel_matrix", "kernel_matrix", "row_capacity", "smo", "smo_start"]
+__all__ = ["KernelRows", "kernel_matrix", "row_capacity", "smo", "smo_start"]
 
 # LIBSVM's default stopping tolerance (the maximal violating pair's gap, units of y f).
 SMO_TOL = 1e-3
@@ -98,7 +98,7 @@ class KernelRows:
 
     Each block of rows is computed as :func:`kernel_matrix` describes: on the host a BLAS-3
     product finished in cache (or, for a few features, one compiled pass from the rows); on
-    another namespace (CuPy) on X's device, as :func:`device_kernel_matrix`.
+    another namespace (CuPy) by the kernel itself on X's device.
 
     Parameters
     ----------
@@ -185,7 +185,7 @@ class KernelRows:
         step = max(1, _DEVICE_BLOCK // max(self.n, 1)) if self.on_device else _PRODUCT_ROWS
         for lo in range(0, new.size, step):
             points, slots = new[lo: lo + step], free[lo: lo + step]
-            contiguous = slots[-1] - slots[0] == slots.size - 1
+            contiguous = bool(np.all(np.diff(slots) == 1))
             block = self.values[slots[0]: slots[-1] + 1] if contiguous else np.empty((slots.size, self.n), np.float32)
             if not self._block(points, block):
                 raise NotFinite
@@ -231,18 +231,27 @@ class NotFinite(ArithmeticError):
     """A kernel value is not finite in float32 (features too large for float32 products)."""
 
 
-def kernel_matrix(X: np.ndarray, kernel, diag: float) -> np.ndarray | None:
-    """``K(X, X) + diag · I`` as a float32 n × n matrix computed on the host, or None where
-    float32 cannot hold it (a non-finite entry: features too large for float32 products).
+def kernel_matrix(X, kernel, diag: float, on_device: bool = False) -> np.ndarray | None:
+    """``K(X, X) + diag · I`` as a float32 n × n host matrix, every row in point order, or None
+    where float32 cannot hold it (a non-finite entry: features too large for float32 products).
 
     Parameters
     ----------
-    X : ndarray of shape (n, d), float64 (host)
+    X : array of shape (n, d), float64
+        NumPy for the host's passes; any array-API namespace and device with ``on_device``.
     kernel : Kernel
         ``kind`` "linear", "rbf", "poly", "sigmoid" (with its ``offset``) or "precomputed" (X the rows of
         :func:`gpath.kernels.with_index`).
     diag : float
         Added to the diagonal (the ridge).
+    on_device : bool
+        Compute each entry in float64 by :class:`gpath.kernels.Kernel` on X's device (CuPy: one
+        cuBLAS product and one elementwise pass per block of at most 2²⁴ entries), rounded once
+        and copied to the host block by block; else by the host's float32 passes.
+
+    Returns
+    -------
+    K : ndarray of shape (n, n), float32 (host), or None
 
     Notes
     -----
@@ -254,32 +263,7 @@ def kernel_matrix(X: np.ndarray, kernel, diag: float) -> np.ndarray | None:
     compiled pass from the rows. Float32 halves the memory and the time of the product.
     """
     try:
-        return KernelRows(X, kernel, diag).matrix()
-    except NotFinite:
-        return None
-
-
-def device_kernel_matrix(X, kernel, diag: float) -> np.ndarray | None:
-    """:func:`kernel_matrix` with the entries computed on X's device (CuPy: one cuBLAS product
-    and one elementwise pass per block of rows, in float64) and copied to the host as float32,
-    block by block (a block holds at most 2²⁴ entries on the device), or None where float32
-    cannot hold the kernel.
-
-    Parameters
-    ----------
-    X : array of shape (n, d), float64, any array-API namespace and device
-    kernel : Kernel
-    diag : float
-        Added to the diagonal (the ridge).
-
-    Returns
-    -------
-    K : ndarray of shape (n, n), float32 (host), or None
-        ``K(X, X) + diag · I``, each entry computed in float64 by :class:`gpath.kernels.Kernel`
-        and rounded once; None if an entry is not finite in float32.
-    """
-    try:
-        return KernelRows(X, kernel, diag, on_device=True).matrix()
+        return KernelRows(X, kernel, diag, on_device=on_device).matrix()
     except NotFinite:
         return None
 

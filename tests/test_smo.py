@@ -12,7 +12,7 @@ from helpers import assert_exact, dataset
 import gpath._simplesvm
 import gpath._smo
 from gpath import IncrementalSVC, SimpleSVC
-from gpath._smo import KernelRows, device_kernel_matrix, kernel_matrix, smo
+from gpath._smo import KernelRows, kernel_matrix, smo
 from gpath.kernels import Kernel
 from gpath.reference import exact_svc, exact_svr
 from gpath.reference import kernel_matrix as reference_kernel
@@ -58,18 +58,18 @@ def test_kernel_matrix_that_float32_cannot_hold_is_none():
 @pytest.mark.filterwarnings("ignore:overflow encountered in cast")  # the 1e20 features' float32 entries
 @pytest.mark.parametrize("kind,gamma,degree,coef0", [("rbf", 0.05, 3, 0.0), ("linear", 1.0, 3, 0.0),
                                                      ("poly", 0.02, 3, 1.0), ("sigmoid", 1e-4, 3, 0.5)])
-def test_device_kernel_matrix_is_the_kernel_in_float32(backend, kind, gamma, degree, coef0, monkeypatch):
+def test_kernel_matrix_on_the_device_is_the_kernel_in_float32(backend, kind, gamma, degree, coef0, monkeypatch):
     # Entries computed on X's device, copied block by block (blocks of a few rows here, and a
     # last block shorter than the others).
     monkeypatch.setattr(gpath._smo, "_DEVICE_BLOCK", 7 * 569)
     X, _ = dataset("breast_cancer")
     X = X + 1e3
     kernel = Kernel(kind, gamma, degree, coef0)
-    K = device_kernel_matrix(backend.asarray(X), kernel, 0.5)
+    K = kernel_matrix(backend.asarray(X), kernel, 0.5, on_device=True)
     assert isinstance(K, np.ndarray) and K.dtype == np.float32 and K.shape == (len(X), len(X))
     ref = kernel(X, X) + 0.5 * np.eye(len(X))
     assert np.abs(K - ref).max() <= 1e-6 * np.abs(ref).max()  # float64 entries rounded once
-    assert device_kernel_matrix(backend.asarray(X * 1e20), Kernel("linear"), 0.0) is None
+    assert kernel_matrix(backend.asarray(X * 1e20), Kernel("linear"), 0.0, on_device=True) is None
 
 
 @pytest.mark.parametrize("kind", ["rbf", "poly", "precomputed"])
