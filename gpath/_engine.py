@@ -30,9 +30,9 @@ from numba import njit
 
 from ._array_api import is_numpy, scalars, to_device, to_host
 from ._ratio import EPS
-from ._threads import in_row_blocks
+from ._threads import ENTRIES_PER_THREAD, in_row_blocks
 from .kernels import EXPANSION_LIMIT, CenteredRows, q_columns, with_ridge
-from .linalg import all_host_blas_threads
+from .linalg import blas_in_row_blocks
 
 __all__ = ["CupyEngine", "Engine", "NumbaEngine", "engine_for"]
 
@@ -102,8 +102,7 @@ class Engine:
         ``rows``: X centred once (:class:`gpath.kernels.CenteredRows`), or None."""
         idx = to_device(cols, self.xp, self.device)
         y_cols = None if y is None else self.xp.take(y, idx)
-        with all_host_blas_threads():
-            return q_columns(kernel, X, self.xp.take(X, idx, axis=0), cols, ridge, y, y_cols, rows)
+        return q_columns(kernel, X, self.xp.take(X, idx, axis=0), cols, ridge, y, y_cols, rows)
 
     def twin_block(self, kernel, X, cols: np.ndarray, y, ridge: float):
         """:meth:`q_block` where the rows 2i and 2i + 1 of X are one point x_i (ε-SVR's doubled
@@ -323,15 +322,17 @@ class NumbaEngine(Engine):
         return (b_lo, int(i_lo)), (b_hi, int(i_hi))
 
     def q_block(self, kernel, X, cols: np.ndarray, y=None, ridge: float = 0.0, rows=None):
-        # Many features: the matrix product's (see _PRODUCT_COLUMNS), its entries finished in
-        # three passes (the generic path's temporaries took twelve); else compiled.
+        # Many features: the matrix product's (see _PRODUCT_COLUMNS), each thread's rows
+        # finished in cache (the generic path's temporaries took twelve passes); else compiled.
         d = X.shape[1]
         if d > _BLAS_FEATURES and (rows is not None or cols.size >= _PRODUCT_COLUMNS):
-            block = self._product_block(kernel, X, cols, rows)
-            if block is None:
+            factors = self._product_factors(kernel, X, cols, rows)
+            if factors is None:
                 return super().q_block(kernel, X, cols, y, ridge, rows)
-            in_row_blocks(_finish_block, block.shape[0], block, kernel.offset, _vec(y), ridge,
-                          np.ascontiguousarray(cols, dtype=np.int64), min_rows=_BLOCK_ROWS)
+            cols = np.ascontiguousarray(cols, dtype=np.int64)
+            block = np.empty((cols.size, X.shape[0]))  # C order (k, n): its rows are Q's columns
+            blas_in_row_blocks(_product_rows, cols.size, block, *factors, kernel, _vec(y), ridge, cols,
+                               min_rows=max(_BLOCK_ROWS, ENTRIES_PER_THREAD // max(X.shape[0], 1)))
             return block.T
         out = np.empty((X.shape[0], cols.size), order="F")
         if d > _BLAS_FEATURES or cols.size <= _FEW_COLUMNS:
@@ -350,7 +351,7 @@ class NumbaEngine(Engine):
         # Columns split between the cores where each has some 2¹⁷ entries to sum (a fit's
         # bound columns; not an update's few).
         in_row_blocks(_feature_sums, cols.size, np.ascontiguousarray(X.T), cols, rbf, -kernel.gamma if rbf else 1.0,
-                      out, min_rows=max(1, _THREAD_ENTRIES // max(X.shape[0], 1)))
+                      out, min_rows=max(1, ENTRIES_PER_THREAD // max(X.shape[0], 1)))
         block = out.T  # C order (k, n): its rows are Q's columns
         if rbf:
             np.exp(out, out=out)
@@ -360,27 +361,19 @@ class NumbaEngine(Engine):
         return out
 
     @staticmethod
-    def _product_block(kernel, X, cols: np.ndarray, rows):
-        """K(X[cols], X) (k × n, C order: its rows are Q's columns) from one matrix product,
-        or None where the generic path must decide (the RBF expansion's round-off guard of
-        :func:`gpath.kernels._squared_distances`)."""
-        if kernel.kind == "rbf":
-            rows = rows if rows is not None else CenteredRows(X)
-            Z = X[cols] - rows.center
-            z_norms = np.einsum("ij,ij->i", Z, Z)
-            if kernel.gamma * (rows.max_norm + float(z_norms.max(initial=0.0))) > EXPANSION_LIMIT:
-                return None
-            with all_host_blas_threads():
-                block = Z @ rows.centered.T
-            in_row_blocks(_rbf_exponent, block.shape[0], block, z_norms, rows.norms, kernel.gamma,
-                          min_rows=_BLOCK_ROWS)
-            return np.exp(block, out=block)  # NumPy's SIMD exponential: 6× a compiled scalar loop's
-        with all_host_blas_threads():
-            block = X[cols] @ X.T
-        if kernel.kind == "poly":
-            in_row_blocks(_polynomial, block.shape[0], block, kernel.gamma, float(kernel.degree), kernel.coef0,
-                          min_rows=_BLOCK_ROWS)
-        return block
+    def _product_factors(kernel, X, cols: np.ndarray, rows):
+        """The factors of K(X[cols], X)'s matrix product, ``(Z, W, z_norms, w_norms)`` with
+        the product Z Wᵀ (the RBF kernel: the centred rows, whose squared norms give the
+        distances), or None where the generic path must decide (the RBF expansion's round-off
+        guard of :func:`gpath.kernels._squared_distances`)."""
+        if kernel.kind != "rbf":
+            return X[cols], X, _NO_NORMS, _NO_NORMS
+        rows = rows if rows is not None else CenteredRows(X)
+        Z = X[cols] - rows.center
+        z_norms = np.einsum("ij,ij->i", Z, Z)
+        if kernel.gamma * (rows.max_norm + float(z_norms.max(initial=0.0))) > EXPANSION_LIMIT:
+            return None
+        return Z, rows.centered, z_norms, rows.norms
 
     def violators(self, z, lo, hi, threshold: float, count: int) -> np.ndarray:
         idx = np.empty(z.shape[0], dtype=np.int64)
@@ -504,9 +497,6 @@ _KINDS = {"rbf": 0, "linear": 1, "poly": 2}
 _BLAS_FEATURES = 32
 _PRODUCT_COLUMNS = 32
 _FEW_COLUMNS = 2
-# A compiled block of few features is split among the cores where each core gets at least this
-# many entries (a fit's bound columns at make_friedman1 n = 10,000: 0.47 s on one core).
-_THREAD_ENTRIES = 2**17
 
 
 # Reductions may be reordered (and multiply-adds fused), so that LLVM vectorizes them; no
@@ -573,6 +563,23 @@ def _polynomial(start, stop, block, gamma, degree, coef0):  # pragma: no cover -
         row = block[j]
         for i in range(row.shape[0]):
             row[i] = (gamma * row[i] + coef0) ** degree
+
+
+_NO_NORMS = np.zeros(0)
+
+
+def _product_rows(start, stop, block, Z, W, z_norms, w_norms, kernel, y, ridge, cols):
+    """Rows ``start:stop`` of a product block (one thread's share: :meth:`NumbaEngine.q_block`)
+    finished while in cache: the product Z Wᵀ (BLAS), the kernel function (compiled; NumPy's
+    SIMD exponential, 6× a compiled scalar loop's), then Q's entries."""
+    part = block[start:stop]
+    np.matmul(Z[start:stop], W.T, out=part)
+    if kernel.kind == "rbf":
+        _rbf_exponent(start, stop, block, z_norms, w_norms, kernel.gamma)
+        np.exp(part, out=part)
+    elif kernel.kind == "poly":
+        _polynomial(start, stop, block, kernel.gamma, float(kernel.degree), kernel.coef0)
+    _finish_block(start, stop, block, kernel.offset, y, ridge, cols)
 
 
 @njit(nogil=True, cache=True)

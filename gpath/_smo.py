@@ -8,7 +8,7 @@ the way the fastest SMO solvers do, with the kernel matrix's rows in memory:
 
 1. The kernel matrix K in float32, by rows (:class:`KernelRows`): BLAS-3 products X Xᵀ by
    blocks of rows (the data centred first for the RBF kernel, whose distances then lose less
-   to cancellation), each finished in cache by one compiled, threaded pass for the kernel
+   to cancellation), each thread's rows finished in cache by a compiled pass for the kernel
    function and NumPy's SIMD exponential; for a few features one compiled pass from the
    rows. Float32 halves the memory and the time of the product; the start needs no more
    (the finish computes its float64 columns anew). On a GPU the entries are computed there.
@@ -34,8 +34,8 @@ import numpy as np
 from numba import njit
 
 from ._array_api import get_namespace_and_device, is_numpy, scalars, to_device, to_host_into
-from ._threads import in_row_blocks
-from .linalg import all_host_blas_threads, available_memory
+from ._threads import ENTRIES_PER_THREAD, in_row_blocks
+from .linalg import available_memory, blas_in_row_blocks
 
 __all__ = ["KernelRows", "kernel_matrix", "row_capacity", "smo", "smo_start"]
 
@@ -210,21 +210,29 @@ class KernelRows:
             index = self.X[:, -1].astype(np.int64)
             # One compiled gather into float32 (a subset of rows, as Platt's folds: no float64 copy).
             return not any(in_row_blocks(_gather_pass, points.size, block, self.X[points], index))
+        bad = blas_in_row_blocks(self._finished_rows, points.size, block, points,
+                                 min_rows=max(1, ENTRIES_PER_THREAD // self.n))
+        if kernel.offset:
+            block += np.float32(kernel.offset)
+        return not any(bad)
+
+    def _finished_rows(self, start: int, stop: int, block: np.ndarray, points: np.ndarray) -> bool:
+        """Rows ``start:stop`` of :meth:`_block`'s block, one thread's share, finished while in
+        cache: the product of the points' rows with every row (BLAS) and the kernel function
+        (compiled), or for a few features one compiled pass from the rows; then the RBF
+        kernel's exponential (NumPy's SIMD loop). Returns whether an entry is not finite."""
+        kernel, part, rows = self.kernel, block[start:stop], points[start:stop]
         kind, gamma = _KINDS[kernel.kind], np.float32(kernel.gamma)
+        degree, coef0 = int(kernel.degree), np.float32(kernel.coef0)
         with np.errstate(over="ignore", invalid="ignore"):
             if self.X.shape[1] <= _DIRECT_FEATURES:
-                bad = in_row_blocks(_direct_pass, points.size, block, self.X[points], self.XT, kind, gamma,
-                                    int(kernel.degree), np.float32(kernel.coef0))
+                bad = _direct_pass(0, rows.size, part, self.X[rows], self.XT, kind, gamma, degree, coef0)
             else:
-                with all_host_blas_threads():
-                    np.matmul(self.X[points], self.X.T, out=block)
-                bad = in_row_blocks(_kernel_pass, points.size, block, self.sq[points], self.sq, kind, gamma,
-                                    int(kernel.degree), np.float32(kernel.coef0))
+                np.matmul(self.X[rows], self.X.T, out=part)
+                bad = _kernel_pass(0, rows.size, part, self.sq[rows], self.sq, kind, gamma, degree, coef0)
             if kernel.kind == "rbf":
-                np.exp(block, out=block)  # NumPy's SIMD exponential: a tenth of a compiled scalar loop's time
-            if kernel.offset:
-                block += np.float32(kernel.offset)
-        return not any(bad)
+                np.exp(part, out=part)
+        return bad
 
 
 class NotFinite(ArithmeticError):
@@ -256,11 +264,13 @@ def kernel_matrix(X, kernel, diag: float, on_device: bool = False) -> np.ndarray
     Notes
     -----
     RBF distances come from the centred rows (they lose less to cancellation). With many
-    features each block of ``_PRODUCT_ROWS`` rows is one BLAS product X Xᵀ finished in cache
-    by one compiled, threaded pass for the kernel function and NumPy's SIMD exponential, where
-    the whole product and then two passes over it moved the matrix through memory three times
-    (Adult n = 10,000, d = 107: 0.24–0.38 s against 0.31–0.46 s); with a few features one
-    compiled pass from the rows. Float32 halves the memory and the time of the product.
+    features each block of ``_PRODUCT_ROWS`` rows is split between the threads, each thread's
+    rows one BLAS product X Xᵀ (on that thread: :func:`gpath.linalg.blas_in_row_blocks`)
+    finished in cache by a compiled pass for the kernel function and NumPy's SIMD
+    exponential, where the whole product and then two passes over it moved the matrix through
+    memory three times (Adult n = 10,000, d = 107: 0.24–0.38 s against 0.31–0.46 s); with a
+    few features one compiled pass from the rows. Float32 halves the memory and the time of
+    the product.
     """
     try:
         return KernelRows(X, kernel, diag, on_device=on_device).matrix()

@@ -5,9 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from numba import njit
+from threadpoolctl import threadpool_info, threadpool_limits
 
 from gpath import _threads
+from gpath._engine import NumbaEngine
+from gpath._smo import KernelRows
 from gpath._threads import in_row_blocks
+from gpath.kernels import Kernel
+from gpath.linalg import blas_in_row_blocks
+from gpath.reference import kernel_matrix
 
 
 @njit(nogil=True, cache=False)
@@ -33,3 +39,40 @@ def test_min_rows_lets_short_arrays_of_long_rows_split(monkeypatch):
     out = np.zeros(16)
     assert len(in_row_blocks(_mark, 16, out, min_rows=4)) == 2
     np.testing.assert_array_equal(out, np.ones(16))
+
+
+def _blas_thread_counts(start, stop, out):
+    out[start:stop] = max(lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas")
+
+
+def _blas_threads() -> int:
+    return max(lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas")
+
+
+def test_blas_in_row_blocks_runs_each_share_with_one_blas_thread_and_restores_them(monkeypatch):
+    # A BLAS library's own threads spin after a product and take the cores from the passes
+    # that follow: each thread's product runs on its thread alone.
+    monkeypatch.setattr(_threads, "n_threads", lambda: 3)
+    out = np.zeros(300)
+    with threadpool_limits(limits=2, user_api="blas"):
+        blas_in_row_blocks(_blas_thread_counts, out.size, out, min_rows=64)
+        np.testing.assert_array_equal(out, np.ones(out.size))
+        assert _blas_threads() == 2
+
+
+@pytest.mark.parametrize("kind", ["rbf", "linear", "poly"])
+@pytest.mark.parametrize("cores", [1, 3])
+def test_kernel_blocks_split_between_threads_are_the_kernel(monkeypatch, kind, cores):
+    # The float64 product block of the exact trainer and the float32 rows of SMO's start, each
+    # thread computing and finishing its own rows, against scikit-learn's kernels.
+    monkeypatch.setattr(_threads, "n_threads", lambda: cores)
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(700, 40))
+    kernel = Kernel(kind, 1.0 / 40, 3, 0.5)
+    reference = kernel_matrix(X, X, kind, 1.0 / 40, 3, 0.5)
+    cols = np.arange(0, 700, 7)
+    block = NumbaEngine(np, "cpu").q_block(kernel, X, cols)
+    np.testing.assert_allclose(block, reference[:, cols], rtol=1e-12, atol=1e-12 * np.abs(reference).max())
+    rows = KernelRows(X, kernel, 0.0)
+    slots = rows.rows(cols[::-1])
+    np.testing.assert_allclose(rows.values[slots], reference[cols[::-1]], rtol=1e-4, atol=1e-5 * np.abs(reference).max())
