@@ -106,7 +106,7 @@ _limited = threading.local()
 def blas_in_row_blocks(function, n: int, *args, min_rows: int = 64) -> list:
     """:func:`gpath._threads.in_row_blocks` for a pass that calls BLAS (a block of kernel
     rows: its product, then its kernel function), with every BLAS library on one thread: the
-    product is split by rows between gpath's threads, each finishing its own rows in cache.
+    product is split between gpath's threads, each finishing its own part in cache.
     A BLAS library's own threads spin for a while after each product and took the cores from
     the compiled passes that followed (16 cores, Adult n = 30,000: SMO 2.18 s with the host's
     threaded products between its rounds, against 0.60 s with the rows computed on a GPU)."""

@@ -7,11 +7,13 @@ import pytest
 from numba import njit
 from threadpoolctl import threadpool_info, threadpool_limits
 
+import gpath._engine
+import gpath._smo
 from gpath import _threads
 from gpath._engine import NumbaEngine
 from gpath._smo import KernelRows
 from gpath._threads import in_row_blocks
-from gpath.kernels import Kernel
+from gpath.kernels import CenteredRows, Kernel
 from gpath.linalg import blas_in_row_blocks
 from gpath.reference import kernel_matrix
 
@@ -61,18 +63,27 @@ def test_blas_in_row_blocks_runs_each_share_with_one_blas_thread_and_restores_th
 
 
 @pytest.mark.parametrize("kind", ["rbf", "linear", "poly"])
+@pytest.mark.parametrize("features", [3, 40])
 @pytest.mark.parametrize("cores", [1, 3])
-def test_kernel_blocks_split_between_threads_are_the_kernel(monkeypatch, kind, cores):
+def test_kernel_blocks_split_between_threads_are_the_kernel(monkeypatch, kind, features, cores):
     # The float64 product block of the exact trainer and the float32 rows of SMO's start, each
-    # thread computing and finishing its own rows, against scikit-learn's kernels.
+    # thread computing and finishing its own range of points (the own-row ridge included),
+    # against scikit-learn's kernels.
     monkeypatch.setattr(_threads, "n_threads", lambda: cores)
+    monkeypatch.setattr(gpath._engine, "ENTRIES_PER_THREAD", 64)
+    monkeypatch.setattr(gpath._smo, "ENTRIES_PER_THREAD", 64)
     rng = np.random.default_rng(3)
-    X = rng.normal(size=(700, 40))
-    kernel = Kernel(kind, 1.0 / 40, 3, 0.5)
-    reference = kernel_matrix(X, X, kind, 1.0 / 40, 3, 0.5)
+    X = rng.normal(size=(700, features))
+    y = np.where(rng.random(700) < 0.5, -1.0, 1.0)
+    kernel, ridge = Kernel(kind, 1.0 / features, 3, 0.5), 0.25
     cols = np.arange(0, 700, 7)
-    block = NumbaEngine(np, "cpu").q_block(kernel, X, cols)
-    np.testing.assert_allclose(block, reference[:, cols], rtol=1e-12, atol=1e-12 * np.abs(reference).max())
-    rows = KernelRows(X, kernel, 0.0)
+    reference = kernel_matrix(X, X[cols], kind, 1.0 / features, 3, 0.5)
+    Q = y[:, None] * reference * y[cols][None, :]
+    Q[cols, np.arange(cols.size)] += ridge
+    block = NumbaEngine(np, "cpu").q_block(kernel, X, cols, y, ridge, rows=CenteredRows(X))
+    np.testing.assert_allclose(block, Q, rtol=1e-12, atol=1e-12 * np.abs(Q).max())
+    rows = KernelRows(X, kernel, ridge)
     slots = rows.rows(cols[::-1])
-    np.testing.assert_allclose(rows.values[slots], reference[cols[::-1]], rtol=1e-4, atol=1e-5 * np.abs(reference).max())
+    K = reference.T[::-1].copy()
+    K[np.arange(cols.size), cols[::-1]] += ridge
+    np.testing.assert_allclose(rows.values[slots], K, rtol=1e-4, atol=1e-5 * np.abs(K).max())
