@@ -356,8 +356,8 @@ class NumbaEngine(Engine):
         if rbf:
             np.exp(out, out=out)
         elif kernel.kind == "poly":
-            _polynomial(block, kernel.gamma, float(kernel.degree), kernel.coef0)
-        _finish_block(block, 0, kernel.offset, _vec(y), ridge, cols)
+            _polynomial(block, 0, X.shape[0], kernel.gamma, float(kernel.degree), kernel.coef0)
+        _finish_block(block, 0, X.shape[0], kernel.offset, _vec(y), ridge, cols)
         return out
 
     @staticmethod
@@ -546,22 +546,24 @@ def _stationarity(yf, lo, hi, members, shift, scale):
 _BLOCK_POINTS = 64
 
 
-# The block passes below run over a k × n block or a range of its columns (a k × w view: one
-# row per column of Q, the points of X along it).
+# The block passes below run over the columns lo:hi of a C-ordered k × n block (one row per
+# column of Q, the points of X along it); each row's range is contiguous, so that the loops
+# vectorize (a k × w view of the block would not tell Numba so).
 @njit(nogil=True, cache=True)
-def _rbf_exponent(block, z_norms, x_norms, gamma):  # pragma: no cover - compiled
+def _rbf_exponent(block, lo, hi, z_norms, x_norms, gamma):  # pragma: no cover - compiled
     """⟨z_j − c, x_i − c⟩ -> −γ max(‖z_j − c‖² + ‖x_i − c‖² − 2⟨z_j − c, x_i − c⟩, 0) in place."""
+    x_norms = x_norms[lo:hi]
     for j in range(block.shape[0]):
-        row = block[j]
+        row = block[j, lo:hi]
         for i in range(row.shape[0]):
             row[i] = -gamma * max(z_norms[j] + x_norms[i] - 2.0 * row[i], 0.0)
 
 
 @njit(nogil=True, cache=True)
-def _polynomial(block, gamma, degree, coef0):  # pragma: no cover - compiled
+def _polynomial(block, lo, hi, gamma, degree, coef0):  # pragma: no cover - compiled
     """⟨z_j, x_i⟩ -> (γ⟨z_j, x_i⟩ + coef0)^degree in place."""
     for j in range(block.shape[0]):
-        row = block[j]
+        row = block[j, lo:hi]
         for i in range(row.shape[0]):
             row[i] = (gamma * row[i] + coef0) ** degree
 
@@ -579,24 +581,24 @@ def _product_columns(lo, hi, block, Z, W, z_norms, w_norms, kernel, y, ridge, co
     part = block[:, lo:hi]
     np.matmul(Z, W[lo:hi].T, out=part)
     if kernel.kind == "rbf":
-        _rbf_exponent(part, z_norms, w_norms[lo:hi], kernel.gamma)
+        _rbf_exponent(block, lo, hi, z_norms, w_norms, kernel.gamma)
         np.exp(part, out=part)
     elif kernel.kind == "poly":
-        _polynomial(part, kernel.gamma, float(kernel.degree), kernel.coef0)
-    _finish_block(part, lo, kernel.offset, y, ridge, cols)
+        _polynomial(block, lo, hi, kernel.gamma, float(kernel.degree), kernel.coef0)
+    _finish_block(block, lo, hi, kernel.offset, y, ridge, cols)
 
 
 @njit(nogil=True, cache=True)
-def _finish_block(block, lo, offset, y, ridge, cols):  # pragma: no cover - compiled
-    """K(z_j, x_{lo+i}) -> Q[lo + i, cols[j]] in place: (K + offset)·y_i y_j, the ridge at the
-    own row (where it is among the block's columns)."""
-    width = block.shape[1]
+def _finish_block(block, lo, hi, offset, y, ridge, cols):  # pragma: no cover - compiled
+    """K(z_j, x_i) -> Q[i, cols[j]] in place for i in lo:hi: (K + offset)·y_i y_j, the ridge at
+    the own row (where it is among those columns)."""
+    width = hi - lo
     for j in range(block.shape[0]):
-        row = block[j]
+        row = block[j, lo:hi]
         if y.shape[0] > 0:
-            y_j = y[cols[j]]
+            y_j, y_rows = y[cols[j]], y[lo:hi]
             for i in range(width):
-                row[i] = (row[i] + offset) * (y[lo + i] * y_j)
+                row[i] = (row[i] + offset) * (y_rows[i] * y_j)
         elif offset != 0.0:
             for i in range(width):
                 row[i] += offset

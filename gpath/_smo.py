@@ -8,8 +8,8 @@ the way the fastest SMO solvers do, with the kernel matrix's rows in memory:
 
 1. The kernel matrix K in float32, by rows (:class:`KernelRows`): BLAS-3 products X Xᵀ by
    blocks of rows (the data centred first for the RBF kernel, whose distances then lose less
-   to cancellation), each thread's columns finished in cache by a compiled pass for the
-   kernel function and NumPy's SIMD exponential; for a few features one compiled pass from the
+   to cancellation), each thread's rows finished in cache by a compiled pass for the kernel
+   function and NumPy's SIMD exponential; for a few features one compiled pass from the
    rows. Float32 halves the memory and the time of the product; the start needs no more
    (the finish computes its float64 columns anew). On a GPU the entries are computed there.
    SMO by pairs reads every row; by blocks a row is computed when a working set first holds
@@ -70,8 +70,6 @@ _DIRECT_FEATURES = 8
 # Rows of X Xᵀ finished per block while in cache (512 × 10,000 float32: 20 MB; 128 to 2,048
 # rows measured within 10 % at Adult n = 10,000).
 _PRODUCT_ROWS = 512
-# A block of rows is split between the threads by its columns, at least this many each.
-_BLOCK_POINTS = 64
 # Entries of one block of rows computed on a device (float64 there: 128 MB) before its copy to the host.
 _DEVICE_BLOCK = 2**24
 
@@ -212,27 +210,31 @@ class KernelRows:
             index = self.X[:, -1].astype(np.int64)
             # One compiled gather into float32 (a subset of rows, as Platt's folds: no float64 copy).
             return not any(in_row_blocks(_gather_pass, points.size, block, self.X[points], index))
-        bad = blas_in_row_blocks(self._finished_columns, self.n, block, self.X[points], points,
-                                 min_rows=max(_BLOCK_POINTS, ENTRIES_PER_THREAD // points.size))
+        bad = blas_in_row_blocks(self._finished_rows, points.size, block, points,
+                                 min_rows=max(1, ENTRIES_PER_THREAD // self.n))
         if kernel.offset:
             block += np.float32(kernel.offset)
         return not any(bad)
 
-    def _finished_columns(self, lo: int, hi: int, block: np.ndarray, X_rows: np.ndarray, points: np.ndarray) -> bool:
-        """Columns ``lo:hi`` of :meth:`_block`'s block (the points ``lo:hi``; one thread's
-        share, which reads its own part of X once), finished while in cache: the products of
-        the points' rows ``X_rows`` with those points (BLAS) and the kernel function (compiled),
-        or for a few features one compiled pass from the rows; then the RBF kernel's
-        exponential (NumPy's SIMD loop). Returns whether an entry is not finite."""
-        kernel, part = self.kernel, block[:, lo:hi]
+    def _finished_rows(self, start: int, stop: int, block: np.ndarray, points: np.ndarray) -> bool:
+        """Rows ``start:stop`` of :meth:`_block`'s block, one thread's share, finished while in
+        cache: the product of the points' rows with every row (BLAS) and the kernel function
+        (compiled), or for a few features one compiled pass from the rows; then the RBF
+        kernel's exponential (NumPy's SIMD loop). Returns whether an entry is not finite.
+
+        Split by rows, where the exact trainer's float64 blocks are split by the points
+        (:func:`gpath._engine._product_columns`): these rows are fresh memory, and threads
+        writing parts of the same pages contend in their first-touch page faults (the
+        Bananas n = 5,000 matrix on two threads: 35–53 ms split by points, 28–34 ms by rows)."""
+        kernel, part, rows = self.kernel, block[start:stop], points[start:stop]
         kind, gamma = _KINDS[kernel.kind], np.float32(kernel.gamma)
         degree, coef0 = int(kernel.degree), np.float32(kernel.coef0)
         with np.errstate(over="ignore", invalid="ignore"):
             if self.X.shape[1] <= _DIRECT_FEATURES:
-                bad = _direct_pass(part, X_rows, self.XT[:, lo:hi], kind, gamma, degree, coef0)
+                bad = _direct_pass(0, rows.size, part, self.X[rows], self.XT, kind, gamma, degree, coef0)
             else:
-                np.matmul(X_rows, self.X[lo:hi].T, out=part)
-                bad = _kernel_pass(part, self.sq[points], self.sq[lo:hi], kind, gamma, degree, coef0)
+                np.matmul(self.X[rows], self.X.T, out=part)
+                bad = _kernel_pass(0, rows.size, part, self.sq[rows], self.sq, kind, gamma, degree, coef0)
             if kernel.kind == "rbf":
                 np.exp(part, out=part)
         return bad
@@ -267,8 +269,8 @@ def kernel_matrix(X, kernel, diag: float, on_device: bool = False) -> np.ndarray
     Notes
     -----
     RBF distances come from the centred rows (they lose less to cancellation). With many
-    features each block of ``_PRODUCT_ROWS`` rows is split between the threads by its columns,
-    each thread's part one BLAS product (on that thread: :func:`gpath.linalg.blas_in_row_blocks`)
+    features each block of ``_PRODUCT_ROWS`` rows is split between the threads, each thread's
+    rows one BLAS product X Xᵀ (on that thread: :func:`gpath.linalg.blas_in_row_blocks`)
     finished in cache by a compiled pass for the kernel function and NumPy's SIMD
     exponential, where the whole product and then two passes over it moved the matrix through
     memory three times (Adult n = 10,000, d = 107: 0.24–0.38 s against 0.31–0.46 s); with a
@@ -330,16 +332,16 @@ def _finish_row(row, kind, gamma, degree, coef0):  # pragma: no cover - compiled
 
 
 @njit(nogil=True, cache=True, fastmath=_VECTOR)
-def _direct_pass(K, X_rows, XT, kind, gamma, degree, coef0):  # pragma: no cover - compiled
-    """A block K of rows (of the points ``X_rows``, against the points given as the d × w
-    ``XT``) from the rows themselves (few features: one pass that writes K, where the product
-    of a handful of columns is bound by writing it and the kernel pass by reading it again),
-    a feature at a time along the row (Bananas n = 5,000: 7 ms against
+def _direct_pass(start, stop, K, X_rows, XT, kind, gamma, degree, coef0):  # pragma: no cover - compiled
+    """Rows ``start:stop`` of a block K of rows (of the points ``X_rows``, against every row,
+    given as the d × n ``XT``) from the rows themselves (few features: one pass that writes K,
+    where the product of a handful of columns is bound by writing it and the kernel pass by
+    reading it again), a feature at a time along the row (Bananas n = 5,000: 7 ms against
     37 ms a point at a time); the RBF kernel's exponent −γ‖x_i − x_j‖² from the differences.
     Returns whether an entry is not finite."""
     d, n = XT.shape
     check = np.float32(0.0)
-    for i in range(K.shape[0]):
+    for i in range(start, stop):
         row = K[i]
         row[:] = 0.0
         for c in range(d):
@@ -356,14 +358,14 @@ def _direct_pass(K, X_rows, XT, kind, gamma, degree, coef0):  # pragma: no cover
 
 
 @njit(nogil=True, cache=True, fastmath=_VECTOR)
-def _kernel_pass(K, sq_rows, sq, kind, gamma, degree, coef0):  # pragma: no cover - compiled
-    """A block K of rows (their products with the points along it; their squared norms
-    ``sq_rows``, those points' ``sq``) -> the kernel in place (for the RBF kernel its
+def _kernel_pass(start, stop, K, sq_rows, sq, kind, gamma, degree, coef0):  # pragma: no cover - compiled
+    """Rows ``start:stop`` of a block K of rows (their products with every row; their squared
+    norms ``sq_rows``, every row's ``sq``) -> the kernel in place (for the RBF kernel its
     exponent −γ‖x_i − x_j‖², exponentiated by the caller). Returns whether an entry is not
     finite."""
     n = K.shape[1]
     check = np.float32(0.0)
-    for i in range(K.shape[0]):
+    for i in range(start, stop):
         row = K[i]
         if kind == 1:  # the squared distance from the expansion
             s = sq_rows[i]

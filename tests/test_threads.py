@@ -66,9 +66,9 @@ def test_blas_in_row_blocks_runs_each_share_with_one_blas_thread_and_restores_th
 @pytest.mark.parametrize("features", [3, 40])
 @pytest.mark.parametrize("cores", [1, 3])
 def test_kernel_blocks_split_between_threads_are_the_kernel(monkeypatch, kind, features, cores):
-    # The float64 product block of the exact trainer and the float32 rows of SMO's start, each
-    # thread computing and finishing its own range of points (the own-row ridge included),
-    # against scikit-learn's kernels.
+    # The float64 product block of the exact trainer (each thread computing and finishing its
+    # own range of points, the own-row ridge included) and the float32 rows of SMO's start
+    # (each thread its own rows), against scikit-learn's kernels.
     monkeypatch.setattr(_threads, "n_threads", lambda: cores)
     monkeypatch.setattr(gpath._engine, "ENTRIES_PER_THREAD", 64)
     monkeypatch.setattr(gpath._smo, "ENTRIES_PER_THREAD", 64)
