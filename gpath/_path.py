@@ -711,18 +711,10 @@ class SVCState:
             self._share = share + delta * self.xp.abs(column)
             held[k] = coef
 
-    def set_bound_columns(self, cols: np.ndarray, block, coefs: np.ndarray) -> None:
-        """:meth:`set_bound_column` for the points ``cols`` (host ints) at once, with their
-        columns ``Q[:, cols]`` (device, (n, len(cols))) at hand."""
-        share, held = self._held_share(create=True)
-        delta = np.asarray(coefs, dtype=np.float64) - held[cols]
-        self._share = share + self.xp.abs(block) @ to_device(delta, self.xp, self.device)
-        held[cols] = coefs
-        self._share_coef = held
-
     def add_bound_share(self, cols: np.ndarray, share, coefs: np.ndarray) -> None:
-        """:meth:`set_bound_columns` for the points ``cols`` (host ints, held at 0 so far), given
-        their whole share ``Σ_j |Q[:, j]| coef_j`` (device, (n,)) instead of their columns."""
+        """:meth:`set_bound_column` for the points ``cols`` (host ints, held at 0 so far) at
+        once, given their whole share ``Σ_j |Q[:, j]| coef_j`` (device, (n,)) instead of their
+        columns."""
         current, held = self._held_share(create=True)
         self._share = current + share
         held[cols] = coefs

@@ -693,12 +693,11 @@ class _SimpleRun:
     def _bound_columns(self, bounded: np.ndarray) -> None:
         """:meth:`start_at`'s shares of the bound coefficients ``bounded`` (host ints) in the
         margins (u_C) and in the KKT scale, from their columns, in blocks."""
-        s, xp = self.s, self.s.xp
-        for lo in range(0, bounded.size, _block_columns(s.n)):
-            part = bounded[lo : lo + _block_columns(s.n)]
-            block = s.q_training_block(part, self.rows)
-            self.uC = self.uC + block @ to_device(s.upper[part], xp, s.device)
-            s.set_bound_columns(part, block, s.upper[part])
+        s, U = self.s, self.s.upper[bounded]
+        signed, share = s.engine.q_matvecs(s.kernel, s.X, bounded, [U, U], s.y, s.ridge, (False, True), self.rows)
+        s.cache.n_columns_computed += bounded.size
+        self.uC = self.uC + signed
+        s.add_bound_share(bounded, share, U)
 
     def _bound_twins(self, bounded: np.ndarray) -> None:
         """:meth:`start_at`'s shares of the bound coefficients ``bounded`` (host ints) in

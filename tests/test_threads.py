@@ -10,7 +10,7 @@ from threadpoolctl import threadpool_info, threadpool_limits
 import gpath._engine
 import gpath._smo
 from gpath import _threads
-from gpath._engine import NumbaEngine
+from gpath._engine import Engine, NumbaEngine
 from gpath._smo import KernelRows
 from gpath._threads import in_row_blocks
 from gpath.kernels import CenteredRows, Kernel
@@ -87,3 +87,33 @@ def test_kernel_blocks_split_between_threads_are_the_kernel(monkeypatch, kind, f
     K = reference.T[::-1].copy()
     K[np.arange(cols.size), cols[::-1]] += ridge
     np.testing.assert_allclose(rows.values[slots], K, rtol=1e-4, atol=1e-5 * np.abs(K).max())
+
+
+@pytest.mark.parametrize("kind", ["rbf", "linear", "poly"])
+@pytest.mark.parametrize("centred", [False, True])
+@pytest.mark.parametrize("cores", [1, 3])
+def test_kernel_matvecs_summed_by_each_thread_are_the_generic_engines(monkeypatch, kind, centred, cores):
+    # Σ_j Q[:, j] c_j and Σ_j |Q[:, j]| c_j, each thread adding its points' share of every
+    # block (blocks of 9 columns here, some of them all zero), against the generic engine's
+    # blocks and products.
+    monkeypatch.setattr(_threads, "n_threads", lambda: cores)
+    monkeypatch.setattr(gpath._engine, "ENTRIES_PER_THREAD", 64)
+    monkeypatch.setattr(gpath._engine, "_RECYCLED_BYTES", 8 * 9 * 700)
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(700, 40))
+    y = np.where(rng.random(700) < 0.5, -1.0, 1.0)
+    kernel, ridge = Kernel(kind, 1.0 / 40, 3, 0.5), 0.25
+    cols = rng.choice(700, 60, replace=False)
+    c = rng.random(60) * 3.0
+    c[9:18] = 0.0
+    coefs, flags = [c, c, -c], (False, True, True)
+    rows = CenteredRows(X) if centred else None
+    fused = NumbaEngine(np, "cpu").q_matvecs(kernel, X, cols, coefs, y, ridge, flags, rows)
+    generic = Engine(np, "cpu").q_matvecs(kernel, X, cols, coefs, y, ridge, flags, rows)
+    Q = y[:, None] * kernel_matrix(X, X[cols], kind, 1.0 / 40, 3, 0.5) * y[cols][None, :]
+    Q[cols, np.arange(cols.size)] += ridge
+    for got, ref, coef, flag in zip(fused, generic, coefs, flags):
+        exact = (np.abs(Q) if flag else Q) @ coef
+        scale = np.abs(Q) @ np.abs(coef)
+        np.testing.assert_allclose(got, exact, rtol=0, atol=1e-13 * scale.max())
+        np.testing.assert_allclose(ref, exact, rtol=0, atol=1e-13 * scale.max())
