@@ -359,7 +359,7 @@ class NumbaEngine(Engine):
         return list(outs)
 
     def q_block(self, kernel, X, cols: np.ndarray, y=None, ridge: float = 0.0, rows=None):
-        # Many features: the matrix product's (see _PRODUCT_COLUMNS), each thread's rows
+        # Many features: the matrix product's (see _PRODUCT_COLUMNS), each thread's points
         # finished in cache (the generic path's temporaries took twelve passes); else compiled.
         d = X.shape[1]
         if d > _BLAS_FEATURES and (rows is not None or cols.size >= _PRODUCT_COLUMNS):

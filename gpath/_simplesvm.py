@@ -692,7 +692,9 @@ class _SimpleRun:
 
     def _bound_columns(self, bounded: np.ndarray) -> None:
         """:meth:`start_at`'s shares of the bound coefficients ``bounded`` (host ints) in the
-        margins (u_C) and in the KKT scale, from their columns, in blocks."""
+        margins (u_C) and in the KKT scale: the sums of their columns, ``Σ_j Q[:, j] U_j`` and
+        ``Σ_j |Q[:, j]| U_j``, from fresh blocks (:meth:`gpath._engine.Engine.q_matvecs`),
+        counted among the columns computed."""
         s, U = self.s, self.s.upper[bounded]
         signed, share = s.engine.q_matvecs(s.kernel, s.X, bounded, [U, U], s.y, s.ridge, (False, True), self.rows)
         s.cache.n_columns_computed += bounded.size
