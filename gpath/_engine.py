@@ -32,16 +32,24 @@ from ._array_api import is_numpy, scalars, to_device, to_host
 from ._ratio import EPS
 from ._threads import ENTRIES_PER_THREAD, in_row_blocks
 from .kernels import EXPANSION_LIMIT, CenteredRows, q_columns, with_ridge
-from .linalg import blas_in_row_blocks
+from .linalg import all_host_blas_threads, blas_in_row_blocks
 
 __all__ = ["CupyEngine", "Engine", "NumbaEngine", "engine_for"]
 
 
-# Columns per kernel block of Engine.q_matvecs (n × 256 floats at a time).
+# Columns per kernel block of Engine.q_matvecs (n × 256 floats at a time; on the host at most
+# _RECYCLED_BYTES).
 _MATVEC_COLUMNS = 256
-# NumbaEngine.q_matvecs' blocks take at most this many bytes: the allocator recycles them, where
-# a larger block (past glibc's 32 MB mmap threshold) is fresh memory each time.
 _RECYCLED_BYTES = 2**24
+
+
+def block_columns(n: int) -> int:
+    """Columns of a host block of n float64 rows computed at once: at most 256 and 16 MB,
+    which the allocator recycles, where a larger block (past glibc's 32 MB mmap threshold) is
+    fresh memory each time, page faults on every page (make_friedman1 n = 10,000, 7,000 bound
+    twins over 20,000 rows: a fit's start 0.90–0.94 s in blocks of 256 columns, 41 MB,
+    against 0.69–0.75 s in blocks of 104)."""
+    return max(1, min(_MATVEC_COLUMNS, _RECYCLED_BYTES // (8 * max(n, 1))))
 
 
 class Engine:
@@ -105,7 +113,8 @@ class Engine:
         ``rows``: X centred once (:class:`gpath.kernels.CenteredRows`), or None."""
         idx = to_device(cols, self.xp, self.device)
         y_cols = None if y is None else self.xp.take(y, idx)
-        return q_columns(kernel, X, self.xp.take(X, idx, axis=0), cols, ridge, y, y_cols, rows)
+        with all_host_blas_threads():  # (one library call computes the whole block here)
+            return q_columns(kernel, X, self.xp.take(X, idx, axis=0), cols, ridge, y, y_cols, rows)
 
     def twin_block(self, kernel, X, cols: np.ndarray, y, ridge: float):
         """:meth:`q_block` where the rows 2i and 2i + 1 of X are one point x_i (ε-SVR's doubled
@@ -150,10 +159,11 @@ class Engine:
         columns (the columns of points at a bound or moving along a path, which no cache
         holds); ``rows``: X centred once, or None. A part where c is 0 adds nothing."""
         xp = self.xp
-        flags = [absolute] * len(coefs) if isinstance(absolute, bool) else list(absolute)
+        flags = [bool(absolute)] * len(coefs) if np.ndim(absolute) == 0 else list(absolute)
         outs = [xp.zeros(X.shape[0], dtype=xp.float64, device=self.device) for _ in coefs]
-        for start in range(0, cols.size, _MATVEC_COLUMNS):
-            part = slice(start, start + _MATVEC_COLUMNS)
+        width = block_columns(X.shape[0]) if is_numpy(xp) else _MATVEC_COLUMNS
+        for start in range(0, cols.size, width):
+            part = slice(start, start + width)
             block = self.q_block(kernel, X, cols[part], y, ridge, rows)
             magnitude = None
             for i, (c, flag) in enumerate(zip(coefs, flags)):
@@ -333,16 +343,17 @@ class NumbaEngine(Engine):
         # Many features: each thread computes its points' part of a block of columns and adds
         # its sums at once, where the block and then one single-threaded product per vector
         # passed over it again (a fit's bound columns, Adult n = 30,000: 0.27 s for the KKT
-        # scale's product alone). Blocks of at most 16 MB, which the allocator recycles.
+        # scale's product alone). Blocks of block_columns(n) columns.
         n = X.shape[0]
-        if X.shape[1] <= _BLAS_FEATURES or (rows is None and cols.size < _PRODUCT_COLUMNS):
+        if (not coefs or cols.size == 0 or X.shape[1] <= _BLAS_FEATURES
+                or (rows is None and cols.size < _PRODUCT_COLUMNS)):
             return super().q_matvecs(kernel, X, cols, coefs, y, ridge, absolute, rows)
         rows = rows if rows is not None or kernel.kind != "rbf" else CenteredRows(X)
-        flags = np.full(len(coefs), absolute) if isinstance(absolute, bool) else np.array(absolute, dtype=bool)
+        flags = np.full(len(coefs), bool(absolute)) if np.ndim(absolute) == 0 else np.array(absolute, dtype=bool)
         C = np.ascontiguousarray(np.stack([np.asarray(c, dtype=np.float64) for c in coefs]).reshape(len(coefs), -1))
         cols = np.ascontiguousarray(cols, dtype=np.int64)
         outs = np.zeros((len(coefs), n))
-        width = max(1, min(_MATVEC_COLUMNS, _RECYCLED_BYTES // (8 * max(n, 1))))
+        width = block_columns(n)
         buffer = np.empty(min(width, cols.size) * n)
         for start in range(0, cols.size, width):
             part = slice(start, start + width)
@@ -369,7 +380,7 @@ class NumbaEngine(Engine):
             cols = np.ascontiguousarray(cols, dtype=np.int64)
             block = np.empty((cols.size, X.shape[0]))  # C order (k, n): its rows are Q's columns
             blas_in_row_blocks(_product_columns, X.shape[0], block, *factors, kernel, _vec(y), ridge, cols,
-                               min_rows=max(_BLOCK_POINTS, ENTRIES_PER_THREAD // cols.size))
+                               min_rows=max(_BLOCK_POINTS, ENTRIES_PER_THREAD // max(cols.size, 1)))
             return block.T
         out = np.empty((X.shape[0], cols.size), order="F")
         if d > _BLAS_FEATURES or cols.size <= _FEW_COLUMNS:

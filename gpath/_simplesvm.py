@@ -47,6 +47,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from ._array_api import get_namespace_and_device, scalars, to_device, to_host
+from ._engine import block_columns
 from ._path import I, M, O, PathError, SVCState, _levels, follow_update
 from ._ratio import first_bound_hit
 from ._smo import SMO_TOL, smo_start
@@ -87,17 +88,6 @@ _SWORK_PER_ENTRY = 16
 # and SMO's slow tail costs more than the finish it saves (make_friedman1 n = 10,000
 # standardized, m = ℓ = 100 refit: SMO 6.0 s and the finish 3.1 s at 1e-3, 1.8 s and 4.5 s here).
 _WARM_SMO_TOL = 10 * SMO_TOL
-# The largest block of bound columns the start computes at once (start_at).
-_RECYCLED_BYTES = 2**24
-
-
-def _block_columns(rows: int) -> int:
-    """Columns of a block of ``rows`` float64 rows that SimpleSVM's start computes at once: at
-    most 256 and 16 MB, which the allocator recycles, where a larger block (past glibc's 32 MB
-    mmap threshold) is fresh memory each time, page faults on every page (make_friedman1
-    n = 10,000, 7,000 bound twins over 20,000 rows: the start 0.90–0.94 s in blocks of 256
-    columns, 41 MB, against 0.69–0.75 s in blocks of 104)."""
-    return max(1, min(256, _RECYCLED_BYTES // (8 * rows)))
 
 
 class NotSeparableError(ValueError):
@@ -718,8 +708,8 @@ class _SimpleRun:
         rows = s.kernel.centered_rows(X)
         f = xp.zeros(n, dtype=xp.float64, device=s.device)  # Σ_k y'_k U_k K(x_i, x_{k//2})
         h = xp.zeros(n, dtype=xp.float64, device=s.device)  # Σ_k U_k |K(x_i, x_{k//2})|
-        for lo in range(0, points.size, _block_columns(n)):
-            part = points[lo : lo + _block_columns(n)]
+        for lo in range(0, points.size, block_columns(n)):
+            part = points[lo : lo + block_columns(n)]
             block = s.engine.q_block(s.kernel, X, part, None, 0.0, rows)
             f = f + block @ to_device(signed[part], xp, s.device)
             h = h + xp.abs(block) @ to_device(unsigned[part], xp, s.device)

@@ -272,10 +272,11 @@ def kernel_matrix(X, kernel, diag: float, on_device: bool = False) -> np.ndarray
     features each block of ``_PRODUCT_ROWS`` rows is split between the threads, each thread's
     rows one BLAS product X Xᵀ (on that thread: :func:`gpath.linalg.blas_in_row_blocks`)
     finished in cache by a compiled pass for the kernel function and NumPy's SIMD
-    exponential, where the whole product and then two passes over it moved the matrix through
-    memory three times (Adult n = 10,000, d = 107: 0.24–0.38 s against 0.31–0.46 s); with a
-    few features one compiled pass from the rows. Float32 halves the memory and the time of
-    the product.
+    exponential. The whole product and then two passes over it moved the matrix through
+    memory three times; the product on BLAS's own threads left them spinning over the passes
+    (Adult n = 10,000, d = 107: 0.20–0.21 s, against 0.24–0.39 s that way). With a few
+    features one compiled pass from the rows. Float32 halves the memory and the time of the
+    product.
     """
     try:
         return KernelRows(X, kernel, diag, on_device=on_device).matrix()

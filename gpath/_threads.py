@@ -1,8 +1,10 @@
-"""Compiled passes over the rows of a large array, on every core, by Python threads.
+"""Passes over the rows of a large array, on every core, by Python threads.
 
-The few passes that are worth more than one core (the SMO start's kernel matrix and gradient
-rebuild, the finish of a kernel block computed by BLAS) are Numba functions compiled with
-``nogil=True`` over a range of rows, called here once per thread on contiguous ranges. Not
+The few passes that are worth more than one core (the kernel blocks: their products and
+finish, SMO's gradient moves and rebuild) are functions over a range of rows that release
+the GIL for nearly all their time (Numba functions compiled with ``nogil=True``, or a few
+calls of BLAS and NumPy's loops around them), called here once per thread on contiguous
+ranges. Not
 Numba's ``prange``: its OpenMP threading layer (the one a pip install gets) terminates a
 forked child process that runs a parallel loop after its parent did — a fit inside
 ``multiprocessing``'s default fork pool, or in a forked Dask worker, after a fit in the parent —
@@ -50,7 +52,8 @@ def in_row_blocks(function, n: int, *args, min_rows: int = 64) -> list:
     per core, of at least ``min_rows`` rows each (a thread's hand-off costs some tens of
     microseconds), the ranges run at once; their results in row order.
 
-    ``function`` must release the GIL (``numba.njit(nogil=True)``) and write only its own rows.
+    ``function`` must release the GIL for nearly all its time (``numba.njit(nogil=True)``, or
+    BLAS and NumPy calls around such passes) and write only its own rows.
     """
     parts = min(n_threads(), max(n // min_rows, 1))
     if parts == 1:

@@ -41,6 +41,7 @@ single-threaded (:func:`single_threaded_host_blas`, through threadpoolctl).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import threading
@@ -54,7 +55,8 @@ from threadpoolctl import ThreadpoolController
 from ._blas import dsymv, dtrsv_upper
 from ._threads import in_row_blocks
 
-__all__ = ["BorderedFactor", "SingularMarginError", "blas_in_row_blocks", "single_threaded_host_blas"]
+__all__ = ["BorderedFactor", "SingularMarginError", "all_host_blas_threads", "blas_in_row_blocks",
+           "single_threaded_host_blas"]
 
 
 # A new Cholesky pivot d² below this fraction of the diagonal may be round-off of an exact
@@ -65,9 +67,11 @@ _MAX_RESIDUAL = 1e-11
 
 
 @functools.cache
-def _blas_libraries():
-    """threadpoolctl's controllers of the BLAS libraries loaded (NumPy's and SciPy's)."""
-    return ThreadpoolController().select(user_api="blas").lib_controllers
+def _blas():
+    """threadpoolctl's controller of the BLAS libraries loaded (NumPy's and SciPy's), and
+    their thread count before any limit."""
+    controller = ThreadpoolController().select(user_api="blas")
+    return controller, max((lib["num_threads"] for lib in controller.info()), default=1)
 
 
 def single_threaded_host_blas(func):
@@ -83,7 +87,7 @@ def single_threaded_host_blas(func):
         if getattr(_limited, "on", False):
             return func(*args, **kwargs)
         _limited.on = True
-        libraries = _blas_libraries()
+        libraries = _blas()[0].lib_controllers
         before = [lib.num_threads for lib in libraries]
         try:
             for lib, threads in zip(libraries, before):
@@ -111,6 +115,23 @@ def blas_in_row_blocks(function, n: int, *args, min_rows: int = 64) -> list:
     the compiled passes that followed (16 cores, Adult n = 30,000: SMO 2.18 s with the host's
     threaded products between its rounds, against 0.60 s with the rows computed on a GPU)."""
     return in_row_blocks(function, n, *args, min_rows=min_rows)
+
+
+@contextlib.contextmanager
+def all_host_blas_threads():
+    """Within :func:`single_threaded_host_blas`, give one large product the BLAS libraries'
+    own threads back; elsewhere nothing. Only for a block that one library call computes
+    whole (the generic engine's, on the host: a sigmoid or callable kernel); gpath's own
+    blocks take :func:`blas_in_row_blocks`."""
+    if not getattr(_limited, "on", False):
+        yield
+        return
+    controller, threads = _blas()
+    if threads <= 1:
+        yield
+        return
+    with controller.limit(limits=threads):
+        yield
 
 
 class SingularMarginError(np.linalg.LinAlgError):

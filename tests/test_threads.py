@@ -44,7 +44,7 @@ def test_min_rows_lets_short_arrays_of_long_rows_split(monkeypatch):
 
 
 def _blas_thread_counts(start, stop, out):
-    out[start:stop] = max(lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas")
+    out[start:stop] = _blas_threads()
 
 
 def _blas_threads() -> int:
