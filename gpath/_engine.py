@@ -43,7 +43,7 @@ _MATVEC_COLUMNS = 256
 _RECYCLED_BYTES = 2**24
 
 
-def block_columns(n: int) -> int:
+def _block_columns(n: int) -> int:
     """Columns of a host block of n float64 rows computed at once: at most 256 and 16 MB,
     which the allocator recycles, where a larger block (past glibc's 32 MB mmap threshold) is
     fresh memory each time, page faults on every page (make_friedman1 n = 10,000, 7,000 bound
@@ -161,7 +161,7 @@ class Engine:
         xp = self.xp
         flags = [bool(absolute)] * len(coefs) if np.ndim(absolute) == 0 else list(absolute)
         outs = [xp.zeros(X.shape[0], dtype=xp.float64, device=self.device) for _ in coefs]
-        width = block_columns(X.shape[0]) if is_numpy(xp) else _MATVEC_COLUMNS
+        width = _block_columns(X.shape[0]) if is_numpy(xp) else _MATVEC_COLUMNS
         for start in range(0, cols.size, width):
             part = slice(start, start + width)
             block = self.q_block(kernel, X, cols[part], y, ridge, rows)
@@ -343,7 +343,7 @@ class NumbaEngine(Engine):
         # Many features: each thread computes its points' part of a block of columns and adds
         # its sums at once, where the block and then one single-threaded product per vector
         # passed over it again (a fit's bound columns, Adult n = 30,000: 0.27 s for the KKT
-        # scale's product alone). Blocks of block_columns(n) columns.
+        # scale's product alone). Blocks of _block_columns(n) columns.
         n = X.shape[0]
         if (not coefs or cols.size == 0 or X.shape[1] <= _BLAS_FEATURES
                 or (rows is None and cols.size < _PRODUCT_COLUMNS)):
@@ -353,7 +353,7 @@ class NumbaEngine(Engine):
         C = np.ascontiguousarray(np.stack([np.asarray(c, dtype=np.float64) for c in coefs]).reshape(len(coefs), -1))
         cols = np.ascontiguousarray(cols, dtype=np.int64)
         outs = np.zeros((len(coefs), n))
-        width = block_columns(n)
+        width = _block_columns(n)
         buffer = np.empty(min(width, cols.size) * n)
         for start in range(0, cols.size, width):
             part = slice(start, start + width)

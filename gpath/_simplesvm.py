@@ -47,7 +47,6 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from ._array_api import get_namespace_and_device, scalars, to_device, to_host
-from ._engine import block_columns
 from ._path import I, M, O, PathError, SVCState, _levels, follow_update
 from ._ratio import first_bound_hit
 from ._smo import SMO_TOL, smo_start
@@ -705,15 +704,10 @@ class _SimpleRun:
         signed = np.bincount(point, weights=s.y_host[bounded] * U, minlength=n)
         unsigned = np.bincount(point, weights=U, minlength=n)
         points = np.unique(point)
-        rows = s.kernel.centered_rows(X)
-        f = xp.zeros(n, dtype=xp.float64, device=s.device)  # Σ_k y'_k U_k K(x_i, x_{k//2})
-        h = xp.zeros(n, dtype=xp.float64, device=s.device)  # Σ_k U_k |K(x_i, x_{k//2})|
-        for lo in range(0, points.size, block_columns(n)):
-            part = points[lo : lo + block_columns(n)]
-            block = s.engine.q_block(s.kernel, X, part, None, 0.0, rows)
-            f = f + block @ to_device(signed[part], xp, s.device)
-            h = h + xp.abs(block) @ to_device(unsigned[part], xp, s.device)
-            self.n_other_evaluations += n * part.size
+        # f = Σ_k y'_k U_k K(x_i, x_{k//2}) and h = Σ_k U_k |K(x_i, x_{k//2})|, over the points.
+        f, h = s.engine.q_matvecs(s.kernel, X, points, [signed[points], unsigned[points]], None, 0.0,
+                                  (False, True), s.kernel.centered_rows(X))
+        self.n_other_evaluations += n * points.size
         # The ridge sits on the doubled diagonal only: Q_kk = K(x_i, x_i) + ridge.
         k_ii = to_host(s.kernel.diagonal(xp.take(X, to_device(point, xp, s.device), axis=0)))
         uC_diag, share_diag = np.zeros(s.n), np.zeros(s.n)
