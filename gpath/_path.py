@@ -929,6 +929,11 @@ class _PathRun:
             s.place_all(remove, R)
         for k in in_margin.tolist():
             s.active.leave(k)
+        # Q[:, R] of the removed points with α > 0, which take_rows reuses for their share of
+        # the scale.
+        self.QR, self.r_rows_at_start = None, self.r_rows
+        if not (self.a_rows.size or self.r_rows.size):
+            return  # nothing moves (run() only finishes): no rates, no direction
         self.dA = s.upper[self.a_rows] - s.alpha[self.a_rows]
         self.dR = s.alpha[self.r_rows]  # (a copy: fancy indexing)
         # The size of the update's own rates (d at r = 1): margin rates far below it are
@@ -943,9 +948,6 @@ class _PathRun:
             d = np.zeros(QA.shape[1])
             d[self.a_col[self.a_rows]] = self.dA
             u = QA @ to_device(d, xp, s.device)
-        # Q[:, R] of the removed points with α > 0, which take_rows reuses for their share of
-        # the scale.
-        self.QR, self.r_rows_at_start = None, self.r_rows
         if self.r_rows.size:
             self.QR = s.q_rows_block(self.r_rows)
             u_r = self.QR @ to_device(self.dR, xp, s.device)

@@ -2,9 +2,21 @@
 
 :class:`SlidingWindowSVC` buffers the points river gives to ``learn_one``; every ``batch``
 points, one multiple incremental decremental update (Karasuyama & Takeuchi 2009, section 3.2,
-:class:`gpath.IncrementalSVC`) adds them and removes the oldest beyond ``window``. The model is
-always the exact C-SVC of the points it holds; :class:`SlidingWindowSVR` does the same for
+:class:`gpath.IncrementalSVC`) adds them and removes the oldest beyond ``window``, unless the
+batch provably leaves the SVM as it is (safe screening, below). The model's decision function
+is always that of the exact C-SVC of the window; :class:`SlidingWindowSVR` does the same for
 ε-SVR (:class:`gpath.IncrementalSVR`). It needs river (``pip install 'gpath[river]'``).
+
+Safe screening. A point added with α = 0 strictly beyond the margin (y f(x) > 1; for ε-SVR
+strictly inside the tube, |y − f(x)| < ε) satisfies its KKT conditions without moving any
+coefficient, and removing a point with α = 0 off the margin (set O) leaves every other
+point's conditions as they were: the solution of the old points is the solution of the new
+ones (Cauwenberghs & Poggio's first test of an incremental step). Where the margin set is not
+empty, the bias is fixed by its equations and stays too (an empty one leaves b an interval,
+whose middle the points move). A batch that passes takes no update: its points wait, with the
+SVM's points that left the window, until the next batch that moves the SVM (one update then
+adds and removes them all) or until ``svc_``/``svr_`` is read. A stream then pays for an update
+only where its SVM changes.
 """
 
 from __future__ import annotations
@@ -16,7 +28,7 @@ import numpy as np
 
 from ._array_api import get_namespace_and_device, to_device, to_host
 from ._extras import require
-from ._path import PathError
+from ._path import O, PathError
 from ._validation import check_int
 from .cache import CacheFullError
 from .incremental import IncrementalSVC
@@ -66,6 +78,15 @@ class _Window:
                     X[i, j] = value
         return X
 
+    def _start(self) -> None:
+        """No SVM and no point yet."""
+        self._svm = None  # the SVM (svc_, svr_: read through _synced)
+        self.features_ = []
+        self.n_updates_ = self.n_refits_ = self.n_screened_ = 0
+        self._window = []  # (feature dict, target) of the SVM's points, oldest first
+        self._deferred = []  # the same for the points of the window that screening set aside
+        self._pending = []  # the same for the points learned since the last full batch
+
     def _device(self, X):
         if self.like is None:
             return X
@@ -81,18 +102,64 @@ class _Window:
         return self._device(self._matrix([(point, None)], self.features_))
 
     @staticmethod
-    def _decision(model, row) -> float:
+    def _decisions(model, rows) -> np.ndarray:
         """``f(x) = Σ_j coef_j K(x, x_j) + b`` of the window's model (``decision_function`` of a
-        binary SVC, ``predict`` of an SVR) for the one row that :meth:`_row` built: its kernel
-        row against the support vectors, without the estimator's checks of X, which a row of
-        the model's own features, finite by construction, passes (they were half the time of
-        a prediction, which a stream makes for every point)."""
-        f = model.kernel_(row, model.support_vectors_) @ model.dual_coef_[0, :] + model.intercept_[0]
-        return float(to_host(f)[0])
+        binary SVC, ``predict`` of an SVR) for k rows that :meth:`_matrix` built, as a host
+        array (k,): their kernel rows against the support vectors, without the estimator's checks of X,
+        which rows of the model's own features, finite by construction, pass (they were half
+        the time of a prediction, which a stream makes for every point)."""
+        return to_host(model.kernel_(rows, model.support_vectors_) @ model.dual_coef_[0, :] + model.intercept_[0])
+
+    def _decision(self, model, row) -> float:
+        """:meth:`_decisions` of the one row that :meth:`_row` built."""
+        return float(self._decisions(model, row)[0])
 
     @property
     def n_pending_(self) -> int:
         return len(self._pending)
+
+    def _screened(self, batch, targets) -> bool:
+        """Whether taking in the full ``batch`` (host ``targets(points)``) leaves the SVM as it
+        is (the module docstring's safe screening): a margin set that is not empty, every
+        point of the SVM that the batch pushes out of the window at α = 0 in O, and every
+        point of the batch strictly beyond the margin (:meth:`_beyond_margin`)."""
+        model = self._svm
+        if model is None or not {key for p, _ in batch for key in p} <= set(self.features_):
+            return False
+        state = self._state(model)
+        gone = len(self._window) + len(self._deferred) + len(batch) - self.window
+        rows = self._rows_per_point * max(gone, 0)
+        if (state.active.size == 0 or gone > len(self._window)
+                or not (np.all(state.alpha[:rows] == 0.0) and np.all(state.where[:rows] == O))):
+            return False
+        f = self._decisions(model, self._device(self._matrix(batch, self.features_)))
+        return bool(np.all(self._beyond_margin(model, f, targets(batch))))
+
+    def _take_batch(self, batch, targets, make, can_fit=True) -> None:
+        """Take the full ``batch`` in: set it aside if it leaves the SVM as it is
+        (:meth:`_screened`), else one update (or a fit from scratch) with every point set
+        aside and the batch (:meth:`_slide`). Every attribute is set at the end, so a failure
+        changes nothing (``update`` leaves its model as it was when it fails)."""
+        if can_fit and self._screened(batch, targets):
+            self._deferred = self._deferred + batch
+            self.n_screened_ += 1
+        else:
+            self._catch_up(self._deferred + batch, targets, make, can_fit)
+        self._pending = []
+
+    def _catch_up(self, points, targets, make, can_fit=True) -> None:
+        """The SVM moved onto the window after ``points`` (:meth:`_slide`), no point set aside."""
+        model, features, keep, n_updates, n_refits = self._slide(self._svm if can_fit else None, points, targets,
+                                                                 make, can_fit)
+        self._svm, self.features_, self._window, self._deferred = model, features, keep, []
+        self.n_updates_, self.n_refits_ = n_updates, n_refits
+
+    def _synced(self):
+        """The SVM holding exactly the window's points: the points set aside by screening
+        taken in by one update (nothing moves), then the SVM (None without one)."""
+        if self._deferred:
+            self._catch_up(self._deferred, self._targets, self._estimator)
+        return self._svm
 
     def _slide(self, model, pending, targets, make, can_fit=True):
         """The window after the batch ``pending``: its points, and ``model`` moved there by one
@@ -130,7 +197,10 @@ class SlidingWindowSVC(_Window, base.Classifier):
     decremental update (:meth:`gpath.IncrementalSVC.update`) adds the buffered points and
     removes the oldest points beyond ``window``: the model is then the exact C-SVC (KKT
     conditions to float64 round-off) of the last ``window`` points learned up to the last
-    full batch, as a fit from scratch would give. It waits for two classes: until the window
+    full batch, as a fit from scratch would give. A batch that provably leaves the SVM as it
+    is takes no update (safe screening, :mod:`gpath.river`): each of its points strictly
+    beyond the margin, each point it pushes out of the window a non-support vector off the
+    margin. It waits for two classes: until the window
     holds both, and whenever it holds only one, there is no SVM and the model predicts the
     class frequencies of the points it has. It works inside ``river.compose.Pipeline`` (for
     example after ``river.preprocessing.StandardScaler``) and with
@@ -166,7 +236,8 @@ class SlidingWindowSVC(_Window, base.Classifier):
     ----------
     svc_ : IncrementalSVC or None
         The SVM of the window (labels coded 0, 1 for ``classes_[0]``, ``classes_[1]``);
-        None before two classes have been seen in the window.
+        None before two classes have been seen in the window. Reading it takes in the
+        points that screening set aside (one update, in which nothing moves).
     classes_ : list
         The labels seen (or ``classes``), at most two.
     features_ : list
@@ -180,6 +251,8 @@ class SlidingWindowSVC(_Window, base.Classifier):
     n_updates_, n_refits_ : int
         MID updates, and fits from scratch (the first, after a window with one class, after
         a new feature, or after an update that failed numerically).
+    n_screened_ : int
+        Batches taken in without an update (safe screening).
 
     Notes
     -----
@@ -220,13 +293,8 @@ class SlidingWindowSVC(_Window, base.Classifier):
         self.classes = classes
         self.like = like
         self._check_params()
-        self.svc_ = None
         self.classes_ = [] if classes is None else list(classes)
-        self.features_ = []
-        self.n_updates_ = 0
-        self.n_refits_ = 0
-        self._window = []  # (feature dict, label) of the points held, oldest first
-        self._pending = []  # the same for the points learned since the last update
+        self._start()
 
     # ------------------------------------------------------------------ parameters
     def _check_params(self) -> None:
@@ -248,10 +316,29 @@ class SlidingWindowSVC(_Window, base.Classifier):
         if self.like is not None:
             get_namespace_and_device(self.like)
 
+    @property
+    def svc_(self) -> IncrementalSVC | None:
+        return self._synced()
+
+    def _targets(self, points) -> np.ndarray:
+        return self._labels(points, self.classes_)
+
+    _rows_per_point = 1  # the state's rows of one point
+
+    @staticmethod
+    def _state(model):
+        return model.states_[0]
+
+    @staticmethod
+    def _beyond_margin(model, f, codes) -> np.ndarray:
+        return np.where(codes == 1, f, -f) > 1.0
+
     def _svc(self) -> IncrementalSVC:
         return IncrementalSVC(C=self.C, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
                               coef0=self.coef0, method=self.method, ridge=self.ridge, tol=self.tol,
                               cache_size=self.cache_size)
+
+    _estimator = _svc
 
     @classmethod
     def _unit_test_params(cls):
@@ -314,26 +401,21 @@ class SlidingWindowSVC(_Window, base.Classifier):
         return np.array([int(y == classes[1]) for _, y in points], dtype=np.int64)
 
     def _flush(self, pending, classes) -> None:
-        """One update with the batch ``pending`` (or a fit from scratch); every attribute is
-        set at the end, so a failure changes nothing (``IncrementalSVC.update`` leaves its
-        model as it was when it fails)."""
-        points = self._window + pending
+        """Take the full batch ``pending`` in (:meth:`_take_batch`); every attribute is set at
+        the end, so a failure changes nothing."""
+        points = self._window + self._deferred + pending
         recent = points[max(0, len(points) - self.window):]
         # At most two labels ever (_classes_with): both are in the window once one label
         # differs from the first (found within a few points, where a set of all took 15 µs).
         two_classes = any(y != recent[0][1] for _, y in recent)
         # One class in the window: no SVM until both are back.
-        svc, features, keep, n_updates, n_refits = self._slide(
-            self.svc_ if two_classes else None, pending, lambda pts: self._labels(pts, classes), self._svc,
-            can_fit=two_classes)
-        self.svc_, self.features_, self.classes_ = svc, features, classes
-        self._window, self._pending = keep, []
-        self.n_updates_, self.n_refits_ = n_updates, n_refits
+        self._take_batch(pending, lambda pts: self._labels(pts, classes), self._svc, can_fit=two_classes)
+        self.classes_ = classes
 
     # ------------------------------------------------------------------ prediction
     def _prior(self) -> dict:
         """Class frequencies of the points held (uniform over ``classes`` before any)."""
-        labels = [y for _, y in self._window + self._pending]
+        labels = [y for _, y in self._window + self._deferred + self._pending]
         if not labels:
             return {label: 1.0 / len(self.classes_) for label in self.classes_}
         return {label: sum(y == label for y in labels) / len(labels) for label in self.classes_}
@@ -358,9 +440,9 @@ class SlidingWindowSVC(_Window, base.Classifier):
         TypeError, ValueError
             A feature of the model with a value that is not a finite real number.
         """
-        if self.svc_ is None:
+        if self._svm is None:
             return self._prior()
-        f = self._decision(self.svc_, self._row(x))
+        f = self._decision(self._svm, self._row(x))
         # Stable for either sign; kept over scipy.special.expit, which rounds differently (a few
         # ulps) and gives 0 below f ≈ -709.8, where this gives the subnormal value.
         p1 = 1.0 / (1.0 + math.exp(-f)) if f >= 0 else math.exp(f) / (1.0 + math.exp(f))
@@ -378,10 +460,10 @@ class SlidingWindowSVC(_Window, base.Classifier):
         label or None
             None before any label was learned (and no ``classes``).
         """
-        if self.svc_ is None:
+        if self._svm is None:
             prior = self._prior()
             return max(prior, key=prior.get) if prior else None
-        return self.classes_[int(self._decision(self.svc_, self._row(x)) > 0)]
+        return self.classes_[int(self._decision(self._svm, self._row(x)) > 0)]
 
     # ------------------------------------------------------------------ the window
     @property
@@ -406,7 +488,10 @@ class SlidingWindowSVR(_Window, base.Regressor):
     decremental update (:meth:`gpath.IncrementalSVR.update`) adds the buffered points and
     removes the oldest points beyond ``window``: the model is then the exact ε-SVR (KKT
     conditions to float64 round-off) of the last ``window`` points learned up to the last full
-    batch, as a fit from scratch would give. It works inside ``river.compose.Pipeline`` (for
+    batch, as a fit from scratch would give. A batch that provably leaves the SVR as it is
+    takes no update (safe screening, :mod:`gpath.river`): each of its points strictly inside
+    the ε-tube, each point it pushes out of the window a non-support vector off the tube's
+    edges. It works inside ``river.compose.Pipeline`` (for
     example after ``river.preprocessing.StandardScaler``) and with
     ``river.evaluate.progressive_val_score``.
 
@@ -429,7 +514,8 @@ class SlidingWindowSVR(_Window, base.Regressor):
     Attributes
     ----------
     svr_ : IncrementalSVR or None
-        The SVR of the window; None before the first batch.
+        The SVR of the window; None before the first batch. Reading it takes in the points
+        that screening set aside (one update, in which nothing moves).
     features_ : list
         The feature names, in column order.
     X_window_ : ndarray of shape (n_window, n_features), float64
@@ -441,6 +527,8 @@ class SlidingWindowSVR(_Window, base.Regressor):
     n_updates_, n_refits_ : int
         MID updates, and fits from scratch (the first, after a new feature, or after an
         update that failed numerically).
+    n_screened_ : int
+        Batches taken in without an update (safe screening).
 
     Notes
     -----
@@ -485,17 +573,32 @@ class SlidingWindowSVR(_Window, base.Regressor):
         Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, np.zeros((1, 1)))
         if self.like is not None:
             get_namespace_and_device(self.like)
-        self.svr_ = None
-        self.features_ = []
-        self.n_updates_ = 0
-        self.n_refits_ = 0
-        self._window = []  # (feature dict, target) of the points held, oldest first
-        self._pending = []
+        self._start()
+
+    @property
+    def svr_(self) -> IncrementalSVR | None:
+        return self._synced()
+
+    @staticmethod
+    def _targets(points) -> np.ndarray:
+        return np.array([t for _, t in points], dtype=np.float64)
+
+    _rows_per_point = 2  # a point's rows α and α* (gpath.svr)
+
+    @staticmethod
+    def _state(model):
+        return model.state_
+
+    @staticmethod
+    def _beyond_margin(model, f, targets) -> np.ndarray:
+        return np.abs(targets - f) < model.epsilon
 
     def _svr(self) -> IncrementalSVR:
         return IncrementalSVR(C=self.C, epsilon=self.epsilon, kernel=self.kernel, gamma=self.gamma,
                               degree=self.degree, coef0=self.coef0, method=self.method, ridge=self.ridge,
                               tol=self.tol, cache_size=self.cache_size)
+
+    _estimator = _svr
 
     @classmethod
     def _unit_test_params(cls):
@@ -531,10 +634,7 @@ class SlidingWindowSVR(_Window, base.Regressor):
         if len(pending) < self.batch:
             self._pending = pending
             return
-        svr, features, keep, n_updates, n_refits = self._slide(self.svr_, pending,
-                                                               lambda pts: np.array([t for _, t in pts]), self._svr)
-        self.svr_, self.features_, self._window, self._pending = svr, features, keep, []
-        self.n_updates_, self.n_refits_ = n_updates, n_refits
+        self._take_batch(pending, self._targets, self._svr)
 
     def predict_one(self, x) -> float:
         """The SVR's f(x) (see Notes before the first batch).
@@ -553,17 +653,19 @@ class SlidingWindowSVR(_Window, base.Regressor):
         TypeError, ValueError
             A feature of the model with a value that is not a finite real number.
         """
-        if self.svr_ is None:
+        if self._svm is None:
             targets = [t for _, t in self._pending]
             return float(np.mean(targets)) if targets else 0.0
-        return self._decision(self.svr_, self._row(x))
+        return self._decision(self._svm, self._row(x))
 
     @property
     def X_window_(self) -> np.ndarray:
         """The SVR's points (oldest first), shape (n_window, n_features), host float64."""
+        self._synced()
         return self._matrix(self._window, self.features_)
 
     @property
     def y_window_(self) -> np.ndarray:
         """Their targets, shape (n_window,)."""
-        return np.array([t for _, t in self._window], dtype=np.float64)
+        self._synced()
+        return self._targets(self._window)

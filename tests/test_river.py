@@ -66,6 +66,59 @@ def test_the_window_is_the_last_points_of_the_stream(backend, C, gamma):
     _assert_batch_refit(svm, like=backend.asarray)
 
 
+def _window_before_sync(model):
+    """The window's points (the last ``window`` of the SVM's and those screening set aside),
+    read without taking the latter in."""
+    points = model._window + model._deferred
+    return points[len(points) - min(model.window, len(points)):]
+
+
+@pytest.mark.parametrize("task", ["svc", "svr"])
+def test_screened_points_leave_the_model_exact_on_its_window(task):
+    # batch = 1: every point whose batch screening takes in without an update leaves the SVM
+    # as it is, and that SVM is the exact solution of the whole window, points set aside
+    # included, before svc_/svr_ takes them in (the reference re-solved in float64 on the
+    # window, at every step where points wait). Reading svc_/svr_ then takes them in.
+    from gpath.datasets import load_waterflow_regression
+    from gpath.reference import exact_svc, exact_svr
+    from gpath.river import SlidingWindowSVR
+
+    if task == "svc":
+        stream = list(datasets.Bananas().take(420))
+        model = SlidingWindowSVC(window=100, batch=1, C=10.0, gamma=1.0)
+    else:
+        X, y = load_waterflow_regression()
+        X, y = X[:420], (y[:420] - y.mean()) / y.std()
+        stream = [(dict(zip(range(7), row)), float(t)) for row, t in zip(X, y)]
+        model = SlidingWindowSVR(window=100, batch=1, C=10.0, epsilon=0.2, gamma=1.0 / 7)
+    checked = 0
+    for t, (x, y) in enumerate(stream):
+        model.learn_one(x, y)
+        if t >= 400 and model._deferred:
+            break  # points wait: reading the SVM below takes them in
+        if t < 150 or not model._deferred or t % 3:
+            continue
+        window = _window_before_sync(model)
+        Xw = model._matrix(window, model.features_)
+        yw = model._targets(window)
+        f = model._decisions(model._svm, Xw)
+        if task == "svc":
+            ref = exact_svc(Xw, 2.0 * yw - 1.0, 10.0, gamma=1.0, ridge=model.ridge)
+            f_ref = ref.decision_function(Xw)
+        else:
+            ref = exact_svr(Xw, yw, 10.0, 0.2, gamma=1.0 / 7, ridge=model.ridge)
+            f_ref = ref.predict(Xw)
+        assert ref.certified
+        assert np.abs(f - f_ref).max() <= 1e-9 * max(1.0, np.abs(f_ref).max()), t
+        checked += 1
+    assert model.n_screened_ > 50 and checked > 10 and model._deferred
+    n_updates, final = model.n_updates_, model._matrix(_window_before_sync(model), model.features_)
+    svm = model.svc_ if task == "svc" else model.svr_  # takes in the points set aside: one update
+    assert model.n_updates_ == n_updates + 1 and not model._deferred
+    assert len(model._window) == 100 and svm.check_kkt() <= 1e-9
+    np.testing.assert_array_equal(model.X_window_, final)
+
+
 def test_waits_for_two_classes_and_drops_the_svm_when_one_is_left():
     # A stream whose first 45 points and a later run of 60 are of one class: no SVM while the
     # window (40 points) holds one class; predictions are then the class frequencies.
@@ -213,7 +266,9 @@ def test_svr_progressive_validation_in_a_pipeline_is_exact_on_its_window(backend
     model = compose.Pipeline(preprocessing.StandardScaler(), svr)
     mae = evaluate.progressive_val_score(stream.iter_array(X, y), model, metrics.MAE())
     assert mae.get() < 0.5 * np.mean(np.abs(y - y.mean()))  # far better than the mean of the series
-    assert svr.n_refits_ == 1 and svr.n_updates_ == 49
+    # One fit, then a MID update for each batch, except those that screening showed leave the
+    # SVR as it is (every new point inside the tube, every point gone off its edges).
+    assert svr.n_refits_ == 1 and svr.n_updates_ + svr.n_screened_ == 49 and svr.n_screened_ > 0
     Xw, yw = svr.X_window_, svr.y_window_
     assert Xw.shape == (200, 7)
     np.testing.assert_array_equal(yw, y[300:500])
