@@ -74,7 +74,7 @@ def _window_before_sync(model):
 
 
 @pytest.mark.parametrize("task", ["svc", "svr"])
-def test_screened_points_leave_the_model_exact_on_its_window(task):
+def test_screened_points_leave_the_model_exact_on_its_window(task, backend):
     # batch = 1: every point whose batch screening takes in without an update leaves the SVM
     # as it is, and that SVM is the exact solution of the whole window, points set aside
     # included, before svc_/svr_ takes them in (the reference re-solved in float64 on the
@@ -85,12 +85,13 @@ def test_screened_points_leave_the_model_exact_on_its_window(task):
 
     if task == "svc":
         stream = list(datasets.Bananas().take(420))
-        model = SlidingWindowSVC(window=100, batch=1, C=10.0, gamma=1.0)
+        model = SlidingWindowSVC(window=100, batch=1, C=10.0, gamma=1.0, like=backend.asarray(np.zeros(1)))
     else:
         X, y = load_waterflow_regression()
         X, y = X[:420], (y[:420] - y.mean()) / y.std()
         stream = [(dict(zip(range(7), row)), float(t)) for row, t in zip(X, y)]
-        model = SlidingWindowSVR(window=100, batch=1, C=10.0, epsilon=0.2, gamma=1.0 / 7)
+        model = SlidingWindowSVR(window=100, batch=1, C=10.0, epsilon=0.2, gamma=1.0 / 7,
+                                 like=backend.asarray(np.zeros(1)))
     checked = 0
     for t, (x, y) in enumerate(stream):
         model.learn_one(x, y)
@@ -101,7 +102,7 @@ def test_screened_points_leave_the_model_exact_on_its_window(task):
         window = _window_before_sync(model)
         Xw = model._matrix(window, model.features_)
         yw = model._targets(window)
-        f = model._decisions(model._svm, Xw)
+        f = model._decisions(model._svm, model._device(Xw))
         if task == "svc":
             ref = exact_svc(Xw, 2.0 * yw - 1.0, 10.0, gamma=1.0, ridge=model.ridge)
             f_ref = ref.decision_function(Xw)
