@@ -333,7 +333,9 @@ class IncrementalSVR(MemoizedParams, Locked, SaveMixin, RegressorMixin, BaseEsti
         m = X_add.shape[0]
         w_add = check_sample_weight(sample_weight_add, m, w_name, allow_all_zero=True, inert_negative=True)
         w_add = np.ones(m) if w_add is None else w_add
-        rows = np.sort(check_ids([] if remove is None else remove, self.sample_ids_))
+        rows = check_ids([] if remove is None else remove, self.sample_ids_)
+        if rows.size > 1:
+            rows = np.sort(rows)
         n_after = self._y.shape[0] - rows.size + m
         if n_after == 0:
             raise ValueError(f"the update would leave no point in the model (it holds {self._y.shape[0]}, "
@@ -675,11 +677,15 @@ def kkt_violation_svr(kernel, X_sv, coef, b, X, y, alpha, upper, epsilon, ridge,
 def doubled(X, y, epsilon: float):
     """ε-SVR's doubled rows: each row of X twice (2i: α_i, label +1; 2i + 1: α*_i, label −1),
     the labels and the shift ``1 + ε − y'_i y_i`` of each row's margin (device arrays)."""
-    xp, device = get_namespace_and_device(X)
     n, d = X.shape
-    X2 = np.repeat(X, 2, axis=0) if isinstance(X, np.ndarray) else xp.reshape(xp.stack([X, X], axis=1), (2 * n, d))
     y2 = np.empty(2 * n)
     y2[0::2], y2[1::2] = 1.0, -1.0
-    shift = 1.0 + epsilon - y2 * np.repeat(np.asarray(y, dtype=np.float64), 2)
-    return X2, to_device(y2, xp, device), to_device(shift, xp, device)
+    shift = np.empty(2 * n)
+    y = np.asarray(y, dtype=np.float64)
+    shift[0::2], shift[1::2] = 1.0 + epsilon - y, 1.0 + epsilon + y
+    if isinstance(X, np.ndarray):  # (a stream's one-point update: the namespace's lookup cost more than this)
+        return np.repeat(X, 2, axis=0), y2, shift
+    xp, device = get_namespace_and_device(X)
+    return (xp.reshape(xp.stack([X, X], axis=1), (2 * n, d)), to_device(y2, xp, device),
+            to_device(shift, xp, device))
 
