@@ -84,7 +84,7 @@ def run(stream, make, metric=metrics.Accuracy):
     score = evaluate.progressive_val_score(data, model, metric())
     seconds = time.perf_counter() - start
     batches = getattr(last, "n_updates_", 0) + getattr(last, "n_screened_", 0)
-    screened = last.n_screened_ / batches if batches else None
+    screened = getattr(last, "n_screened_", 0) / batches if batches else None
     return score.get(), len(data) / seconds, screened
 
 
