@@ -83,7 +83,7 @@ def run(stream, make, metric=metrics.Accuracy):
     start = time.perf_counter()
     score = evaluate.progressive_val_score(data, model, metric())
     seconds = time.perf_counter() - start
-    batches = getattr(last, "n_updates_", 0) + getattr(last, "n_screened_", 0)
+    batches = sum(getattr(last, name, 0) for name in ("n_updates_", "n_refits_", "n_screened_"))
     screened = getattr(last, "n_screened_", 0) / batches if batches else None
     return score.get(), len(data) / seconds, screened
 

@@ -65,9 +65,19 @@ class ActiveSet:
 
     @property
     def column(self):
-        """The owner's ``column`` callable (None if unset, or if its owner is gone)."""
+        """The owner's ``column`` callable (None if unset).
+
+        Raises
+        ------
+        ReferenceError
+            If it was a method of an owner that is gone (a set outliving its state)."""
         column = self._column
-        return column() if isinstance(column, weakref.WeakMethod) else column
+        if not isinstance(column, weakref.WeakMethod):
+            return column
+        method = column()
+        if method is None:
+            raise ReferenceError("the active set's owner is gone: its columns cannot be computed")
+        return method
 
     @column.setter
     def column(self, column) -> None:

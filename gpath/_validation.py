@@ -376,8 +376,8 @@ def check_targets(y, n_samples, name="y", x_name="X"):
         If y is None, does not have the shape (n_samples,), does not hold real numbers, or
         holds NaN or inf (the message names the first rows).
     """
-    if isinstance(y, np.ndarray) and y.dtype == np.float64 and y.shape == (n_samples,) and np.isfinite(y).all():
-        return y.copy()  # the usual case (a stream's update: a few µs of checks less)
+    if type(y) is np.ndarray and y.dtype == np.float64 and y.shape == (n_samples,) and np.isfinite(y).all():
+        return y.copy()  # the usual case (a stream's update: a few µs of checks less; not a masked array)
     from sklearn.exceptions import DataConversionWarning
 
     if y is None:

@@ -306,3 +306,57 @@ def test_svr_river_estimator_checks_and_bad_input():
     for params in [dict(window=0), dict(batch=0), dict(window=3, batch=4), dict(epsilon=-1.0), dict(C=0.0)]:
         with pytest.raises(ValueError):
             SlidingWindowSVR(**params)
+
+
+def test_points_set_aside_survive_copies_failures_and_old_pickles(monkeypatch):
+    # A model with points set aside by screening: a pickle and a deep copy learn on exactly as
+    # it does; a read of svc_ whose update and refit both fail raises and changes nothing; a
+    # model pickled before screening (its SVM in svc_) loads and predicts.
+    import copy
+
+    from gpath import PathError
+
+    stream = list(datasets.Bananas().take(300))
+    svm = SlidingWindowSVC(window=60, batch=1, C=10.0, gamma=1.0)
+    for t, (x, y) in enumerate(stream):
+        svm.learn_one(x, y)
+        if t > 150 and svm._deferred:
+            break
+    assert svm._deferred
+    twins = [pickle.loads(pickle.dumps(svm)), copy.deepcopy(svm)]
+    for x, y in stream[t + 1 : t + 60]:
+        for model in (svm, *twins):
+            model.learn_one(x, y)
+    for model in twins:
+        assert [model.predict_one(x) for x, _ in stream[:50]] == [svm.predict_one(x) for x, _ in stream[:50]]
+        np.testing.assert_array_equal(model.X_window_, svm.X_window_)
+        assert model.svc_.check_kkt() <= 1e-9
+
+    for x, y in stream[t + 60 :]:
+        svm.learn_one(x, y)
+        if svm._deferred:
+            break
+    assert svm._deferred
+
+    def failing(*args, **kwargs):
+        raise PathError("injected")
+
+    before = pickle.dumps(svm)
+    monkeypatch.setattr(IncrementalSVC, "update", failing)
+    monkeypatch.setattr(IncrementalSVC, "fit", failing)
+    with pytest.raises(PathError, match="injected"):
+        _ = svm.svc_
+    assert pickle.dumps(svm) == before
+    monkeypatch.undo()
+
+    assert svm.svc_ is not None and not svm._deferred  # the points set aside taken in, as before screening
+    old = {key: value for key, value in copy.deepcopy(svm).__dict__.items() if key not in ("_deferred", "n_screened_")}
+    old["svc_"] = old.pop("_svm")
+    loaded = SlidingWindowSVC.__new__(SlidingWindowSVC)
+    loaded.__setstate__(old)
+    assert loaded.n_screened_ == 0 and not loaded._deferred
+    for x, y in stream[250:]:
+        loaded.learn_one(x, y)
+        svm.learn_one(x, y)
+    assert [loaded.predict_one(x) for x, _ in stream[:50]] == [svm.predict_one(x) for x, _ in stream[:50]]
+    np.testing.assert_array_equal(loaded.X_window_, svm.X_window_)

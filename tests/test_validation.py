@@ -481,3 +481,15 @@ def test_a_nan_label_in_a_stream_is_a_value_error():
     with pytest.raises(ValueError, match="y must be a label"):
         model.learn_one({"a": 1.0}, float("nan"))
     assert model.classes_ == []
+
+
+def test_targets_hidden_behind_a_mask_are_still_checked():
+    # check_targets' quick route is for plain float64 arrays: a masked array's NaN must not
+    # pass by being masked (nor the model keep a masked array).
+    from gpath._validation import check_targets
+
+    y = np.ma.array([1.0, np.nan, 2.0], mask=[False, True, False])
+    with pytest.raises(ValueError, match="y must be finite"):
+        check_targets(y, 3)
+    plain = check_targets(np.array([1.0, 2.0, 3.0]), 3)
+    assert type(plain) is np.ndarray and plain.tolist() == [1.0, 2.0, 3.0]
