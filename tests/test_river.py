@@ -308,6 +308,33 @@ def test_svr_river_estimator_checks_and_bad_input():
             SlidingWindowSVR(**params)
 
 
+def test_no_screening_while_the_bias_is_only_bounded():
+    # A wide tube (ε = 1 in units of the targets' spread) leaves the margin set empty at most
+    # steps: b is then the middle of an interval that every point moves, and a batch inside
+    # the tube changes it. Screening must wait for a margin set; where points do wait, the
+    # SVR is still the exact one of its window (without the condition: 0.7 off).
+    from gpath.datasets import load_waterflow_regression
+    from gpath.reference import exact_svr
+    from gpath.river import SlidingWindowSVR
+
+    X, y = load_waterflow_regression()
+    X, y = X[:400], (y[:400] - y.mean()) / y.std()
+    model = SlidingWindowSVR(window=60, batch=1, C=10.0, epsilon=1.0, gamma=1.0 / 7)
+    empty = waits = 0
+    for t, (row, target) in enumerate(zip(X, y)):
+        model.learn_one(dict(zip(range(7), row)), float(target))
+        empty += model._svm is not None and model._svm.state_.active.size == 0
+        if t < 100 or not model._deferred:
+            continue
+        window = _window_before_sync(model)
+        Xw, yw = model._matrix(window, model.features_), model._targets(window)
+        ref = exact_svr(Xw, yw, 10.0, 1.0, gamma=1.0 / 7, ridge=model.ridge)
+        assert ref.certified
+        assert np.abs(model._decisions(model._svm, Xw) - ref.predict(Xw)).max() <= 1e-9 * (1.0 + np.abs(yw).max()), t
+        waits += 1
+    assert empty > 100 and waits > 0
+
+
 def test_points_set_aside_survive_copies_failures_and_old_pickles(monkeypatch):
     # A model with points set aside by screening: a pickle and a deep copy learn on exactly as
     # it does; a read of svc_ whose update and refit both fail raises and changes nothing; a
