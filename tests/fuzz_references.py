@@ -151,6 +151,8 @@ def main(argv=None):
         if problem:
             failed += 1
             print(f"seed {seed}: WRONG: {problem}", flush=True)
+        if tried % 10 == 0:  # (a last problem can run long past the deadline in LIBSVM)
+            print(f"... {tried} problems so far (last seed {seed}), {failed} wrong", flush=True)
     print(f"{tried} problems, {failed} wrong", flush=True)
 
 
