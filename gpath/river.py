@@ -143,7 +143,7 @@ class _Window:
         f = self._decisions(model, self._device(self._matrix(batch, self.features_)))
         return bool(np.all(self._beyond_margin(model, f, targets(batch))))
 
-    def _take_batch(self, batch, targets, make, can_fit=True) -> None:
+    def _take_batch(self, batch, targets, can_fit=True) -> None:
         """Take the full ``batch`` in: set it aside if it leaves the SVM as it is
         (:meth:`_screened`), else one update (or a fit from scratch) with every point set
         aside and the batch (:meth:`_slide`). Every attribute is set at the end, so a failure
@@ -152,13 +152,13 @@ class _Window:
             self._deferred = self._deferred + batch
             self.n_screened_ += 1
         else:
-            self._catch_up(self._deferred + batch, targets, make, can_fit)
+            self._catch_up(self._deferred + batch, targets, can_fit)
         self._pending = []
 
-    def _catch_up(self, points, targets, make, can_fit=True) -> None:
+    def _catch_up(self, points, targets, can_fit=True) -> None:
         """The SVM moved onto the window after ``points`` (:meth:`_slide`), no point set aside."""
         model, features, keep, n_updates, n_refits = self._slide(self._svm if can_fit else None, points, targets,
-                                                                 make, can_fit)
+                                                                 can_fit)
         self._svm, self.features_, self._window, self._deferred = model, features, keep, []
         self.n_updates_, self.n_refits_ = n_updates, n_refits
 
@@ -166,12 +166,12 @@ class _Window:
         """The SVM holding exactly the window's points: the points set aside by screening
         taken in by one update (nothing moves), then the SVM (None without one)."""
         if self._deferred:
-            self._catch_up(self._deferred, self._targets, self._estimator)
+            self._catch_up(self._deferred, self._targets)
         return self._svm
 
-    def _slide(self, model, pending, targets, make, can_fit=True):
+    def _slide(self, model, pending, targets, can_fit=True):
         """The window after the batch ``pending``: its points, and ``model`` moved there by one
-        multiple incremental decremental update, or fitted anew (``make().fit``) where the
+        multiple incremental decremental update, or fitted anew (``_estimator().fit``) where the
         update cannot go (no model, a feature not seen before: a new column for every point,
         or a numerical failure) and ``can_fit``. ``targets(points)`` gives the host targets.
 
@@ -193,7 +193,7 @@ class _Window:
                 model = None
         if model is None and can_fit:
             features = sorted({key for p, _ in keep for key in p}, key=_sort_key)
-            model = make().fit(self._device(self._matrix(keep, features)), targets(keep))
+            model = self._estimator().fit(self._device(self._matrix(keep, features)), targets(keep))
             n_refits += 1
         return model, features, keep, n_updates, n_refits
 
@@ -314,7 +314,7 @@ class SlidingWindowSVC(_Window, base.Classifier):
         check_int(self.batch, "batch", 1)
         if self.batch > self.window:
             raise ValueError(f"batch must be at most window={self.window!r}; got {self.batch!r}")
-        self._svc()._check_params()
+        self._estimator()._check_params()
         Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, np.zeros((1, 1)))
         if self.classes is not None:
             try:
@@ -344,13 +344,10 @@ class SlidingWindowSVC(_Window, base.Classifier):
     def _beyond_margin(model, f, codes) -> np.ndarray:
         return np.where(codes == 1, f, -f) > 1.0
 
-    def _svc(self) -> IncrementalSVC:
+    def _estimator(self) -> IncrementalSVC:
         return IncrementalSVC(C=self.C, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
                               coef0=self.coef0, method=self.method, ridge=self.ridge, tol=self.tol,
                               cache_size=self.cache_size)
-
-    def _estimator(self) -> IncrementalSVC:
-        return self._svc()
 
     @classmethod
     def _unit_test_params(cls):
@@ -421,7 +418,7 @@ class SlidingWindowSVC(_Window, base.Classifier):
         # differs from the first (found within a few points, where a set of all took 15 µs).
         two_classes = any(y != recent[0][1] for _, y in recent)
         # One class in the window: no SVM until both are back.
-        self._take_batch(pending, lambda pts: self._labels(pts, classes), self._svc, can_fit=two_classes)
+        self._take_batch(pending, lambda pts: self._labels(pts, classes), can_fit=two_classes)
         self.classes_ = classes
 
     # ------------------------------------------------------------------ prediction
@@ -584,7 +581,7 @@ class SlidingWindowSVR(_Window, base.Regressor):
         check_int(self.batch, "batch", 1)
         if self.batch > self.window:
             raise ValueError(f"batch must be at most window={self.window!r}; got {self.batch!r}")
-        self._svr()._check_params()
+        self._estimator()._check_params()
         Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, np.zeros((1, 1)))
         if self.like is not None:
             get_namespace_and_device(self.like)
@@ -608,13 +605,10 @@ class SlidingWindowSVR(_Window, base.Regressor):
     def _beyond_margin(model, f, targets) -> np.ndarray:
         return np.abs(targets - f) < model.epsilon
 
-    def _svr(self) -> IncrementalSVR:
+    def _estimator(self) -> IncrementalSVR:
         return IncrementalSVR(C=self.C, epsilon=self.epsilon, kernel=self.kernel, gamma=self.gamma,
                               degree=self.degree, coef0=self.coef0, method=self.method, ridge=self.ridge,
                               tol=self.tol, cache_size=self.cache_size)
-
-    def _estimator(self) -> IncrementalSVR:
-        return self._svr()
 
     @classmethod
     def _unit_test_params(cls):
@@ -650,7 +644,7 @@ class SlidingWindowSVR(_Window, base.Regressor):
         if len(pending) < self.batch:
             self._pending = pending
             return
-        self._take_batch(pending, self._targets, self._svr)
+        self._take_batch(pending, self._targets)
 
     def predict_one(self, x) -> float:
         """The SVR's f(x) (see Notes before the first batch).
