@@ -340,15 +340,21 @@ class NumbaEngine(Engine):
 
     def q_matvecs(self, kernel, X, cols: np.ndarray, coefs, y=None, ridge: float = 0.0, absolute=False,
                   rows=None):
-        # Many features: each thread computes its points' part of a block of columns and adds
-        # its sums at once, where the block and then one single-threaded product per vector
-        # passed over it again (a fit's bound columns, Adult n = 30,000: 0.27 s for the KKT
-        # scale's product alone). Blocks of _block_columns(n) columns.
+        # Each thread computes its points' part of a block of columns and adds its sums at
+        # once: many features by the block's matrix product, few by the sums over the features.
+        # Else the block, then one single-threaded product per vector, passed over it again,
+        # and the kernel function ran on one core (a fit's bound columns: at Adult
+        # n = 30,000, 0.27 s for the KKT scale's product alone; on 16 cores the ε-SVR start at
+        # make_friedman1 n = 10,000 took what it takes on 2). Blocks of _block_columns(n) columns.
         n = X.shape[0]
-        if (not coefs or cols.size == 0 or X.shape[1] <= _BLAS_FEATURES
+        few = X.shape[1] <= _BLAS_FEATURES
+        if (not coefs or cols.size == 0 or (few and n * cols.size < _FUSED_ENTRIES)
                 or (rows is None and cols.size < _PRODUCT_COLUMNS)):
             return super().q_matvecs(kernel, X, cols, coefs, y, ridge, absolute, rows)
-        rows = rows if rows is not None or kernel.kind != "rbf" else CenteredRows(X)
+        if few:
+            XT = np.ascontiguousarray(X.T)
+        else:
+            rows = rows if rows is not None or kernel.kind != "rbf" else CenteredRows(X)
         flags = np.full(len(coefs), bool(absolute)) if np.ndim(absolute) == 0 else np.array(absolute, dtype=bool)
         C = np.ascontiguousarray(np.stack([np.asarray(c, dtype=np.float64) for c in coefs]).reshape(len(coefs), -1))
         cols = np.ascontiguousarray(cols, dtype=np.int64)
@@ -359,14 +365,19 @@ class NumbaEngine(Engine):
             part = slice(start, start + width)
             if not C[:, part].any():
                 continue
+            k = cols[part].size
+            block = buffer[: k * n].reshape(k, n)
+            sums = (np.ascontiguousarray(C[:, part]), flags, outs)
+            min_rows = max(_BLOCK_POINTS, ENTRIES_PER_THREAD // k)
+            if few:
+                in_row_blocks(_direct_matvecs, n, block, XT, kernel, _vec(y), ridge, cols[part], *sums,
+                              min_rows=min_rows)
+                continue
             factors = self._product_factors(kernel, X, cols[part], rows)
             if factors is None:
                 return super().q_matvecs(kernel, X, cols, coefs, y, ridge, absolute, rows)
-            k = cols[part].size
-            block = buffer[: k * n].reshape(k, n)
-            blas_in_row_blocks(_product_matvecs, n, block, *factors, kernel, _vec(y), ridge, cols[part],
-                               np.ascontiguousarray(C[:, part]), flags, outs,
-                               min_rows=max(_BLOCK_POINTS, ENTRIES_PER_THREAD // k))
+            blas_in_row_blocks(_product_matvecs, n, block, *factors, kernel, _vec(y), ridge, cols[part], *sums,
+                               min_rows=min_rows)
         return list(outs)
 
     def q_block(self, kernel, X, cols: np.ndarray, y=None, ridge: float = 0.0, rows=None):
@@ -643,11 +654,63 @@ def _product_matvecs(lo, hi, block, Z, W, z_norms, w_norms, kernel, y, ridge, co
     _add_matvecs(block, lo, hi, C, absolute, outs)
 
 
+def _direct_matvecs(lo, hi, block, XT, kernel, y, ridge, cols, C, absolute, outs):
+    """:func:`_product_matvecs` for few features: the points ``lo:hi``' part of the block from
+    their sums over the features (:func:`_feature_block`), the kernel function, Q's entries,
+    then their share of the sums."""
+    rbf = kernel.kind == "rbf"
+    _feature_block(lo, hi, block, XT, cols, rbf, -kernel.gamma if rbf else 1.0)
+    if rbf:
+        part = block[:, lo:hi]
+        np.exp(part, out=part)
+    elif kernel.kind == "poly":
+        _polynomial(block, lo, hi, kernel.gamma, float(kernel.degree), kernel.coef0)
+    _finish_block(block, lo, hi, kernel.offset, y, ridge, cols)
+    _add_matvecs(block, lo, hi, C, absolute, outs)
+
+
+# Few features: the kernel values from which q_matvecs' threads each sum their points' share;
+# fewer (a few milliseconds of work on one core) take the generic blocks.
+_FUSED_ENTRIES = 2**20
+# Points of a chunk of _feature_block: its features' part of Xᵀ and its sums stay in the
+# first-level cache while it runs over the block's columns.
+_FEATURE_CHUNK = 512
+
+
+@njit(nogil=True, cache=True, fastmath=_FAST)
+def _feature_block(lo, hi, block, XT, cols, squared_distances, scale):  # pragma: no cover - compiled
+    """``block[c, lo:hi]`` = ``scale`` times ‖x_i − x_k‖² (from the differences, as
+    :func:`_feature_sums`) or ⟨x_i, x_k⟩ for the points i in ``lo:hi`` and k = ``cols[c]``,
+    from Xᵀ (d, n), by chunks of points."""
+    d = XT.shape[0]
+    acc = np.empty(_FEATURE_CHUNK)
+    for a in range(lo, hi, _FEATURE_CHUNK):
+        w = min(_FEATURE_CHUNK, hi - a)
+        for c in range(cols.shape[0]):
+            k = cols[c]
+            acc[:w] = 0.0
+            for j in range(d):
+                feature, x_kj = XT[j, a : a + w], XT[j, k]
+                if squared_distances:
+                    for i in range(w):
+                        t = feature[i] - x_kj
+                        acc[i] += t * t
+                else:
+                    for i in range(w):
+                        acc[i] += feature[i] * x_kj
+            row = block[c, a : a + w]
+            for i in range(w):
+                row[i] = scale * acc[i]
+
+
 @njit(nogil=True, cache=True)
 def _add_matvecs(block, lo, hi, C, absolute, outs):  # pragma: no cover - compiled
-    """``outs[q, lo:hi] += Σ_j C[q, j] · block[j, lo:hi]`` (of ``|block|`` where ``absolute[q]``)."""
+    """``outs[q, lo:hi] += Σ_j C[q, j] · block[j, lo:hi]`` (of ``|block|`` where ``absolute[q]``):
+    the block's sum first, then added, so that the round-off grows with the columns of a block
+    and the number of blocks, not with all the columns (some thousands at a bound)."""
+    total = np.empty(hi - lo)
     for q in range(C.shape[0]):
-        out = outs[q, lo:hi]
+        total[:] = 0.0
         for j in range(block.shape[0]):
             c = C[q, j]
             if c == 0.0:
@@ -655,10 +718,13 @@ def _add_matvecs(block, lo, hi, C, absolute, outs):  # pragma: no cover - compil
             row = block[j, lo:hi]
             if absolute[q]:
                 for i in range(row.shape[0]):
-                    out[i] += c * abs(row[i])
+                    total[i] += c * abs(row[i])
             else:
                 for i in range(row.shape[0]):
-                    out[i] += c * row[i]
+                    total[i] += c * row[i]
+        out = outs[q, lo:hi]
+        for i in range(out.shape[0]):
+            out[i] += total[i]
 
 
 @njit(nogil=True, cache=True)

@@ -90,27 +90,29 @@ def test_kernel_blocks_split_between_threads_are_the_kernel(monkeypatch, kind, f
 
 
 @pytest.mark.parametrize("kind", ["rbf", "linear", "poly"])
-@pytest.mark.parametrize("centred", [False, True])
+@pytest.mark.parametrize(("features", "centred"), [(3, False), (40, False), (40, True)])
 @pytest.mark.parametrize("cores", [1, 3])
-def test_kernel_matvecs_summed_by_each_thread_are_the_generic_engines(monkeypatch, kind, centred, cores):
+def test_kernel_matvecs_summed_by_each_thread_are_the_generic_engines(monkeypatch, kind, features, centred, cores):
     # Σ_j Q[:, j] c_j and Σ_j |Q[:, j]| c_j, each thread adding its points' share of every
-    # block (blocks of 9 columns here, some of them all zero), against the generic engine's
-    # blocks and products.
+    # block (blocks of 9 columns here, some of them all zero; few features: the sums over the
+    # features by chunks of points), against the generic engine's blocks and products.
     monkeypatch.setattr(_threads, "n_threads", lambda: cores)
     monkeypatch.setattr(gpath._engine, "ENTRIES_PER_THREAD", 64)
-    monkeypatch.setattr(gpath._engine, "_RECYCLED_BYTES", 8 * 9 * 700)
+    n = 1300  # past one chunk of _feature_block's points (512) on one core
+    monkeypatch.setattr(gpath._engine, "_RECYCLED_BYTES", 8 * 9 * n)
+    monkeypatch.setattr(gpath._engine, "_FUSED_ENTRIES", 0)  # few features: fused at any size
     rng = np.random.default_rng(4)
-    X = rng.normal(size=(700, 40))
-    y = np.where(rng.random(700) < 0.5, -1.0, 1.0)
-    kernel, ridge = Kernel(kind, 1.0 / 40, 3, 0.5), 0.25
-    cols = rng.choice(700, 60, replace=False)
+    X = rng.normal(size=(n, features))
+    y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    kernel, ridge = Kernel(kind, 1.0 / features, 3, 0.5), 0.25
+    cols = rng.choice(n, 60, replace=False)
     c = rng.random(60) * 3.0
     c[9:18] = 0.0
     coefs, flags = [c, c, -c], (False, True, True)
     rows = CenteredRows(X) if centred else None
     fused = NumbaEngine(np, "cpu").q_matvecs(kernel, X, cols, coefs, y, ridge, flags, rows)
     generic = Engine(np, "cpu").q_matvecs(kernel, X, cols, coefs, y, ridge, flags, rows)
-    Q = y[:, None] * kernel_matrix(X, X[cols], kind, 1.0 / 40, 3, 0.5) * y[cols][None, :]
+    Q = y[:, None] * kernel_matrix(X, X[cols], kind, 1.0 / features, 3, 0.5) * y[cols][None, :]
     Q[cols, np.arange(cols.size)] += ridge
     for got, ref, coef, flag in zip(fused, generic, coefs, flags):
         exact = (np.abs(Q) if flag else Q) @ coef
