@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import assert_exact, dataset
 from numba import njit
 from threadpoolctl import threadpool_info, threadpool_limits
 
 import gpath._engine
 import gpath._smo
-from gpath import _threads
+from gpath import IncrementalSVR, SimpleSVC, _threads
 from gpath._engine import Engine, NumbaEngine
 from gpath._smo import KernelRows
 from gpath._threads import in_row_blocks
 from gpath.kernels import CenteredRows, Kernel
 from gpath.linalg import blas_in_row_blocks
-from gpath.reference import kernel_matrix
+from gpath.reference import exact_svr, kernel_matrix
 
 
 @njit(nogil=True, cache=False)
@@ -119,3 +120,38 @@ def test_kernel_matvecs_summed_by_each_thread_are_the_generic_engines(monkeypatc
         scale = np.abs(Q) @ np.abs(coef)
         np.testing.assert_allclose(got, exact, rtol=0, atol=1e-13 * scale.max())
         np.testing.assert_allclose(ref, exact, rtol=0, atol=1e-13 * scale.max())
+
+
+@pytest.mark.parametrize("cores", [1, 2])
+def test_fits_whose_bound_sums_are_fused_equal_the_exact_references(monkeypatch, cores):
+    # SimpleSVM's start sums the bound columns by q_matvecs: forced through the fused path of
+    # few features (Bananas, 2 features; diabetes, 10), the SVC and ε-SVR fits still equal the
+    # certified references, and the path was taken.
+    monkeypatch.setattr(_threads, "n_threads", lambda: cores)
+    monkeypatch.setattr(gpath._engine, "_FUSED_ENTRIES", 0)
+    monkeypatch.setattr(gpath._engine, "ENTRIES_PER_THREAD", 256)
+    fused = [0]
+    direct = gpath._engine._direct_matvecs
+
+    def counting(*args):
+        fused[0] += 1
+        return direct(*args)
+
+    monkeypatch.setattr(gpath._engine, "_direct_matvecs", counting)
+    X, y = dataset("bananas")
+    X, y = X[:800], y[:800]
+    for C in (1.0, 100.0):
+        assert_exact(SimpleSVC(C=C, gamma=1.0).fit(X, y), X, y)
+    assert fused[0] > 0
+    fused[0] = 0
+    from sklearn.datasets import load_diabetes
+
+    X, y = load_diabetes(return_X_y=True)
+    X, y = (X - X.mean(0)) / X.std(0), (y - y.mean()) / y.std()
+    model = IncrementalSVR(C=1e3, epsilon=0.1, gamma=0.1).fit(X, y)
+    assert fused[0] > 0
+    ref = exact_svr(X, y, 1e3, 0.1, gamma=0.1)
+    assert ref.certified
+    f_ref = ref.predict(X)
+    assert np.max(np.abs(model.predict(X) - f_ref)) <= 1e-9 * (1.0 + np.max(np.abs(f_ref)) + np.max(np.abs(y)))
+    assert model.check_kkt() <= 1e-9
