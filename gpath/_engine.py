@@ -342,14 +342,15 @@ class NumbaEngine(Engine):
                   rows=None):
         # Each thread computes its points' part of a block of columns and adds its sums at
         # once: many features by the block's matrix product, few by the sums over the features.
-        # Else the block, then one single-threaded product per vector, passed over it again,
-        # and the kernel function ran on one core (a fit's bound columns: at Adult
-        # n = 30,000, 0.27 s for the KKT scale's product alone; on 16 cores the ε-SVR start at
+        # The generic path computes the block, then one single-threaded product per vector over
+        # it, with the kernel function on one core (a fit's bound columns: at Adult n = 30,000,
+        # 0.27 s for the KKT scale's product alone; on 16 cores the ε-SVR start at
         # make_friedman1 n = 10,000 took what it takes on 2). Blocks of _block_columns(n) columns.
+        # (Many features and few columns: centring X would cost more than the product.)
         n = X.shape[0]
         few = X.shape[1] <= _BLAS_FEATURES
         if (not coefs or cols.size == 0 or (few and n * cols.size < _FUSED_ENTRIES)
-                or (rows is None and cols.size < _PRODUCT_COLUMNS)):
+                or (not few and rows is None and cols.size < _PRODUCT_COLUMNS)):
             return super().q_matvecs(kernel, X, cols, coefs, y, ridge, absolute, rows)
         if few:
             XT = np.ascontiguousarray(X.T)
@@ -655,9 +656,9 @@ def _product_matvecs(lo, hi, block, Z, W, z_norms, w_norms, kernel, y, ridge, co
 
 
 def _direct_matvecs(lo, hi, block, XT, kernel, y, ridge, cols, C, absolute, outs):
-    """:func:`_product_matvecs` for few features: the points ``lo:hi``' part of the block from
-    their sums over the features (:func:`_feature_block`), the kernel function, Q's entries,
-    then their share of the sums."""
+    """:func:`_product_matvecs` for few features: the block's entries for the points
+    ``lo:hi`` from their sums over the features (:func:`_feature_block`), the kernel function
+    and Q's entries, then those points' share of the sums."""
     rbf = kernel.kind == "rbf"
     _feature_block(lo, hi, block, XT, cols, rbf, -kernel.gamma if rbf else 1.0)
     if rbf:
@@ -669,11 +670,12 @@ def _direct_matvecs(lo, hi, block, XT, kernel, y, ridge, cols, C, absolute, outs
     _add_matvecs(block, lo, hi, C, absolute, outs)
 
 
-# Few features: the kernel values from which q_matvecs' threads each sum their points' share;
-# fewer (a few milliseconds of work on one core) take the generic blocks.
+# Few features: from this many kernel values of a q_matvecs call (n × columns) on, its
+# threads each sum their points' share; fewer (a few milliseconds of work on one core) keep
+# the generic blocks, whose results stay bit for bit as they were.
 _FUSED_ENTRIES = 2**20
-# Points of a chunk of _feature_block: its features' part of Xᵀ and its sums stay in the
-# first-level cache while it runs over the block's columns.
+# Points of a chunk of _feature_block: its features' part of Xᵀ (d × 512 values) and its sums
+# stay in cache while it runs over the block's columns.
 _FEATURE_CHUNK = 512
 
 

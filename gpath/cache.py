@@ -488,8 +488,8 @@ class QColumnCache:
         raise CacheFullError(
             f"the kernel-column cache is full: the margin set needs more than {columns} columns of "
             f"{self.n_rows} float64 values ({columns * self.data.shape[1] * 8 / 2**20:.2f} MB with the "
-            "buffer's spare rows); raise cache_size, or make the margin set smaller: a lower C, a smaller "
-            "gamma, or a subsample of the data (the model is unchanged)"
+            "buffer's spare rows); raise cache_size, or make the margin set smaller (usually a lower C, a "
+            "smaller gamma, or a subsample of the data). The model is left as it was before this call"
         )
 
     def reserve(self, columns: int) -> None:

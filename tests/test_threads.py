@@ -93,10 +93,13 @@ def test_kernel_blocks_split_between_threads_are_the_kernel(monkeypatch, kind, f
 @pytest.mark.parametrize("kind", ["rbf", "linear", "poly"])
 @pytest.mark.parametrize(("features", "centred"), [(3, False), (40, False), (40, True)])
 @pytest.mark.parametrize("cores", [1, 3])
-def test_kernel_matvecs_summed_by_each_thread_are_the_generic_engines(monkeypatch, kind, features, centred, cores):
+def test_kernel_matvecs_summed_by_each_thread_are_the_generic_engines(
+    monkeypatch, kind, features, centred, cores
+):
     # Σ_j Q[:, j] c_j and Σ_j |Q[:, j]| c_j, each thread adding its points' share of every
     # block (blocks of 9 columns here, some of them all zero; few features: the sums over the
-    # features by chunks of points), against the generic engine's blocks and products.
+    # features by chunks of points), against the generic engine's blocks and products. The
+    # kernel has an offset (K + 0.5, as the robust models' intercept).
     monkeypatch.setattr(_threads, "n_threads", lambda: cores)
     monkeypatch.setattr(gpath._engine, "ENTRIES_PER_THREAD", 64)
     n = 1300  # past one chunk of _feature_block's points (512) on one core
@@ -105,15 +108,17 @@ def test_kernel_matvecs_summed_by_each_thread_are_the_generic_engines(monkeypatc
     rng = np.random.default_rng(4)
     X = rng.normal(size=(n, features))
     y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
-    kernel, ridge = Kernel(kind, 1.0 / features, 3, 0.5), 0.25
+    kernel, ridge = Kernel(kind, 1.0 / features, 3, 0.5, offset=0.5), 0.25
     cols = rng.choice(n, 60, replace=False)
     c = rng.random(60) * 3.0
     c[9:18] = 0.0
     coefs, flags = [c, c, -c], (False, True, True)
     rows = CenteredRows(X) if centred else None
+    taken = _counting_direct_matvecs(monkeypatch)
     fused = NumbaEngine(np, "cpu").q_matvecs(kernel, X, cols, coefs, y, ridge, flags, rows)
+    assert (taken[0] > 0) == (features <= gpath._engine._BLAS_FEATURES)
     generic = Engine(np, "cpu").q_matvecs(kernel, X, cols, coefs, y, ridge, flags, rows)
-    Q = y[:, None] * kernel_matrix(X, X[cols], kind, 1.0 / features, 3, 0.5) * y[cols][None, :]
+    Q = y[:, None] * (kernel_matrix(X, X[cols], kind, 1.0 / features, 3, 0.5) + 0.5) * y[cols][None, :]
     Q[cols, np.arange(cols.size)] += ridge
     for got, ref, coef, flag in zip(fused, generic, coefs, flags):
         exact = (np.abs(Q) if flag else Q) @ coef
@@ -122,22 +127,29 @@ def test_kernel_matvecs_summed_by_each_thread_are_the_generic_engines(monkeypatc
         np.testing.assert_allclose(ref, exact, rtol=0, atol=1e-13 * scale.max())
 
 
+def _counting_direct_matvecs(monkeypatch) -> list:
+    """Count the fused path's per-thread calls on the training rows' points (more than 100)."""
+    taken = [0]
+    direct = gpath._engine._direct_matvecs
+
+    def counting(lo, hi, block, XT, *args):
+        taken[0] += XT.shape[1] > 100
+        return direct(lo, hi, block, XT, *args)
+
+    monkeypatch.setattr(gpath._engine, "_direct_matvecs", counting)
+    return taken
+
+
 @pytest.mark.parametrize("cores", [1, 2])
 def test_fits_whose_bound_sums_are_fused_equal_the_exact_references(monkeypatch, cores):
     # SimpleSVM's start sums the bound columns by q_matvecs: forced through the fused path of
     # few features (Bananas, 2 features; diabetes, 10), the SVC and ε-SVR fits still equal the
-    # certified references, and the path was taken.
+    # certified references, and the path was taken on their rows (not only the process's tiny
+    # warm-up fit, which takes it too).
     monkeypatch.setattr(_threads, "n_threads", lambda: cores)
     monkeypatch.setattr(gpath._engine, "_FUSED_ENTRIES", 0)
     monkeypatch.setattr(gpath._engine, "ENTRIES_PER_THREAD", 256)
-    fused = [0]
-    direct = gpath._engine._direct_matvecs
-
-    def counting(*args):
-        fused[0] += 1
-        return direct(*args)
-
-    monkeypatch.setattr(gpath._engine, "_direct_matvecs", counting)
+    fused = _counting_direct_matvecs(monkeypatch)
     X, y = dataset("bananas")
     X, y = X[:800], y[:800]
     for C in (1.0, 100.0):
@@ -148,10 +160,13 @@ def test_fits_whose_bound_sums_are_fused_equal_the_exact_references(monkeypatch,
 
     X, y = load_diabetes(return_X_y=True)
     X, y = (X - X.mean(0)) / X.std(0), (y - y.mean()) / y.std()
-    model = IncrementalSVR(C=1e3, epsilon=0.1, gamma=0.1).fit(X, y)
+    # C = 1: some 280 bound points, two blocks of the start's sums.
+    model = IncrementalSVR(C=1.0, epsilon=0.1, gamma=0.1).fit(X, y)
     assert fused[0] > 0
-    ref = exact_svr(X, y, 1e3, 0.1, gamma=0.1)
+    ref = exact_svr(X, y, 1.0, 0.1, gamma=0.1)
     assert ref.certified
     f_ref = ref.predict(X)
-    assert np.max(np.abs(model.predict(X) - f_ref)) <= 1e-9 * (1.0 + np.max(np.abs(f_ref)) + np.max(np.abs(y)))
+    assert np.max(np.abs(model.predict(X) - f_ref)) <= 1e-9 * (
+        1.0 + np.max(np.abs(f_ref)) + np.max(np.abs(y))
+    )
     assert model.check_kkt() <= 1e-9
