@@ -396,7 +396,7 @@ class NumbaEngine(Engine):
             return block.T
         out = np.empty((X.shape[0], cols.size), order="F")
         if d > _BLAS_FEATURES or cols.size <= _FEW_COLUMNS:
-            # A few columns: _feature_sums' transposed copy of X would cost more (an update's
+            # A few columns: _feature_block's transposed copy of X would cost more (an update's
             # one point: 8 µs as a block, 5 µs as a column, at n = 600, d = 7).
             kind, y_vec = _KINDS[kernel.kind], _vec(y)
             for c, k in enumerate(cols.tolist()):
@@ -408,11 +408,11 @@ class NumbaEngine(Engine):
         # and the entries finished, as the product block's.
         cols = np.ascontiguousarray(cols, dtype=np.int64)
         rbf = kernel.kind == "rbf"
-        # Columns split between the cores where each has some 2¹⁷ entries to sum (a fit's
-        # bound columns; not an update's few).
-        in_row_blocks(_feature_sums, cols.size, np.ascontiguousarray(X.T), cols, rbf, -kernel.gamma if rbf else 1.0,
-                      out, min_rows=max(1, ENTRIES_PER_THREAD // max(X.shape[0], 1)))
         block = out.T  # C order (k, n): its rows are Q's columns
+        # Columns split between the cores where each has some 2¹⁷ entries to sum (a fit's
+        # free columns; not an update's few).
+        in_row_blocks(_feature_columns, cols.size, block, np.ascontiguousarray(X.T), cols, rbf,
+                      -kernel.gamma if rbf else 1.0, min_rows=max(1, ENTRIES_PER_THREAD // max(X.shape[0], 1)))
         if rbf:
             np.exp(out, out=out)
         elif kernel.kind == "poly":
@@ -670,6 +670,11 @@ def _direct_matvecs(lo, hi, block, XT, kernel, y, ridge, cols, C, absolute, outs
     _add_matvecs(block, lo, hi, C, absolute, outs)
 
 
+def _feature_columns(start, stop, block, XT, cols, squared_distances, scale):
+    """:func:`_feature_block` for the columns ``start:stop`` of the block, over every point."""
+    _feature_block(0, XT.shape[1], block[start:stop], XT, cols[start:stop], squared_distances, scale)
+
+
 # Few features: from this many kernel values of a q_matvecs call (n × columns) on, its
 # threads each sum their points' share; fewer (a few milliseconds of work on one core) keep
 # the generic blocks, whose results stay bit for bit as they were.
@@ -681,9 +686,10 @@ _FEATURE_CHUNK = 512
 
 @njit(nogil=True, cache=True, fastmath=_FAST)
 def _feature_block(lo, hi, block, XT, cols, squared_distances, scale):  # pragma: no cover - compiled
-    """``block[c, lo:hi]`` = ``scale`` times ‖x_i − x_k‖² (from the differences, as
-    :func:`_feature_sums`) or ⟨x_i, x_k⟩ for the points i in ``lo:hi`` and k = ``cols[c]``,
-    from Xᵀ (d, n), by chunks of points."""
+    """``block[c, lo:hi]`` = ``scale`` times ‖x_i − x_k‖² (RBF; from the differences, no
+    cancellation however far the data sit from the origin) or ⟨x_i, x_k⟩ for the points i in
+    ``lo:hi`` and k = ``cols[c]``, by chunks of points. From Xᵀ (d, n), so that a column's sums
+    over the few features run along its points (vectorized), not along each short row of X."""
     d = XT.shape[0]
     acc = np.empty(_FEATURE_CHUNK)
     for a in range(lo, hi, _FEATURE_CHUNK):
@@ -801,32 +807,6 @@ def _q_column(X, k, kind, gamma, degree, coef0, offset, y, ridge, out):
             value *= y[i] * y[k]
         out[i] = value
     out[k] += ridge
-
-
-@njit(nogil=True, cache=True, fastmath=_FAST)
-def _feature_sums(start, stop, XT, cols, squared_distances, scale, out):
-    """``scale`` times ‖x_i − x_k‖² (RBF; from the differences, no cancellation however far
-    the data sit from the origin) or ⟨x_i, x_k⟩ for k in ``cols[start:stop]``, into those
-    columns of the column-major ``out`` (n, k). From Xᵀ (d, n), so that a column's sums over
-    the few features run along its rows, n at a time (vectorized), not along each short row
-    of X."""
-    d, n = XT.shape
-    acc = np.empty(n)
-    for c in range(start, stop):
-        k = cols[c]
-        acc[:] = 0.0
-        for j in range(d):
-            feature, x_kj = XT[j], XT[j, k]
-            if squared_distances:
-                for i in range(n):
-                    t = feature[i] - x_kj
-                    acc[i] += t * t
-            else:
-                for i in range(n):
-                    acc[i] += feature[i] * x_kj
-        column = out[:, c]
-        for i in range(n):
-            column[i] = scale * acc[i]
 
 
 @njit(cache=True, fastmath=_FAST)

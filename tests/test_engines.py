@@ -193,7 +193,7 @@ model = {estimator}(C=10.0, kernel="{kernel}", method="multiple",
                     **({{"epsilon": 0.05}} if "{estimator}" == "IncrementalSVR" else {{}}))
 model.fit(X[:600], y[:600])
 loaded = {{f.py_func.__module__ + "." + f.py_func.__name__: len(f.signatures) for f in compiled}}
-assert loaded["gpath._mid_numba.run"] and loaded["gpath._engine._feature_sums"], loaded
+assert loaded["gpath._mid_numba.run"] and loaded["gpath._engine._feature_block"], loaded
 lo = 600
 for m in [1] * 40 + [30] * 8 + [5] * 8:
     model.update(X_add=X[lo : lo + m], y_add=y[lo : lo + m], remove=model.sample_ids_[:m])
