@@ -195,6 +195,19 @@ class Engine:
         b_lo, b_hi = float(picked[0]), float(picked[1])
         return (b_lo, int(picked[2]) if b_lo > -inf else -1), (b_hi, int(picked[3]) if b_hi < inf else -1)
 
+    def absolute_rows_dot(self, block, rows: np.ndarray, coef: np.ndarray):
+        """``Σ_t coef_t |block[rows_t, :]|`` (device, (k,)) for the device ``block`` (n, k) and
+        host ``rows`` and ``coef``."""
+        return to_device(coef, self.xp, self.device) @ self.xp.abs(self.rows(block, rows))
+
+    def added_margins(self, alpha: np.ndarray, QA, b: float, y_add, shift_add):
+        """The margins ``y_A f(x_A) = Q[:n, A]ᵀ α + y_A b`` (plus ``shift_add`` unless None) of
+        points appended with α = 0 (device, (m,)), from their block ``QA`` (device, (n + m, m))
+        and the host α of the n rows before them."""
+        n = alpha.shape[0]
+        yf = to_device(alpha, self.xp, self.device) @ QA[:n, :] + b * y_add
+        return yf if shift_add is None else yf + shift_add
+
     def stationarity(self, yf, lo, hi, members: np.ndarray, shift, scale: float) -> float:
         """The largest stationarity violation of the maintained margins: a point of M off
         y f = 1, one of O below its level, of I or A above it, relative to ``scale`` plus each
@@ -326,6 +339,12 @@ class NumbaEngine(Engine):
         return out
 
     def twin_block(self, kernel, X, cols: np.ndarray, y, ridge: float):
+        if cols.size <= _FEW_COLUMNS:
+            # An update's one point (its two rows), or one removed row: one compiled pass.
+            out = np.empty((X.shape[0], cols.size), order="F")
+            _twin_columns(X, np.ascontiguousarray(cols, dtype=np.int64), _KINDS[kernel.kind], kernel.gamma,
+                          float(kernel.degree), kernel.coef0, kernel.offset, y, ridge, out)
+            return out
         # The points' rows made contiguous (a strided view would compile the kernel code anew
         # for another array layout), the block expanded in one compiled pass.
         points, inverse = self._twin_points(cols)
@@ -444,6 +463,16 @@ class NumbaEngine(Engine):
             keep = np.argpartition(-viol, count - 1)[:count]
             idx, viol = idx[keep], viol[keep]
         return idx[np.argsort(-viol, kind="stable")]
+
+    def absolute_rows_dot(self, block, rows: np.ndarray, coef: np.ndarray):
+        # Compiled, no BLAS (see added_margins).
+        return _absolute_rows_dot(block, np.ascontiguousarray(rows, dtype=np.int64),
+                                  np.ascontiguousarray(coef, dtype=np.float64))
+
+    def added_margins(self, alpha: np.ndarray, QA, b: float, y_add, shift_add):
+        # A compiled sum, not a BLAS product: an update that moves nothing calls no BLAS,
+        # and needs no limit on its threads (gpath.linalg.single_threaded_host_blas).
+        return _added_margins(alpha, QA, float(b), y_add, _vec(shift_add))
 
     def stationarity(self, yf, lo, hi, members: np.ndarray, shift, scale: float) -> float:
         return _stationarity(yf, lo, hi, np.ascontiguousarray(members, dtype=np.int64),
@@ -769,6 +798,62 @@ def _twin_points(cols):  # pragma: no cover - compiled
             unique[u] = p
         inverse[order[t]] = u
     return unique[: u + 1].copy(), inverse
+
+
+@njit(cache=True)
+def _absolute_rows_dot(block, rows, coef):  # pragma: no cover - compiled
+    """:meth:`NumbaEngine.absolute_rows_dot`."""
+    out = np.zeros(block.shape[1])
+    for c in range(block.shape[1]):
+        acc = 0.0
+        for t in range(rows.shape[0]):
+            acc += coef[t] * abs(block[rows[t], c])
+        out[c] = acc
+    return out
+
+
+@njit(cache=True)
+def _added_margins(alpha, QA, b, y_add, shift_add):  # pragma: no cover - compiled
+    """:meth:`NumbaEngine.added_margins`."""
+    n, m = alpha.shape[0], QA.shape[1]
+    out = np.empty(m)
+    for j in range(m):
+        acc = 0.0
+        for i in range(n):
+            acc += alpha[i] * QA[i, j]
+        out[j] = acc + b * y_add[j] + (shift_add[j] if shift_add.shape[0] else 0.0)
+    return out
+
+
+@njit(cache=True, fastmath=_FAST)
+def _twin_columns(X, cols, kind, gamma, degree, coef0, offset, y, ridge, out):  # pragma: no cover - compiled
+    """:meth:`NumbaEngine.twin_block` for a few columns: each point's kernel values against
+    the points (rows 2i of X) as :func:`_q_column` computes them, then the entries of its rows
+    as :func:`_twin_expand` writes them."""
+    n_points, d = X.shape[0] // 2, X.shape[1]
+    k = np.empty(n_points)
+    for c in range(cols.shape[0]):
+        p = cols[c] // 2
+        if c == 0 or p != cols[c - 1] // 2:
+            x = X[2 * p]
+            for i in range(n_points):
+                row = X[2 * i]
+                acc = 0.0
+                if kind == 0:
+                    for j in range(d):
+                        t = row[j] - x[j]
+                        acc += t * t
+                    value = math.exp(-gamma * acc)
+                else:
+                    for j in range(d):
+                        acc += row[j] * x[j]
+                    value = acc if kind == 1 else (gamma * acc + coef0) ** degree
+                k[i] = value + offset
+        column, y_c = out[:, c], y[cols[c]]
+        for i in range(n_points):
+            column[2 * i] = k[i] * (y[2 * i] * y_c)
+            column[2 * i + 1] = k[i] * (y[2 * i + 1] * y_c)
+        column[cols[c]] += ridge
 
 
 @njit(cache=True)

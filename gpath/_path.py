@@ -147,6 +147,69 @@ def _appended_rows(upper, where, yf, lo, hi, upper_add, yf_add, shift, shift_add
 
 
 @njit(cache=True)
+def _shifted_rows(remove, y, alpha, upper, where, yf, lo, hi, shift, y_add, upper_add, yf_add,
+                  shift_add):  # pragma: no cover - compiled
+    """:meth:`SVCState._shifted`'s rows: the host arrays without the rows ``remove`` (as
+    :func:`_kept_rows`), then the added rows in O with α = 0; the rows kept, the map of the
+    rows and the added ones to the new rows (−1: dropped), and whether the rows kept and the
+    added ones are one run of consecutive rows."""
+    n, m = alpha.shape[0], y_add.shape[0]
+    dropped = np.zeros(n, dtype=np.bool_)
+    for k in remove:
+        dropped[k] = True
+    keep = np.empty(n, dtype=np.int64)
+    n_keep = 0
+    for k in range(n):
+        if not dropped[k]:
+            keep[n_keep] = k
+            n_keep += 1
+    keep = keep[:n_keep]
+    new_index, y2, alpha2, upper2, where2 = (np.full(n + m, -1, dtype=np.int64), np.empty(n_keep + m),
+                                             np.empty(n_keep + m), np.empty(n_keep + m),
+                                             np.empty(n_keep + m, dtype=np.int8))
+    yf2, lo2, hi2 = np.empty(n_keep + m), np.empty(n_keep + m), np.empty(n_keep + m)
+    shift2 = np.empty(n_keep + m if shift.shape[0] else 0)
+    consecutive = True
+    for t in range(n_keep):
+        k = keep[t]
+        new_index[k] = t
+        y2[t], alpha2[t], upper2[t], where2[t] = y[k], alpha[k], upper[k], where[k]
+        yf2[t], lo2[t], hi2[t] = yf[k], lo[k], hi[k]
+        if shift.shape[0]:
+            shift2[t] = shift[k]
+        consecutive = consecutive and (t == 0 or k == keep[t - 1] + 1)
+    for j in range(m):
+        t = n_keep + j
+        new_index[n + j] = t
+        y2[t], alpha2[t], upper2[t], yf2[t] = y_add[j], 0.0, upper_add[j], yf_add[j]
+        _mid_numba._place(t, O, where2, lo2, hi2, upper2)
+        if shift.shape[0]:
+            shift2[t] = shift_add[j]
+    # The added rows continue the kept ones only after the last row.
+    consecutive = consecutive and (m == 0 or n_keep == 0 or keep[n_keep - 1] == n - 1)
+    return keep, new_index, y2, alpha2, upper2, where2, consecutive, yf2, lo2, hi2, shift2
+
+
+@njit(cache=True)
+def _removable(remove, alpha, where):  # pragma: no cover - compiled
+    """Whether every row of ``remove`` has α = 0 outside M: removing it moves nothing."""
+    for k in remove:
+        if alpha[k] != 0.0 or where[k] == M:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _beyond_levels(yf_add, upper_add):  # pragma: no cover - compiled
+    """Whether no added row moves: each at or beyond its level 1 (to :data:`_EPS`, as
+    :func:`_path_sets` reads it) or with an empty box."""
+    for j in range(yf_add.shape[0]):
+        if yf_add[j] < 1.0 - _EPS and upper_add[j] > 0.0:
+            return False
+    return True
+
+
+@njit(cache=True)
 def _held_rows(QA, owner):  # pragma: no cover - compiled
     """Row ``owner[s]`` of ``QA`` for each cache slot s (zeros where the slot is free, −1)."""
     out = np.zeros((owner.shape[0], QA.shape[1]))
@@ -249,6 +312,18 @@ class PathStats:
     time: float
     margin_size: int
     method: str = "path"
+
+
+@dataclass(frozen=True)
+class _Appended:
+    """An update's new rows appended to a state (:meth:`SVCState._appended`)."""
+
+    X: object
+    x_rows: tuple | None
+    y: object
+    alpha: np.ndarray
+    QA: object
+    yf_add: object
 
 
 class SVCState:
@@ -380,9 +455,13 @@ class SVCState:
         (n, len(cols))), not counted among the cache's columns: an update's own columns (its
         new and removed points). Where the rows come in twins (``twins``: ε-SVR's doubled
         rows), each kernel value is computed once (:meth:`gpath._engine.Engine.twin_block`)."""
+        return self._q_rows(self.X, self.y, cols)
+
+    def _q_rows(self, X, y, cols: np.ndarray):
+        """:meth:`q_rows_block` for the rows X with labels y (the state's, or with rows appended)."""
         if self.twins:
-            return self.engine.twin_block(self.kernel, self.X, cols, self.y, self.ridge)
-        return self.engine.q_block(self.kernel, self.X, cols, self.y, self.ridge)
+            return self.engine.twin_block(self.kernel, X, cols, y, self.ridge)
+        return self.engine.q_block(self.kernel, X, cols, y, self.ridge)
 
     def q_training_block(self, cols: np.ndarray, rows=None):
         """Columns ``Q[:, cols]`` of training points ``cols`` (host ints; device, shape
@@ -398,26 +477,37 @@ class SVCState:
         return self.engine.q_matvecs(self.kernel, self.X, cols, [coef], self.y, self.ridge, absolute)[0]
 
     # ------------------------------------------------------------------ copies
-    def _extended(self, X_add, y_add, upper_add, shift_add=None) -> tuple[SVCState, object]:
+    def _appended(self, X_add, y_add, shift_add=None) -> _Appended:
+        """The rows ``X_add`` (labels ``y_add``) appended with α = 0: X (a view of the row
+        buffer), y, α, the device block ``Q[:, A]`` of the new points (n_new × m) and their
+        margins ``y_A f(x_A) = Q[:, A]ᵀ α + y_A b`` (plus their shift)."""
+        xp, m = self.xp, X_add.shape[0]
+        X, x_rows = self._rows_appended(X_add) if m else (self.X, self.__dict__.get("_x_rows"))
+        y = xp.concat([self.y, y_add], axis=0)
+        alpha = np.concatenate([self.alpha, np.zeros(m)])
+        QA = self._q_rows(X, y, np.arange(self.n, self.n + m))
+        yf_add = None
+        if m:
+            yf_add = self.engine.added_margins(self.alpha, QA, self.b, y_add,
+                                               None if self.shift is None else shift_add)
+        return _Appended(X, x_rows, y, alpha, QA, yf_add)
+
+    def _extended(self, X_add, y_add, upper_add, shift_add=None, appended=None) -> tuple[SVCState, object]:
         """A copy of the state with the rows ``X_add`` appended (α = 0, set A), and the device
-        block ``Q[:, A]`` of the new points (n_new × m)."""
+        block ``Q[:, A]`` of the new points (n_new × m); ``appended``: :meth:`_appended`'s,
+        where the caller has it."""
         xp = self.xp
         new = object.__new__(SVCState)
         new.__dict__.update(self.__dict__)
         m = X_add.shape[0]
         n_old = self.n
         host = self.engine.name == "numba"  # NumPy: the device arrays are host arrays too
+        appended = self._appended(X_add, y_add, shift_add) if appended is None else appended
         if m:
-            new.X, new._x_rows = self._rows_appended(X_add)
-        new.y = xp.concat([self.y, y_add], axis=0)
+            new.X, new._x_rows = appended.X, appended.x_rows
+        new.y, new.alpha, QA, yf_add = appended.y, appended.alpha, appended.QA, appended.yf_add
         new.y_host = new.y if host else np.concatenate([self.y_host, to_host(y_add)])
-        new.alpha = np.concatenate([self.alpha, np.zeros(m)])
-        QA = new.q_rows_block(np.arange(n_old, n_old + m))
         if m:
-            # Margins of the new points: y_A f(x_A) = Q[:, A]ᵀ α + y_A b (α_A = 0).
-            yf_add = to_device(new.alpha, xp, self.device) @ QA + self.b * y_add
-            if self.shift is not None:
-                yf_add = yf_add + shift_add
             if host:  # the rows appended in one compiled pass
                 new.upper, new.where, new.yf, new.lo, new.hi, shift = _appended_rows(
                     self.upper, self.where, self.yf, self.lo, self.hi, upper_add, yf_add,
@@ -443,14 +533,7 @@ class SVCState:
                 held = to_device(np.where(owner >= 0, 1.0, 0.0), xp, self.device)
                 extra = new.engine.rows(QA, np.maximum(owner, 0)) * held[:, None]
             cache = self.cache.with_rows_appended(extra)
-            share, share_coef = self._held_share()
-            held_j = None if share is None else np.flatnonzero(share_coef)
-            if held_j is not None and new._carries_share(held_j.size, m):
-                # The new rows' share of the scale: Σ_j coef_j |Q[a, j]| over the few j with
-                # coef_j ≠ 0 (the points at a bound), rows of Q[:n_old, A].
-                coef_dev = to_device(share_coef[held_j], xp, self.device)
-                new._share = xp.concat([share, coef_dev @ xp.abs(new.engine.rows(QA, held_j))])
-                new._share_coef = np.concatenate([share_coef, np.zeros(m)])
+            self._carry_share(new, QA)
         else:
             new.upper = self.upper.copy()
             new.where = self.where.copy()
@@ -461,6 +544,75 @@ class SVCState:
                 new._carries_share(int(np.count_nonzero(share_coef)), 0)
         new.active = self.active.copy(cache, new.q_column)
         return new, QA
+
+    def _carry_share(self, new: SVCState, QA, kept=None) -> None:
+        """Carry the kept share of the KKT scale (:meth:`_bound_share`) to ``new``, this state
+        with the rows of ``QA``'s points appended (after the rows ``kept`` of this state, host
+        ints, if given; the dropped rows' coefficients in the share must be 0), or drop it
+        there (:meth:`_carries_share`)."""
+        xp, m = self.xp, QA.shape[1]
+        share, share_coef = self._held_share()
+        if share is None:
+            return
+        held_j = np.flatnonzero(share_coef)
+        if not new._carries_share(held_j.size, m):
+            return
+        # The new rows' share of the scale: Σ_j coef_j |Q[a, j]| over the few j with coef_j ≠ 0
+        # (the points at a bound), rows of Q[:n_old, A].
+        added = self.engine.absolute_rows_dot(QA, held_j, share_coef[held_j])
+        if kept is not None:
+            share, share_coef = xp.take(share, to_device(kept, xp, self.device)), share_coef[kept]
+        new._share = xp.concat([share, added])
+        new._share_coef = np.concatenate([share_coef, np.zeros(m)])
+
+    def _shifted(self, X_add, y_add, upper_add, shift_add,
+                 remove: np.ndarray) -> tuple[SVCState | None, _Appended | None]:
+        """The state after an update that moves no coefficient, built directly: the rows
+        ``remove`` (host ints) dropped and the rows ``X_add`` appended in O. α, b and M are
+        this state's, bit for bit: the state :meth:`follow`'s path ends at in that case
+        (``unmoved``), without the path's copies of every row, appended and then dropped.
+
+        Returns ``(state, appended)``: the new state (``unmoved`` set), or None where the
+        update moves a coefficient (an added point below its level with a box: section 3.2's
+        first test) or where this does not apply (an empty margin set, whose b is only
+        bounded, by an interval the rows change; a removed point with α > 0 or in M; arrays
+        off the host); and :meth:`_appended`'s rows where it computed them (the path reuses
+        their block), else None. Nothing this state reads is changed."""
+        if (self.engine.name != "numba" or self.active.size == 0
+                or not _removable(remove, self.alpha, self.where)):
+            return None, None
+        appended = self._appended(X_add, y_add, shift_add)
+        m = X_add.shape[0]
+        if m and not _beyond_levels(appended.yf_add, upper_add):
+            return None, appended
+        new = object.__new__(SVCState)
+        new.__dict__.update(self.__dict__)
+        n_old = self.n
+        (keep, new_index, new.y, new.alpha, new.upper, new.where, consecutive, new.yf, new.lo, new.hi,
+         shift) = _shifted_rows(remove, self.y_host, self.alpha, self.upper, self.where, self.yf, self.lo, self.hi,
+                                _NO_SHIFT if self.shift is None else self.shift, appended.y[n_old:], upper_add,
+                                _NO_SHIFT if appended.yf_add is None else appended.yf_add,
+                                _NO_SHIFT if self.shift is None or shift_add is None else shift_add)
+        new.y_host, new.shift = new.y, None if self.shift is None else shift
+        rows = np.flatnonzero(new_index >= 0)  # of the rows with the added ones
+        x_rows = appended.x_rows
+        if consecutive and rows.size and x_rows is not None and x_rows[2] is appended.X:
+            # A window: a view of the same row buffer (as take_rows).
+            buffer, first, _ = x_rows
+            new.X = buffer[first + int(rows[0]) : first + int(rows[-1]) + 1, :]
+            new._x_rows = (buffer, first + int(rows[0]), new.X)
+        else:
+            new.X = self.xp.take(appended.X, to_device(rows, self.xp, self.device), axis=0)
+            new.__dict__.pop("_x_rows", None)
+        if m and "_diag_max" in self.__dict__:
+            new._diag_max = max(self._diag_max, self._max_diagonal(X_add))
+        cache = self.cache.with_rows_appended(_held_rows(appended.QA, self.cache.owner)) if m else self.cache._derived()
+        cache.keep_rows(rows)
+        self._carry_share(new, appended.QA, keep)
+        new.active = self.active.copy(cache, new.q_column)
+        new.active.renumber(new_index)
+        new.unmoved = True
+        return new, appended
 
     def _rows_appended(self, X_add):
         """``X`` with the rows ``X_add`` appended, as a view of a row buffer, and that buffer
@@ -519,7 +671,6 @@ class SVCState:
         self.active.renumber(new_index)
 
     # ------------------------------------------------------------------ the path
-    @single_threaded_host_blas
     def follow(self, X_add, y_add, remove: np.ndarray, max_columns=None, upper_add=None,
                shift_add=None) -> tuple[SVCState, PathStats]:
         """Add the rows ``X_add`` and remove the rows ``remove`` along one path.
@@ -558,23 +709,18 @@ class SVCState:
         start = time.perf_counter()
         m = X_add.shape[0]
         upper_add = np.full(m, self.C) if upper_add is None else np.asarray(upper_add, dtype=np.float64)
+        remove = np.asarray(remove, dtype=np.int64)
         with self.cache.transaction():  # the new state writes into the shared cache buffer
-            state, QA = self._extended(X_add, y_add, upper_add, shift_add)
-            state.cache.max_columns = max_columns
-            state.cache.check_limit()
-            run = _PathRun(state, QA, self.n, np.asarray(remove, dtype=np.int64))
-            # Whether any coefficient moves: if not, α, b and M are this state's (the added
-            # points in O, the removed at α = 0), and so is the residual of the margin
-            # equations, which refine() would recompute (O(n·|M|)) only to find it unchanged.
-            # Not with an empty margin: b is then only bounded, by an interval that the new
-            # and removed rows change, and its middle is taken anew below.
-            state.unmoved = not (run.a_rows.size or run.r_rows.size) and state.active.size > 0
-            n_breakpoints = run.run()
-            keep = np.flatnonzero(state.where != R)
-            state.take_rows(keep, (run.r_rows_at_start, run.QR))
-            if not state.unmoved:  # (else M is as the state it started from left it: released, compacted)
-                state.release_bounded_margin()
-                state.active.compact()
+            # An update that moves no coefficient (most of a stream's, in ε-SVR) is built directly,
+            # with no BLAS call (and so no limit on BLAS's threads to set and restore).
+            state, appended = self._shifted(X_add, y_add, upper_add, shift_add, remove)
+            if state is not None:
+                state.cache.max_columns = max_columns
+                state.cache.check_limit()
+                n_breakpoints = 0
+            else:
+                state, n_breakpoints = self._followed(X_add, y_add, upper_add, shift_add, remove, max_columns,
+                                                      appended)
         stats = PathStats(
             n_breakpoints=n_breakpoints,
             n_added=int(m),
@@ -584,11 +730,33 @@ class SVCState:
         )
         return state, stats
 
+    @single_threaded_host_blas
+    def _followed(self, X_add, y_add, upper_add, shift_add, remove, max_columns, appended) -> tuple[SVCState, int]:
+        """:meth:`follow`'s path (within its transaction): the new state and its breakpoints."""
+        state, QA = self._extended(X_add, y_add, upper_add, shift_add, appended)
+        state.cache.max_columns = max_columns
+        state.cache.check_limit()
+        run = _PathRun(state, QA, self.n, remove)
+        # Whether any coefficient moves: if not, α, b and M are this state's (the added points
+        # in O, the removed at α = 0), and so is the residual of the margin equations, which
+        # refine() would recompute (O(n·|M|)) only to find it unchanged. Not with an empty
+        # margin: b is then only bounded, by an interval that the new and removed rows change,
+        # and its middle is taken anew below.
+        state.unmoved = not (run.a_rows.size or run.r_rows.size) and state.active.size > 0
+        n_breakpoints = run.run()
+        keep = np.flatnonzero(state.where != R)
+        state.take_rows(keep, (run.r_rows_at_start, run.QR))
+        if not state.unmoved:  # (else M is as the state it started from left it: released, compacted)
+            state.release_bounded_margin()
+            state.active.compact()
+        return state, n_breakpoints
+
     def bias_interval(self):
         """Bounds ``(lo, hi)`` on the bias that keep every point of O, I and A in its set
         (section 3.3, eq. 12), with the index attaining each (-1 where no point bounds)."""
         return self.engine.bias_interval(self.b, self.y, self.yf, self.lo, self.hi)
 
+    @single_threaded_host_blas
     def release_bounded_margin(self) -> None:
         """If no margin coefficient is strictly inside (0, C_i), the bias is not unique: move
         those points to O or I and take the middle of the bias interval, as LIBSVM does."""
@@ -629,6 +797,7 @@ class SVCState:
             yf_m = yf_m + self.engine.gather(self.shift, members)
         return np.concatenate([[r_eq], 1.0 - yf_m])
 
+    @single_threaded_host_blas
     def kkt_scale(self, with_shift: bool = True) -> float:
         """``1 + max_i Σ_j |Q_ij| α_j`` (``+ max_i |shift_i|`` with a linear term, unless
         ``with_shift`` is False): the size of the terms that make up a margin y_i f(x_i), and
@@ -1100,6 +1269,12 @@ def follow_update(state: SVCState, X_add, y_add, remove: np.ndarray, limit, meth
         state, stats = state.follow(X_add, y_add, remove, max_columns=limit, upper_add=upper_add,
                                     shift_add=shift_add)
         return state, stats.n_breakpoints
+    return _single_updates(state, X_add, y_add, remove, limit, upper_add, shift_add, rows_per_point)
+
+
+@single_threaded_host_blas
+def _single_updates(state, X_add, y_add, remove, limit, upper_add, shift_add, rows_per_point):
+    """:func:`follow_update`'s method "single": one path per point."""
     n_bp, g = 0, rows_per_point
     for j in range(0, X_add.shape[0], g):
         state, stats = state.follow(X_add[j : j + g, :], y_add[j : j + g], np.zeros(0, dtype=np.int64),

@@ -492,7 +492,6 @@ def _balanced(alpha: np.ndarray, y: np.ndarray, upper: np.ndarray) -> np.ndarray
     return np.clip(alpha, 0.0, upper)
 
 
-@single_threaded_host_blas
 def exact_update(state: SVCState, X_add, y_add, remove: np.ndarray, limit, method: str, upper_add, tol: float,
                  shift_add=None, rows_per_point: int = 1) -> tuple[SVCState, int, tuple[float, float] | None]:
     """The state after an update by the path (:func:`gpath._path.follow_update`), its drift

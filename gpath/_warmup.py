@@ -63,16 +63,34 @@ def warm_compiled_update(xp) -> None:
         K, rows = np.eye(2, dtype=np.float32), np.arange(2, dtype=np.int64)
         _gather(0, 2, K, rows, rows, np.empty((2, 2), dtype=np.float32))
         _move_gradients(0, 2, K, rows, np.zeros(2), np.zeros(2))
-        # ε-SVR's update blocks from the kernel values of its points (Engine.twin_block): the
-        # points' values and the block of one column each are typed C-ordered, wider ones
-        # Fortran-ordered (one removed row; one added point's two rows; more).
-        from ._engine import _twin_expand, _twin_points
+        # ε-SVR's update blocks (NumbaEngine.twin_block): a block of one column is typed
+        # C-ordered, a wider one Fortran-ordered (one removed row; one added point's two rows),
+        # and blocks of more columns from the kernel values of their points.
+        from ._engine import _twin_columns, _twin_expand, _twin_points
 
-        _twin_points(np.arange(2, dtype=np.int64))
+        for width in (1, 2):
+            _twin_columns(np.ones((4, 2)), np.arange(width, dtype=np.int64), 0, 1.0, 3.0, 0.0, 0.0, np.ones(4), 0.0,
+                          np.empty((4, width), order="F"))
+        _twin_points(np.arange(3, dtype=np.int64))
+        from .svr import _rows_after  # (its points' bookkeeping)
 
-        for points, width in ((1, 1), (1, 2), (2, 2)):
-            _twin_expand(np.asfortranarray(np.ones((2, points))), np.zeros(width, dtype=np.int64), np.ones(4),
-                         np.zeros(width, dtype=np.int64), 0.0, np.empty((4, width), order="F"))
+        _rows_after(rows[:1], np.ones(2), np.ones(2), rows, np.ones(1), np.ones(1), 2)
+        _twin_expand(np.asfortranarray(np.ones((2, 2))), np.zeros(3, dtype=np.int64), np.ones(4),
+                     np.zeros(3, dtype=np.int64), 0.0, np.empty((4, 3), order="F"))
+        # The new points' margins and their share of the KKT scale, from a block of one column
+        # (typed C-ordered) or more (Fortran-ordered); an update that moves nothing.
+        from ._engine import _absolute_rows_dot, _added_margins
+        from ._path import _beyond_levels, _removable, _shifted_rows
+
+        for width in (1, 2):
+            block = np.ones((3, width), order="F")
+            _added_margins(np.ones(2), block, 0.0, np.ones(width), np.zeros(0))
+            _absolute_rows_dot(block, rows, np.ones(2))
+        _removable(rows[:1], np.zeros(2), np.zeros(2, dtype=np.int8))
+        _beyond_levels(np.ones(1), np.ones(1))
+        none = np.zeros(0)
+        _shifted_rows(rows[:1], np.ones(2), np.zeros(2), np.ones(2), np.zeros(2, dtype=np.int8), np.ones(2),
+                      np.ones(2), np.ones(2), none, np.ones(1), np.ones(1), np.ones(1), none)
         # The scale of the KKT check with many margin columns (cache.QColumnCache.matvec).
         from .cache import _absolute_product
 

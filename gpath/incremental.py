@@ -560,7 +560,8 @@ class IncrementalSVC(MemoizedParams, OneVsOneSVC):
         exactly as it was: each pair's path works on a copy, and the copies replace the model
         at the end.
         """
-        check_is_fitted(self, "states_")
+        if "states_" not in self.__dict__:  # (scikit-learn's check, which reads the tags, took 2 µs)
+            check_is_fitted(self, "states_")
         return self._update(X_add, y_add, remove, sample_weight_add, getattr(self, "_declared_classes", None))
 
     def _update(self, X_add, y_add, remove, sample_weight_add, declared, x_name="X_add", y_name="y_add",

@@ -229,3 +229,39 @@ def test_updates_leave_no_reference_cycles(fitted):
     assert not left, f"{len(left)} states left to the cyclic collector"
     # The states still compute what their active sets need.
     assert model.check_kkt() <= 1e-9 and svr.check_kkt() <= 1e-9 and multi.check_kkt() <= 1e-9
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt, PathError("injected failure")])
+def test_a_failure_after_an_update_that_moves_nothing_leaves_the_model_as_it_was(monkeypatch, error):
+    # NumPy builds an update that moves no coefficient directly (SVCState._shifted), in the
+    # shared cache and row buffers: a failure after it must leave the model as it was.
+    from gpath import IncrementalSVR
+    from gpath.datasets import load_waterflow_regression
+
+    X, y = load_waterflow_regression()
+    X, y = (X - X.mean(0)) / X.std(0), (y - y.mean()) / y.std()
+    model = IncrementalSVR(C=10.0, epsilon=0.1, gamma=1 / 7).fit(X[:600], y[:600])
+    inside = np.flatnonzero(np.abs(y[600:800] - model.predict(X[600:800])) < 0.09)[:1] + 600
+    at_zero = model.sample_ids_[np.flatnonzero(model.state_.alpha.reshape(-1, 2).max(axis=1) == 0.0)[:1]]
+    built = []
+    shifted = path_module.SVCState._shifted
+    monkeypatch.setattr(path_module.SVCState, "_shifted",
+                        lambda self, *a: built.append(shifted(self, *a)) or built[-1])
+    before = snapshot(model)
+
+    def failing(*args, **kwargs):
+        raise error
+
+    with monkeypatch.context() as m:
+        m.setattr("gpath.svr._check_state", failing)
+        with pytest.raises(type(error) if isinstance(error, Exception) else error):
+            model.update(X_add=X[inside], y_add=y[inside], remove=at_zero)
+    assert built and built[-1][0] is not None  # it was built directly
+    assert snapshot(model) == before
+    _assert_cache_is_fresh(model)
+    model.update(X_add=X[inside], y_add=y[inside], remove=at_zero)
+    assert model.last_update_.n_breakpoints == 0 and built[-1][0] is not None
+    assert model.check_kkt() <= 1e-9
+    rows = np.concatenate([np.delete(np.arange(600), at_zero), inside])
+    fresh = IncrementalSVR(C=10.0, epsilon=0.1, gamma=1 / 7).fit(X[rows], y[rows])
+    np.testing.assert_allclose(model.predict(X[:900]), fresh.predict(X[:900]), rtol=0, atol=1e-8)
