@@ -81,6 +81,18 @@ def _at_bounds(alpha, upper, members, rel):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def _balanced(alpha, y, upper, members):  # pragma: no cover - compiled
+    """:meth:`SVCState._balance` in place: the margin coefficients shifted along y_M by their
+    share of ``yᵀα``, within their boxes."""
+    r = 0.0
+    for i in range(alpha.shape[0]):
+        r += y[i] * alpha[i]
+    share = r / members.shape[0]
+    for k in members:
+        alpha[k] = min(max(alpha[k] - y[k] * share, 0.0), upper[k])
+
+
+@njit(cache=True)
 def _feasibility(alpha, y, upper):  # pragma: no cover - compiled
     """``max(|yᵀα|, max_i −α_i, max_i α_i − C_i, 0)``: how far α is from feasible."""
     r, worst = 0.0, 0.0
@@ -932,7 +944,6 @@ class SVCState:
             return 1.0 + abs(self.kernel.offset) + self.ridge
         return scalars(self.xp, self.xp.max(self.xp.abs(self.kernel.diagonal(X))))[0] + self.ridge
 
-    @single_threaded_host_blas
     def refine(self, tol: float = 1e-10) -> float:
         """Repair accumulated round-off (iterative refinement).
 
@@ -956,6 +967,14 @@ class SVCState:
         worst /= self.kkt_scale()
         if worst <= tol:
             return worst
+        self._repair(r)
+        return worst
+
+    @single_threaded_host_blas
+    def _repair(self, r: np.ndarray) -> None:
+        """:meth:`refine`'s repair for the residual ``r`` of the margin equations. (The check
+        before it calls no BLAS on NumPy: an update whose margins hold sets no limit on BLAS's
+        threads.)"""
         members = self.active.members
         if members.size:
             self.factor.refactor()
@@ -963,7 +982,6 @@ class SVCState:
             self.b += float(delta[0])
             self.alpha[members] = np.clip(self.alpha[members] + delta[1:], 0.0, self.upper[members])
         self.yf = self.margins_from_alpha()
-        return worst
 
     def _balance(self) -> None:
         """Make ``yᵀα = 0`` hold to the round-off of α itself: shift the margin coefficients
@@ -972,11 +990,7 @@ class SVCState:
         moves each y f by ``max |Q| · |residual|``, round-off of y f."""
         members = self.active.members
         if members.size:
-            r = float(self.y_host @ self.alpha)
-            shifted = self.alpha[members] - self.y_host[members] * (r / members.size)
-            # (np.minimum and np.maximum: np.clip's Python wrapper cost more than the clip,
-            # twice an update)
-            self.alpha[members] = np.minimum(np.maximum(shifted, 0.0), self.upper[members])
+            _balanced(self.alpha, self.y_host, self.upper, members)
 
     def margins_from_alpha(self):
         """``y ⊙ f`` on the training rows from α with fresh kernel values (device, (n,)), plus
