@@ -193,6 +193,7 @@ def from_saved(cls, meta, data, like):
         state.cache = state.cache.with_spare_rows()  # room for the next updates, as after fit
         state.cache.max_columns = max_columns(model._pair_cache_size(params, k), size)
         state.n_iter = n_iters[p]
+        state.prepare_updates()
         states.append(state)
     attrs = model._attributes(states, class_index, classes, kernel, ids.astype(np.int64), meta["next_id"],
                               PathStats(**meta["last_update"]), weights, cw, X if is_sparse(X) else None)

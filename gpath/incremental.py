@@ -340,6 +340,7 @@ class IncrementalSVC(MemoizedParams, OneVsOneSVC):
             y_p = np.where(class_index[rows] == j, 1.0, -1.0)
             pair_start = time.perf_counter()
             state, iterations = self._fit_pair(X_p, y_p, weights[rows], train_kernel, params, k)
+            state.prepare_updates()  # its first update's memory (the code is warm_compiled_update's)
             self._report(params, (classes[i], classes[j]), iterations, state.alpha, state.upper,
                          time.perf_counter() - pair_start)
             states.append(state)

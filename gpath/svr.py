@@ -217,6 +217,7 @@ class IncrementalSVR(MemoizedParams, Locked, SaveMixin, RegressorMixin, BaseEsti
         start = time.perf_counter()
         kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X)
         state, n_iter = self._trained(X, y, weights, kernel, params, None)
+        state.prepare_updates()  # (before the attributes: _X is a view of its rows)
         n = X.shape[0]
         stats = PathStats(n_iter, n, 0, time.perf_counter() - start, state.active.size, "fit")
         attrs = self._attributes(state, y, weights, np.arange(n, dtype=np.int64), n, stats, n_iter)
@@ -584,6 +585,7 @@ class IncrementalSVR(MemoizedParams, Locked, SaveMixin, RegressorMixin, BaseEsti
         state.cache = state.cache.with_spare_rows()
         state.cache.max_columns = max_columns(params["cache_size"], state.n)
         state.twins = True
+        state.prepare_updates()
         self._state = state
         violation = self._violation(self._X, y, state.alpha)
         if violation > params["tol"]:

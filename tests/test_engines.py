@@ -391,3 +391,31 @@ def test_an_update_that_moves_nothing_is_built_as_its_path_builds_it(monkeypatch
         lo += 2
     assert built["directly"] >= (40 if estimator == "IncrementalSVR" else 3)
     assert fast.check_kkt() <= 1e-9
+
+
+@pytest.mark.parametrize("estimator", ["IncrementalSVC", "IncrementalSVR"])
+@pytest.mark.parametrize("how", ["fit", "load"])
+def test_a_fit_or_load_makes_the_memory_its_first_update_writes(tmp_path, estimator, how):
+    # Issue 18: the first update after a fit paid for fresh pages (a row buffer for X, the
+    # factor's arrays): SVCState.prepare_updates makes them at fit and load, and the first
+    # update writes into them.
+    import gpath
+    from gpath import IncrementalSVR
+
+    X, y = dataset("waterflow")
+    if estimator == "IncrementalSVR":
+        model = IncrementalSVR(C=10.0, epsilon=0.1, gamma=1.0).fit(X[:300], X[1:301, 0])
+        y = X[1:, 0]
+    else:
+        model = IncrementalSVC(C=10.0, gamma=1.0).fit(X[:300], y[:300])
+    if how == "load":
+        model.save(tmp_path / "model.npz")
+        model = gpath.load(tmp_path / "model.npz")
+    state = model.state_
+    buffer, spare = state._x_rows[0], state.factor.spare
+    assert state._x_rows[2] is state.X and spare is not None
+    for lo in range(300, 310):  # moved or not, each update appends its rows in the buffer
+        model.update(X_add=X[lo : lo + 1], y_add=y[lo : lo + 1], remove=model.sample_ids_[:1])
+        assert model.state_._x_rows[0] is buffer
+    assert spare in (model.state_.factor, model.state_.factor.spare)  # the factor's arrays went round
+    assert model.check_kkt() <= 1e-9
