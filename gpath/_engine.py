@@ -812,9 +812,10 @@ def _absolute_rows_dot(block, rows, coef):  # pragma: no cover - compiled
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=_FAST)
 def _added_margins(alpha, QA, b, y_add, shift_add):  # pragma: no cover - compiled
-    """:meth:`NumbaEngine.added_margins`."""
+    """:meth:`NumbaEngine.added_margins` (its sums vectorized: an update of 30 points sums
+    1,200 × 60 products)."""
     n, m = alpha.shape[0], QA.shape[1]
     out = np.empty(m)
     for j in range(m):

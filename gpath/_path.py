@@ -80,7 +80,7 @@ def _at_bounds(alpha, upper, members, rel):  # pragma: no cover - compiled
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath={"reassoc"})
 def _balanced(alpha, y, upper, members):  # pragma: no cover - compiled
     """:meth:`SVCState._balance` in place: the margin coefficients shifted along y_M by their
     share of ``yᵀα``, within their boxes."""
