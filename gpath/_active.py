@@ -114,7 +114,8 @@ class ActiveSet:
 
     def copy(self, cache, column=None) -> ActiveSet:
         """An independent copy of the set on ``cache`` (a cache derived from this one's). Its
-        factor goes into the arrays of this set's ``factor.spare`` (a spent factor), if any."""
+        factor goes into the arrays of this set's ``factor.spare`` (a spent factor, or one made
+        for it: :meth:`gpath._path.SVCState.prepare_updates`), if any."""
         return ActiveSet(self.factor.copy(into=getattr(self.factor, "spare", None)), cache, column, self.slots.copy())
 
     # ------------------------------------------------------------------ changes

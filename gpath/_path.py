@@ -81,13 +81,19 @@ def _at_bounds(alpha, upper, members, rel):  # pragma: no cover - compiled
 
 
 @njit(cache=True, fastmath={"reassoc"})
-def _balanced(alpha, y, upper, members):  # pragma: no cover - compiled
-    """:meth:`SVCState._balance` in place: the margin coefficients shifted along y_M by their
-    share of ``yᵀα``, within their boxes."""
+def _signed_sum(y, alpha):  # pragma: no cover - compiled
+    """``yᵀα``."""
     r = 0.0
     for i in range(alpha.shape[0]):
         r += y[i] * alpha[i]
-    share = r / members.shape[0]
+    return r
+
+
+@njit(cache=True)
+def _balanced(alpha, y, upper, members):  # pragma: no cover - compiled
+    """:meth:`SVCState._balance` in place: the margin coefficients shifted along y_M by their
+    share of ``yᵀα``, within their boxes."""
+    share = _signed_sum(y, alpha) / members.shape[0]
     for k in members:
         alpha[k] = min(max(alpha[k] - y[k] * share, 0.0), upper[k])
 
@@ -137,8 +143,12 @@ def _kept_rows(keep, y, alpha, upper, where, yf, lo, hi, shift):  # pragma: no c
 
 
 _NO_SHIFT = np.zeros(0)
-# Spare cache rows of each slot written by SVCState.prepare_updates: a page of float64s.
+# Spare cache rows of each slot written by SVCState.prepare_updates: a page of float64s. It
+# copies X and the factor only below _PREPARED_ENTRIES entries each (32 MB): a larger model's
+# update costs far more than its memory's first touch, and a model that is never updated
+# would hold twice its memory.
 _TOUCHED_ROWS = 512
+_PREPARED_ENTRIES = 1 << 22
 
 
 @njit(cache=True)
@@ -205,10 +215,12 @@ def _shifted_rows(remove, y, alpha, upper, where, yf, lo, hi, shift, y_add, uppe
 
 
 @njit(cache=True)
-def _removable(remove, alpha, where):  # pragma: no cover - compiled
-    """Whether every row of ``remove`` has α = 0 outside M: removing it moves nothing."""
+def _removable(remove, alpha, where, share_coef):  # pragma: no cover - compiled
+    """Whether every row of ``remove`` has α = 0 outside M (removing it moves nothing) and no
+    coefficient in the kept share of the KKT scale (``share_coef``, empty: none kept; the
+    coefficients of its last read, which paths since may have moved to 0)."""
     for k in remove:
-        if alpha[k] != 0.0 or where[k] == M:
+        if alpha[k] != 0.0 or where[k] == M or (share_coef.shape[0] and share_coef[k] != 0.0):
             return False
     return True
 
@@ -335,7 +347,6 @@ class _Appended:
     X: object
     x_rows: tuple | None
     y: object
-    alpha: np.ndarray
     QA: object
     yf_add: object
 
@@ -493,18 +504,17 @@ class SVCState:
     # ------------------------------------------------------------------ copies
     def _appended(self, X_add, y_add, shift_add=None) -> _Appended:
         """The rows ``X_add`` (labels ``y_add``) appended with α = 0: X (a view of the row
-        buffer), y, α, the device block ``Q[:, A]`` of the new points (n_new × m) and their
+        buffer), y, the device block ``Q[:, A]`` of the new points (n_new × m) and their
         margins ``y_A f(x_A) = Q[:, A]ᵀ α + y_A b`` (plus their shift)."""
         xp, m = self.xp, X_add.shape[0]
         X, x_rows = self._rows_appended(X_add) if m else (self.X, self.__dict__.get("_x_rows"))
         y = xp.concat([self.y, y_add], axis=0)
-        alpha = np.concatenate([self.alpha, np.zeros(m)])
         QA = self._q_rows(X, y, np.arange(self.n, self.n + m))
         yf_add = None
         if m:
             yf_add = self.engine.added_margins(self.alpha, QA, self.b, y_add,
                                                None if self.shift is None else shift_add)
-        return _Appended(X, x_rows, y, alpha, QA, yf_add)
+        return _Appended(X, x_rows, y, QA, yf_add)
 
     def _extended(self, X_add, y_add, upper_add, shift_add=None, appended=None) -> tuple[SVCState, object]:
         """A copy of the state with the rows ``X_add`` appended (α = 0, set A), and the device
@@ -519,7 +529,8 @@ class SVCState:
         appended = self._appended(X_add, y_add, shift_add) if appended is None else appended
         if m:
             new.X, new._x_rows = appended.X, appended.x_rows
-        new.y, new.alpha, QA, yf_add = appended.y, appended.alpha, appended.QA, appended.yf_add
+        new.y, QA, yf_add = appended.y, appended.QA, appended.yf_add
+        new.alpha = np.concatenate([self.alpha, np.zeros(m)])
         new.y_host = new.y if host else np.concatenate([self.y_host, to_host(y_add)])
         if m:
             if host:  # the rows appended in one compiled pass
@@ -562,13 +573,13 @@ class SVCState:
     def _carry_share(self, new: SVCState, QA, kept=None) -> None:
         """Carry the kept share of the KKT scale (:meth:`_bound_share`) to ``new``, this state
         with the rows of ``QA``'s points appended (after the rows ``kept`` of this state, host
-        ints, if given; the dropped rows' coefficients in the share must be 0), or drop it
+        ints, if given: the dropped rows' coefficients in the share must be 0), or drop it
         there (:meth:`_carries_share`)."""
         xp, m = self.xp, QA.shape[1]
         share, share_coef = self._held_share()
         if share is None:
             return
-        held_j = np.flatnonzero(share_coef)
+        held_j = np.flatnonzero(share_coef)  # (none of them among the rows not ``kept``: _removable)
         if not new._carries_share(held_j.size, m):
             return
         # The new rows' share of the scale: Σ_j coef_j |Q[a, j]| over the few j with coef_j ≠ 0
@@ -592,8 +603,9 @@ class SVCState:
         bounded, by an interval the rows change; a removed point with α > 0 or in M; arrays
         off the host); and :meth:`_appended`'s rows where it computed them (the path reuses
         their block), else None. Nothing this state reads is changed."""
+        held = self._held_share()[1]
         if (self.engine.name != "numba" or self.active.size == 0
-                or not _removable(remove, self.alpha, self.where)):
+                or not _removable(remove, self.alpha, self.where, _NO_SHIFT if held is None else held)):
             return None, None
         appended = self._appended(X_add, y_add, shift_add)
         m = X_add.shape[0]
@@ -639,8 +651,9 @@ class SVCState:
         only."""
         if self.engine.name != "numba" or self.n == 0:
             return
-        if self.__dict__.get("_x_rows", (None, 0, None))[2] is not self.X:
-            n = self.n
+        n = self.n
+        in_buffer = self.__dict__.get("_x_rows", (None, 0, None))[2] is self.X
+        if not in_buffer and n * self.X.shape[1] <= _PREPARED_ENTRIES:
             buffer = np.empty((n + n // 4 + 64, self.X.shape[1]), dtype=self.X.dtype)
             buffer[:n, :] = self.X
             buffer[n:, :] = 0.0
@@ -648,8 +661,9 @@ class SVCState:
             self._x_rows = (buffer, 0, self.X)
         cache = self.cache
         cache.data[:, cache.top : cache.top + _TOUCHED_ROWS] = 0.0  # rows past top belong to no state
-        if getattr(self.factor, "spare", None) is None:
-            self.factor.spare = self.factor.copy()
+        factor = self.factor
+        if getattr(factor, "spare", None) is None and factor.arrays[0].shape[0] ** 2 <= _PREPARED_ENTRIES:
+            factor.spare = factor.copy()
 
     def _rows_appended(self, X_add):
         """``X`` with the rows ``X_add`` appended, as a view of a row buffer, and that buffer
@@ -745,6 +759,8 @@ class SVCState:
         """
         start = time.perf_counter()
         m = X_add.shape[0]
+        if m and self.shift is not None and shift_add is None:
+            raise ValueError("shift_add is needed: this state's margins have a linear term (its shift)")
         upper_add = np.full(m, self.C) if upper_add is None else np.asarray(upper_add, dtype=np.float64)
         remove = np.asarray(remove, dtype=np.int64)
         with self.cache.transaction():  # the new state writes into the shared cache buffer
@@ -825,7 +841,7 @@ class SVCState:
         """Residual ``[−yᵀα; 1 − y_M f(x_M)]`` of the margin equations with y f recomputed
         from α (the cached margin columns against α, :meth:`QColumnCache.column_dots`): the
         drift of the incremental state."""
-        r_eq = -float(self.y_host @ self.alpha)
+        r_eq = -_signed_sum(self.y_host, self.alpha)  # (compiled: no BLAS, see _repair)
         members = self.active.members
         if not members.size:
             return np.array([r_eq])
@@ -997,9 +1013,9 @@ class SVCState:
 
     @single_threaded_host_blas
     def _repair(self, r: np.ndarray) -> None:
-        """:meth:`refine`'s repair for the residual ``r`` of the margin equations. (The check
-        before it calls no BLAS on NumPy: an update whose margins hold sets no limit on BLAS's
-        threads.)"""
+        """:meth:`refine`'s repair for the residual ``r`` of the margin equations, with BLAS
+        on one thread. (The check before it calls BLAS only for a large margin set, limited
+        there: a window's update whose margins hold sets no limit.)"""
         members = self.active.members
         if members.size:
             self.factor.refactor()

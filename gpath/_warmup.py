@@ -86,7 +86,7 @@ def warm_compiled_update(xp) -> None:
             block = np.ones((3, width), order="F")
             _added_margins(np.ones(2), block, 0.0, np.ones(width), np.zeros(0))
             _absolute_rows_dot(block, rows, np.ones(2))
-        _removable(rows[:1], np.zeros(2), np.zeros(2, dtype=np.int8))
+        _removable(rows[:1], np.zeros(2), np.zeros(2, dtype=np.int8), np.zeros(0))
         _beyond_levels(np.ones(1), np.ones(1))
         none = np.zeros(0)
         _shifted_rows(rows[:1], np.ones(2), np.zeros(2), np.ones(2), np.zeros(2, dtype=np.int8), np.ones(2),

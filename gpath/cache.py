@@ -38,6 +38,7 @@ from numba import njit
 
 from ._array_api import is_numpy, namespace_by_name, to_device, to_host
 from ._threads import in_row_blocks
+from .linalg import single_threaded_host_blas
 
 __all__ = ["CacheFullError", "QColumnCache", "max_columns", "spare_rows"]
 
@@ -473,6 +474,12 @@ class QColumnCache:
         if self._numpy and slots.size * self.top <= _SMALL_PRODUCT:
             rows = _NO_ROWS if self.rows_host is None else self.rows_host
             return _column_dots(self.data, slots, rows, self.top, np.asarray(values, dtype=np.float64))
+        return self._product_dots(slots, values)
+
+    @single_threaded_host_blas
+    def _product_dots(self, slots: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """:meth:`column_dots` by one product (BLAS on one thread: the path's compiled passes
+        follow it)."""
         hi = int(slots.max(initial=-1)) + 1
         dots = self.data[:hi, : self.top] @ self._to_buffer(to_device(values, self.xp, self.device))
         return to_host(self.xp.take(dots, to_device(slots, self.xp, self.device)))

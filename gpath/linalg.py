@@ -36,7 +36,10 @@ compiled n-sized passes and a few small NumPy products per update. A multi-threa
 more on waking and spinning its threads for such work than it gains, and its spinning threads
 take the cores from the compiled code (measured: a Bananas update, n = 4,000, 28 ms with two
 BLAS threads, 16 ms with one): the path algorithms therefore run every BLAS library
-single-threaded (:func:`single_threaded_host_blas`, through threadpoolctl).
+single-threaded (:func:`single_threaded_host_blas`, through threadpoolctl) wherever they call
+BLAS: around a path, its refinement's repair and its large products. (An update that moves no
+coefficient calls none, and sets no limit: two threadpoolctl calls a library, twice, cost it
+10–17 µs of some 170.)
 """
 
 from __future__ import annotations
