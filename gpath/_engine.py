@@ -829,32 +829,16 @@ def _added_margins(alpha, QA, b, y_add, shift_add):  # pragma: no cover - compil
 @njit(cache=True, fastmath=_FAST)
 def _twin_columns(X, cols, kind, gamma, degree, coef0, offset, y, ridge, out):  # pragma: no cover - compiled
     """:meth:`NumbaEngine.twin_block` for a few columns: each point's kernel values against
-    the points (rows 2i of X) as :func:`_q_column` computes them, then the entries of its rows
-    as :func:`_twin_expand` writes them."""
-    n_points, d = X.shape[0] // 2, X.shape[1]
-    k = np.empty(n_points)
-    for c in range(cols.shape[0]):
-        p = cols[c] // 2
-        if c == 0 or p != cols[c - 1] // 2:
-            x = X[2 * p]
-            for i in range(n_points):
-                row = X[2 * i]
-                acc = 0.0
-                if kind == 0:
-                    for j in range(d):
-                        t = row[j] - x[j]
-                        acc += t * t
-                    value = math.exp(-gamma * acc)
-                else:
-                    for j in range(d):
-                        acc += row[j] * x[j]
-                    value = acc if kind == 1 else (gamma * acc + coef0) ** degree
-                k[i] = value + offset
-        column, y_c = out[:, c], y[cols[c]]
+    the points (rows 2i of X, read in place), then the entries of its rows
+    (:func:`_twin_expand`)."""
+    n_points = X.shape[0] // 2
+    points, inverse = _twin_points(cols)
+    K = np.empty((n_points, points.shape[0]))
+    for c in range(points.shape[0]):
+        x = X[2 * points[c]]
         for i in range(n_points):
-            column[2 * i] = k[i] * (y[2 * i] * y_c)
-            column[2 * i + 1] = k[i] * (y[2 * i + 1] * y_c)
-        column[cols[c]] += ridge
+            K[i, c] = _kernel_value(X[2 * i], x, kind, gamma, degree, coef0) + offset
+    _twin_expand(K, inverse, y, cols, ridge, out)
 
 
 @njit(cache=True)
@@ -870,25 +854,28 @@ def _twin_expand(K, inverse, y, cols, ridge, out):  # pragma: no cover - compile
         column[cols[c]] += ridge
 
 
+@njit(inline="always", fastmath=_FAST)
+def _kernel_value(row, x, kind, gamma, degree, coef0):  # pragma: no cover - compiled
+    """K(row, x) for the kernel ``kind`` (rbf 0, linear 1, poly 2); RBF from the differences
+    themselves (no cancellation however far the data sit from the origin)."""
+    acc = 0.0
+    if kind == 0:
+        for j in range(x.shape[0]):
+            t = row[j] - x[j]
+            acc += t * t
+        return math.exp(-gamma * acc)
+    for j in range(x.shape[0]):
+        acc += row[j] * x[j]
+    return acc if kind == 1 else (gamma * acc + coef0) ** degree
+
+
 @njit(cache=True, fastmath=_FAST)
 def _q_column(X, k, kind, gamma, degree, coef0, offset, y, ridge, out):
-    """Q[:, k] in one pass over X; RBF from the differences x_i − x_k themselves (no
-    cancellation however far the data sit from the origin)."""
-    n, d = X.shape
+    """Q[:, k] in one pass over X (:func:`_kernel_value`)."""
+    n = X.shape[0]
     x = X[k]
     for i in range(n):
-        row = X[i]
-        acc = 0.0
-        if kind == 0:
-            for j in range(d):
-                t = row[j] - x[j]
-                acc += t * t
-            value = math.exp(-gamma * acc)
-        else:
-            for j in range(d):
-                acc += row[j] * x[j]
-            value = acc if kind == 1 else (gamma * acc + coef0) ** degree
-        value += offset
+        value = _kernel_value(X[i], x, kind, gamma, degree, coef0) + offset
         if y.shape[0] > 0:
             value *= y[i] * y[k]
         out[i] = value
