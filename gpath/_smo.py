@@ -28,6 +28,8 @@ from it and iterates to the exact solution in float64.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 
 import numpy as np
@@ -37,7 +39,7 @@ from ._array_api import get_namespace_and_device, is_numpy, scalars, to_device, 
 from ._threads import ENTRIES_PER_THREAD, in_row_blocks
 from .linalg import available_memory, blas_in_row_blocks
 
-__all__ = ["KernelRows", "kernel_matrix", "row_capacity", "smo", "smo_start"]
+__all__ = ["KernelRows", "kernel_matrix", "row_capacity", "shared_kernel_rows", "smo", "smo_start"]
 
 # LIBSVM's default stopping tolerance (the maximal violating pair's gap, units of y f).
 SMO_TOL = 1e-3
@@ -165,6 +167,24 @@ class KernelRows:
             self._compute(new)
         return self.slot[points]
 
+    def subset(self, index: np.ndarray, capacity: int | None = None) -> KernelRows:
+        """The rows of the points ``index`` (host ints, rows of this one's X) over the same
+        points, each row gathered from this one's row of its point, which is computed once
+        for every subset that asks for it (the training rows of cross-validation's folds).
+        Its :attr:`n_evaluations` counts the values this one computed for it. Host rows
+        only (not ``on_device``)."""
+        rows = KernelRows.__new__(KernelRows)
+        rows.n = index.shape[0]
+        rows.kernel, rows.diag, rows.on_device = self.kernel, np.float32(0.0), False  # (the diagonal is the parent's)
+        rows.capacity = rows.n if capacity is None else min(int(capacity), rows.n)
+        rows.values = np.empty((rows.capacity, rows.n), dtype=np.float32)
+        rows.slot = np.full(rows.n, -1, dtype=np.int64)
+        rows.owner = np.full(rows.capacity, -1, dtype=np.int64)
+        rows.used = np.zeros(rows.capacity, dtype=np.int64)
+        rows.filled = rows.requests = rows.n_evaluations = 0
+        rows.parent, rows.index = self, np.ascontiguousarray(index, dtype=np.int64)
+        return rows
+
     def matrix(self) -> np.ndarray:
         """Every row, in point order (n × n, float32; needs ``capacity`` n)."""
         slots = self.rows(np.arange(self.n))
@@ -187,34 +207,42 @@ class KernelRows:
             points, slots = new[lo: lo + step], free[lo: lo + step]
             contiguous = bool(np.all(np.diff(slots) == 1))
             block = self.values[slots[0]: slots[-1] + 1] if contiguous else np.empty((slots.size, self.n), np.float32)
-            if not self._block(points, block):
-                raise NotFinite
+            self.n_evaluations += self._block(points, block)
             block[np.arange(points.size), points] += self.diag
             if not contiguous:
                 self.values[slots] = block
             self.slot[points], self.owner[slots], self.used[slots] = slots, points, self.requests
-            self.n_evaluations += points.size * self.n
 
-    def _block(self, points: np.ndarray, block: np.ndarray) -> bool:
-        """Fill ``block`` with the kernel rows of ``points``; whether every entry is finite."""
+    def _block(self, points: np.ndarray, block: np.ndarray) -> int:
+        """Fill ``block`` with the kernel rows of ``points``; returns the kernel values
+        computed. Raises :class:`NotFinite` where an entry is not finite."""
+        parent = self.__dict__.get("parent")
+        if parent is not None:  # (a subset: gathered from the parent's rows, computed there)
+            before = parent.n_evaluations
+            held = parent.rows(self.index[points])
+            in_row_blocks(_gather, points.size, parent.values, held, self.index, block)
+            return parent.n_evaluations - before
         kernel = self.kernel
         if self.on_device:
             xp, device = get_namespace_and_device(self.X)
             index = to_device(points, xp, device)
             values = xp.astype(kernel(xp.take(self.X, index, axis=0), self.X), xp.float32)
             if not scalars(xp, xp.all(xp.isfinite(values)))[0]:
-                return False
+                raise NotFinite
             to_host_into(values, block)  # (CuPy: straight into the rows, no host temporary)
-            return True
-        if kernel.kind == "precomputed":  # the rows' Gram values at their own indices
+        elif kernel.kind == "precomputed":  # the rows' Gram values at their own indices
             index = self.X[:, -1].astype(np.int64)
             # One compiled gather into float32 (a subset of rows, as Platt's folds: no float64 copy).
-            return not any(in_row_blocks(_gather_pass, points.size, block, self.X[points], index))
-        bad = blas_in_row_blocks(self._finished_rows, points.size, block, points,
-                                 min_rows=max(1, ENTRIES_PER_THREAD // self.n))
-        if kernel.offset:
-            block += np.float32(kernel.offset)
-        return not any(bad)
+            if any(in_row_blocks(_gather_pass, points.size, block, self.X[points], index)):
+                raise NotFinite
+        else:
+            bad = blas_in_row_blocks(self._finished_rows, points.size, block, points,
+                                     min_rows=max(1, ENTRIES_PER_THREAD // self.n))
+            if kernel.offset:
+                block += np.float32(kernel.offset)
+            if any(bad):
+                raise NotFinite
+        return points.size * self.n
 
     def _finished_rows(self, start: int, stop: int, block: np.ndarray, points: np.ndarray) -> bool:
         """Rows ``start:stop`` of :meth:`_block`'s block, one thread's share, finished while in
@@ -238,6 +266,54 @@ class KernelRows:
             if kernel.kind == "rbf":
                 np.exp(part, out=part)
         return bad
+
+
+class SharedRows:
+    """The float32 kernel rows of the points of ``X`` (host, n × d), shared by every fit made
+    on rows of it while :func:`shared_kernel_rows` is in effect: a fit on the rows ``index``
+    (set by the caller before the fit) gathers its rows from those computed here, once
+    (:meth:`KernelRows.subset`), one :class:`KernelRows` per kernel and diagonal.
+
+    Cross-validation's folds train on overlapping rows (10 folds: each pair of training sets
+    shares 8 of 10 parts), and their SMO starts ask for mostly the same points' rows."""
+
+    def __init__(self, X: np.ndarray):
+        self.X = X
+        self.index = None  # the rows of X the next fit trains on, in its order, or None
+        self._rows: dict[tuple, KernelRows] = {}
+
+    def subset(self, X, kernel, diag: float, capacity: int) -> KernelRows | None:
+        """The rows for a fit on ``X`` (:meth:`KernelRows.subset` of this one's), or None unless
+        X is exactly the rows ``index`` of this one's X (host arrays, a kernel of the host's
+        float32 passes)."""
+        index, mine = self.index, self.X
+        if (index is None or kernel.kind not in _KINDS or not is_numpy(get_namespace_and_device(X)[0])
+                or X.shape != (index.shape[0], mine.shape[1]) or not np.array_equal(X, mine[index])):
+            return None
+        key = (kernel.kind, float(kernel.gamma), float(kernel.degree), float(kernel.coef0), float(kernel.offset),
+               float(diag))
+        parent = self._rows.get(key)
+        if parent is None:
+            parent = self._rows[key] = KernelRows(mine, kernel, diag, capacity=row_capacity(mine.shape[0]))
+        if parent.capacity < min(capacity, _PRODUCT_ROWS):
+            return None
+        return parent.subset(index, capacity)
+
+
+_shared: contextvars.ContextVar[SharedRows | None] = contextvars.ContextVar("gpath_shared_rows", default=None)
+
+
+@contextlib.contextmanager
+def shared_kernel_rows(X: np.ndarray):
+    """Within the block, SMO's starts of fits on rows of the host array ``X`` (n × d, float64)
+    share their float32 kernel rows (:class:`SharedRows`, yielded: set its ``index`` to the
+    rows of X each fit trains on, before the fit)."""
+    store = SharedRows(X)
+    token = _shared.set(store)
+    try:
+        yield store
+    finally:
+        _shared.reset(token)
 
 
 class NotFinite(ArithmeticError):
@@ -522,7 +598,10 @@ def smo_start(X: np.ndarray, y: np.ndarray, kernel, upper: np.ndarray, diag: flo
     # By pairs SMO reads every row; by blocks the rows of one working set at a time.
     if capacity < (2 * _BLOCK if y.shape[0] > _BLOCKS_FROM * _BLOCK else X.shape[0]):
         return None, 0
-    rows = KernelRows(X, kernel, diag, capacity=capacity)
+    shared = _shared.get()
+    rows = None if shared is None else shared.subset(X, kernel, diag, capacity)
+    if rows is None:
+        rows = KernelRows(X, kernel, diag, capacity=capacity)
     try:
         return smo(rows, y, upper, tol, max_iter, shift, source, start), rows.n_evaluations
     except NotFinite:

@@ -26,6 +26,7 @@ kernel, which the MID updates of :func:`cross_validate` need anyway.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 
@@ -39,6 +40,7 @@ from ._array_api import get_namespace_and_device, is_array_api, is_numpy, to_dev
 from ._cpath import CVErrorPath, MSEPath, c_path, mean_error_steps, mean_squared_error_paths, path_error_steps
 from ._multiclass import class_weights
 from ._path import restored
+from ._smo import shared_kernel_rows
 from ._validation import (
     check_bool,
     check_labels,
@@ -215,36 +217,44 @@ def cross_validate(estimator, X, y, *, groups=None, cv=5, scoring=None, return_t
     splits = _splits(cv, X, labels, groups, classifier=not regression)
     results: dict[str, list] = {"fit_time": [], "score_time": [], "test": [], "train": [], "estimator": []}
     row_of_id = np.zeros(0, dtype=np.int64)  # training row of each sample id of the model
-    for k, (train, test) in enumerate(splits):
-        start = time.perf_counter()
-        if k == 0 or not (regression or _same_class_weights(est, labels[train])):
-            # class_weight="balanced" weighs the classes by their counts in the training rows:
-            # a fold with other counts has other boxes for every point, which no MID path
-            # (fixed boxes) reaches; it is fitted.
-            est.fit(rows_of(train, train), labels[train])
-            row_of_id = train.copy()
-        else:
-            held = row_of_id[est.sample_ids_]
-            remove = est.sample_ids_[~np.isin(held, train)]
-            add = np.setdiff1d(train, held)
-            kw = dict(X_add=rows_of(add, np.concatenate([held, add])), y_add=labels[add]) if add.size else {}
-            est.update(**kw, remove=remove)
-            new_ids = est.sample_ids_[est.sample_ids_.size - add.size :]  # update appends the added rows
-            grown = np.full(int(est.sample_ids_.max()) + 1, -1, dtype=np.int64)
-            grown[: row_of_id.size] = row_of_id
-            row_of_id = grown
-            row_of_id[new_ids] = add
-            if getattr(est, "probability", False):
-                est.calibrate()  # the sigmoid of this fold's training rows (no other fold's labels)
-        results["fit_time"].append(time.perf_counter() - start)
-        start = time.perf_counter()
-        model_rows = row_of_id[est.sample_ids_]  # the model's training points, in training order
-        results["test"].append(scorer(est, rows_of(test, model_rows), labels[test]))
-        results["score_time"].append(time.perf_counter() - start)
-        if return_train_score:
-            results["train"].append(scorer(est, rows_of(train, model_rows), labels[train]))
-        if return_estimator:
-            results["estimator"].append(_snapshot(est))
+    # A fold whose update refits (the cheaper way, or a new class weighting) gathers SMO's
+    # float32 kernel rows from the rows computed once for every fold (feature rows on the host).
+    with contextlib.nullcontext() if pairwise or not is_numpy(get_namespace_and_device(X_checked)[0]) else (
+            shared_kernel_rows(X_checked)) as store:
+        for k, (train, test) in enumerate(splits):
+            start = time.perf_counter()
+            if k == 0 or not (regression or _same_class_weights(est, labels[train])):
+                # class_weight="balanced" weighs the classes by their counts in the training rows:
+                # a fold with other counts has other boxes for every point, which no MID path
+                # (fixed boxes) reaches; it is fitted.
+                if store is not None:
+                    store.index = train
+                est.fit(rows_of(train, train), labels[train])
+                row_of_id = train.copy()
+            else:
+                held = row_of_id[est.sample_ids_]
+                remove = est.sample_ids_[~np.isin(held, train)]
+                add = np.setdiff1d(train, held)
+                kw = dict(X_add=rows_of(add, np.concatenate([held, add])), y_add=labels[add]) if add.size else {}
+                if store is not None:  # the rows of a refit: the kept ones in their order, then the added
+                    store.index = np.concatenate([held[np.isin(held, train)], add])
+                est.update(**kw, remove=remove)
+                new_ids = est.sample_ids_[est.sample_ids_.size - add.size :]  # update appends the added rows
+                grown = np.full(int(est.sample_ids_.max()) + 1, -1, dtype=np.int64)
+                grown[: row_of_id.size] = row_of_id
+                row_of_id = grown
+                row_of_id[new_ids] = add
+                if getattr(est, "probability", False):
+                    est.calibrate()  # the sigmoid of this fold's training rows (no other fold's labels)
+            results["fit_time"].append(time.perf_counter() - start)
+            start = time.perf_counter()
+            model_rows = row_of_id[est.sample_ids_]  # the model's training points, in training order
+            results["test"].append(scorer(est, rows_of(test, model_rows), labels[test]))
+            results["score_time"].append(time.perf_counter() - start)
+            if return_train_score:
+                results["train"].append(scorer(est, rows_of(train, model_rows), labels[train]))
+            if return_estimator:
+                results["estimator"].append(_snapshot(est))
     out = {"fit_time": np.array(results["fit_time"]), "score_time": np.array(results["score_time"])}
     out.update(_score_entries("test", results["test"]))
     if return_train_score:

@@ -64,6 +64,58 @@ def test_cross_validate_folds_are_exact_and_equal_scikit_learn(backend):
         np.testing.assert_array_equal(mine[1], test)
 
 
+def test_cross_validate_folds_that_refit_gather_their_kernel_rows_from_rows_computed_once(monkeypatch):
+    import gpath._smo
+
+    X, y = waterflow(300)
+    gathered = []
+    subset = gpath._smo.KernelRows.subset
+
+    def spy(self, index, capacity=None):
+        gathered.append(index.copy())
+        return subset(self, index, capacity)
+
+    monkeypatch.setattr(gpath._smo.KernelRows, "subset", spy)
+    # Unshuffled folds: their class counts differ, so the balanced class weights differ and
+    # every fold is a fit of its own rows (no update moves every box).
+    cv = KFold(5)
+    splits = list(cv.split(X, y))
+    est = IncrementalSVC(C=10.0, gamma=10.0, class_weight="balanced")
+    ours = cross_validate(est, X, y, cv=cv, return_estimator=True)
+    assert len(gathered) == len(splits)
+    for index, (train, _), model in zip(gathered, splits, ours["estimator"]):
+        np.testing.assert_array_equal(index, train)
+        assert model.check_kkt() <= 1e-9
+    theirs = sk_cross_validate(SVC(C=10.0, gamma=10.0, class_weight="balanced", tol=1e-12), X, y, cv=cv)
+    np.testing.assert_array_equal(ours["test_score"], theirs["test_score"])
+    assert gpath._smo._shared.get() is None  # (only within cross_validate)
+
+
+def test_cross_validate_folds_whose_update_refits_from_smo_gather_their_rows_in_the_refit_order(monkeypatch):
+    import gpath._smo
+    import gpath.incremental
+
+    X, y = dataset("bananas")
+    rows = np.random.default_rng(0).permutation(len(y))[:2500]
+    X, y = X[rows], y[rows]
+    gathered = []
+    subset = gpath._smo.KernelRows.subset
+    monkeypatch.setattr(gpath._smo.KernelRows, "subset",
+                        lambda self, index, capacity=None: gathered.append(index.copy()) or subset(self, index, capacity))
+    # Every refit from SMO (Bananas' folds would otherwise refit warm, without SMO).
+    monkeypatch.setattr(gpath.incremental, "_smo_refit", lambda state: True)
+    cv = KFold(5, shuffle=True, random_state=0)
+    ours = cross_validate(IncrementalSVC(C=10.0, gamma=1.0), X, y, cv=cv, return_estimator=True)
+    assert [m.last_update_.method for m in ours["estimator"]] == ["fit"] + ["refit"] * 4
+    assert len(gathered) == 5
+    for index, (train, _), model in zip(gathered, cv.split(X, y), ours["estimator"]):
+        np.testing.assert_array_equal(np.sort(index), train)
+        np.testing.assert_array_equal(model.state_.X, X[index])  # the refit's rows, in its order
+        assert model.check_kkt() <= 1e-9
+    theirs = sk_cross_validate(SVC(C=10.0, gamma=1.0, tol=1e-12), X, y, cv=cv)
+    np.testing.assert_array_equal(ours["test_score"], theirs["test_score"])
+
+
 def test_cross_validate_options_and_fallback():
     X, y = waterflow(200, seed=1)
     groups = np.arange(len(y)) % 4

@@ -102,6 +102,65 @@ def test_kernel_rows_are_computed_once_when_first_asked_for(backend, kind, on_de
     assert np.abs(whole - expected).max() <= 1e-5 * np.abs(expected).max()
 
 
+def test_a_subset_of_kernel_rows_gathers_rows_computed_once_for_every_subset():
+    X, _ = dataset("breast_cancer")
+    kernel = Kernel("rbf", 0.05)
+    expected = kernel(X, X) + 0.5 * np.eye(len(X))
+    parent = KernelRows(X, kernel, 0.5, capacity=40)
+    index = np.random.default_rng(0).permutation(len(X))[:300]
+    sub = parent.subset(index, capacity=30)
+    assert sub.values.shape == (30, 300)
+
+    def assert_rows(rows, points, index):
+        held = rows.rows(points)
+        assert np.abs(rows.values[held] - expected[np.ix_(index[points], index)]).max() <= 1e-5
+
+    points = np.array([5, 299, 0, 5])
+    assert_rows(sub, points, index)  # the diagonal (the ridge) once, at the subset's own points
+    assert sub.n_evaluations == parent.n_evaluations == 3 * len(X)  # the parent's rows, computed there
+    other = parent.subset(index[::-1].copy())
+    assert_rows(other, np.array([294, 0, 250]), index[::-1])  # rows 5 and 299 of the first: held already
+    assert other.n_evaluations == 1 * len(X) and parent.n_evaluations == 4 * len(X)
+    # Beyond both capacities, rows give way in each and are computed (or gathered) again.
+    assert_rows(sub, np.arange(30), index)
+    assert_rows(sub, np.arange(30, 60), index)
+    # (index[49], the other subset's, is held: 28 + 29 new rows)
+    assert sub.n_evaluations + other.n_evaluations == parent.n_evaluations == 61 * len(X)
+
+
+def test_shared_kernel_rows_serve_only_fits_on_exactly_their_rows():
+    from gpath._smo import shared_kernel_rows
+
+    X, y = dataset("breast_cancer")
+    kernel = Kernel("rbf", 0.05)
+    rows = np.random.default_rng(1).permutation(len(X))[:400]
+    with shared_kernel_rows(X) as store:
+        assert store.subset(X[rows], kernel, 0.5, 400) is None  # no rows set: nothing shared
+        store.index = rows
+        moved = X[rows].copy()
+        moved[7, 3] += 1e-9
+        assert store.subset(moved, kernel, 0.5, 400) is None  # not X's rows
+        assert store.subset(X[rows[:-1]], kernel, 0.5, 400) is None
+        sub = store.subset(X[rows], kernel, 0.5, 400)
+        np.testing.assert_allclose(sub.matrix(), KernelRows(X[rows], kernel, 0.5).matrix(), rtol=0, atol=1e-5)
+        assert store.subset(X[rows], kernel, 0.5, 400).parent is sub.parent  # one parent per kernel
+        assert store.subset(X[rows], Kernel("rbf", 0.1), 0.5, 400).parent is not sub.parent
+        # Fits inside the block on exactly those rows gather them: the first computes them over
+        # all of X's points, the next none.
+        model = SimpleSVC(C=10.0, gamma=0.05).fit(X[rows], y[rows])
+        again = SimpleSVC(C=10.0, gamma=0.05).fit(X[rows], y[rows])
+        assert model.check_kkt(X[rows], y[rows]) <= 1e-9
+    assert gpath._smo._shared.get() is None
+    alone = SimpleSVC(C=10.0, gamma=0.05).fit(X[rows], y[rows])
+    assert model.fit_stats_.start == again.fit_stats_.start == alone.fit_stats_.start == "smo"
+    columns = alone.fit_stats_.n_kernel_evaluations - 400**2  # the exact finish's float64 columns
+    assert model.fit_stats_.n_kernel_evaluations == columns + 400 * len(X)
+    assert again.fit_stats_.n_kernel_evaluations == columns
+    np.testing.assert_array_equal(model.support_, alone.support_)
+    scale = np.abs(alone.dual_coef_).max()
+    assert np.abs(model.dual_coef_ - alone.dual_coef_).max() <= 1e-9 * scale
+
+
 def test_kernel_rows_beyond_their_capacity_give_way_least_recently_used_first():
     X, _ = dataset("breast_cancer")
     kernel = Kernel("rbf", 0.05)
