@@ -39,7 +39,7 @@ from ._array_api import get_namespace_and_device, is_numpy, scalars, to_device, 
 from ._threads import ENTRIES_PER_THREAD, in_row_blocks
 from .linalg import available_memory, blas_in_row_blocks
 
-__all__ = ["KernelRows", "kernel_matrix", "row_capacity", "shared_kernel_rows", "smo", "smo_start"]
+__all__ = ["KernelRows", "kernel_matrix", "row_capacity", "rows_are_shared", "shared_kernel_rows", "smo", "smo_start"]
 
 # LIBSVM's default stopping tolerance (the maximal violating pair's gap, units of y f).
 SMO_TOL = 1e-3
@@ -281,14 +281,24 @@ class SharedRows:
         self.X = X
         self.index = None  # the rows of X the next fit trains on, in its order, or None
         self._rows: dict[tuple, KernelRows] = {}
+        self._served = (None, None)  # the last (X, index) found to match
+
+    def serves(self, X) -> bool:
+        """Whether ``X`` is exactly the rows ``index`` of this one's X (host arrays)."""
+        index, mine = self.index, self.X
+        if X is self._served[0] and index is self._served[1]:
+            return True
+        if (index is None or not is_numpy(get_namespace_and_device(X)[0])
+                or X.shape != (index.shape[0], mine.shape[1]) or not np.array_equal(X, mine[index])):
+            return False
+        self._served = (X, index)
+        return True
 
     def subset(self, X, kernel, diag: float, capacity: int) -> KernelRows | None:
         """The rows for a fit on ``X`` (:meth:`KernelRows.subset` of this one's), or None unless
-        X is exactly the rows ``index`` of this one's X (host arrays, a kernel of the host's
-        float32 passes)."""
+        this one :meth:`serves` X, with a kernel of the host's float32 passes."""
         index, mine = self.index, self.X
-        if (index is None or kernel.kind not in _KINDS or not is_numpy(get_namespace_and_device(X)[0])
-                or X.shape != (index.shape[0], mine.shape[1]) or not np.array_equal(X, mine[index])):
+        if kernel.kind not in _KINDS or not self.serves(X):
             return None
         key = (kernel.kind, float(kernel.gamma), float(kernel.degree), float(kernel.coef0), float(kernel.offset),
                float(diag))
@@ -301,6 +311,12 @@ class SharedRows:
 
 
 _shared: contextvars.ContextVar[SharedRows | None] = contextvars.ContextVar("gpath_shared_rows", default=None)
+
+
+def rows_are_shared(X) -> bool:
+    """Whether a fit on ``X`` would gather SMO's rows from a :func:`shared_kernel_rows` block."""
+    shared = _shared.get()
+    return shared is not None and shared.serves(X)
 
 
 @contextlib.contextmanager
