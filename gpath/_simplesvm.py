@@ -147,7 +147,7 @@ class SimpleStats:
 @single_threaded_host_blas
 def simple_svm(X, y, kernel: Kernel, C: float, ridge: float, *, loss="hinge", tol=1e-5,
                max_iter=None, init="auto", random_state=None, weights=None,
-               block_size=None) -> tuple[SVCState, SimpleStats]:
+               block_size=None, smo_from=None) -> tuple[SVCState, SimpleStats]:
     """Solve the SVC dual exactly by SimpleSVM.
 
     Parameters
@@ -195,6 +195,11 @@ def simple_svm(X, y, kernel: Kernel, C: float, ridge: float, *, loss="hinge", to
         Most violators entered per iteration (≥ 1): 1 is the paper's rule (section 2.1);
         more enter the worst ones together, one per 16 points of Swork up to ``block_size``,
         their kernel columns computed as one block; None: 16.
+    smo_from : host array of shape (n_samples,), float64, or None
+        A point SMO's start begins from (``init="smo"``), clipped to the boxes and balanced
+        (:func:`_balanced`), run to the looser tolerance of a nearby start (``_WARM_SMO_TOL``):
+        the solution of a nearby problem, as a refit's previous α on its kept rows (a fold of
+        cross-validation); None: α = 0.
 
     Returns
     -------
@@ -250,7 +255,10 @@ def simple_svm(X, y, kernel: Kernel, C: float, ridge: float, *, loss="hinge", to
                      cap if max_iter is None else max_iter, rng, _BLOCK if block_size is None else block_size)
     found = None
     if init == "smo":
-        found, evaluated = smo_start(X, state.y_host, kernel, state.upper, diag, max_iter)
+        seed = None if smo_from is None else _balanced(
+            np.clip(np.asarray(smo_from, dtype=np.float64), 0.0, state.upper), state.y_host, state.upper)
+        found, evaluated = smo_start(X, state.y_host, kernel, state.upper, diag, max_iter, start=seed,
+                                     tol=SMO_TOL if seed is None else _WARM_SMO_TOL)
         run.n_other_evaluations += evaluated
     if found is not None:
         alpha, run.n_smo_iter = found

@@ -357,10 +357,11 @@ class IncrementalSVC(MemoizedParams, OneVsOneSVC):
                       "_buffer": None, "probA_": probability.get("A"), "probB_": probability.get("B")})
         warm_compiled_update(xp)  # so that the first update costs what later ones do
 
-    def _fit_pair(self, X, y_host, weights, kernel, params, k, start=None):
+    def _fit_pair(self, X, y_host, weights, kernel, params, k, start=None, smo_from=None):
         """The exact state of one pair (boxes ``C * weights``), ready to update, and SimpleSVM's
         iterations; from SimpleSVM's default start (SMO's where it applies, else the closest
-        pair), or warm-started from the point ``start`` (host α).
+        pair; SMO from the point ``smo_from``, host α, if given), or warm-started from the
+        point ``start`` (host α).
 
         Rows of weight 0 are inert: SimpleSVM runs on the others (so that its closest-pair
         start is a pair of points that can move), the inert rows join at α = 0 (a path without
@@ -373,7 +374,9 @@ class IncrementalSVC(MemoizedParams, OneVsOneSVC):
         X_s, y_s, w_s = (X, y_host, weights) if used is None else (
             xp.take(X, to_device(used, xp, device), axis=0), y_host[used], weights[used])
         w_s = None if np.all(w_s == 1.0) else w_s
-        options = {"weights": w_s} if start is not None else {"weights": w_s, "max_iter": params["max_iter"]}
+        options = {"weights": w_s} if start is not None else {
+            "weights": w_s, "max_iter": params["max_iter"],
+            "smo_from": smo_from if used is None or smo_from is None else smo_from[used]}
         state, simple = exact_state(X_s, to_device(y_s, xp, device), kernel, params["C"], params["ridge"],
                                     start=start, **options)
         if not simple.converged:
@@ -683,9 +686,12 @@ class IncrementalSVC(MemoizedParams, OneVsOneSVC):
                     X_new = (pair_training_rows(rows_after, None if k == 2 else rows_new, self.kernel_, xp, device)
                              if rows_after is not None else
                              xp.concat([xp.take(state.X, to_device(kept, xp, device), axis=0), X_p], axis=0))
-                    alpha = None if _smo_refit(state, X_new) else np.concatenate([state.alpha[kept], np.zeros(y_p.size)])
+                    # The current α on the kept rows: SimpleSVM's warm start, or SMO's where SMO starts.
+                    alpha = np.concatenate([state.alpha[kept], np.zeros(y_p.size)])
+                    smo = _smo_refit(state, X_new)
                     new, _ = self._fit_pair(X_new, np.where(class_index[rows_new] == j, 1.0, -1.0), weights[rows_new],
-                                            state.kernel, params, k, start=alpha)
+                                            state.kernel, params, k, start=None if smo else alpha,
+                                            smo_from=alpha if smo else None)
                     new_states.append(new)
                     ways.add("refit")
                     continue

@@ -161,6 +161,26 @@ def test_shared_kernel_rows_serve_only_fits_on_exactly_their_rows():
     assert np.abs(model.dual_coef_ - alone.dual_coef_).max() <= 1e-9 * scale
 
 
+def test_smo_from_a_nearby_point_starts_there_and_the_finish_is_exact():
+    from gpath._simplesvm import simple_svm
+
+    X, y = dataset("breast_cancer")
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    kernel, C = Kernel("rbf", 0.05), 10.0
+    cold, cold_stats = simple_svm(X, y_pm, kernel, C, 1e-6)
+    scale = C * len(y)
+    # From the solution itself SMO has nothing to do; from a point off the boxes and off
+    # yᵀα = 0 (clipped and balanced first) it does; both finish at the same exact solution.
+    exact, exact_stats = simple_svm(X, y_pm, kernel, C, 1e-6, smo_from=cold.alpha)
+    rough = cold.alpha + np.random.default_rng(0).normal(0.0, C, len(y))
+    moved, moved_stats = simple_svm(X, y_pm, kernel, C, 1e-6, smo_from=rough)
+    assert cold_stats.start == exact_stats.start == moved_stats.start == "smo"
+    assert exact_stats.n_smo_iter == 0 < moved_stats.n_smo_iter and cold_stats.n_smo_iter > 0
+    for state, stats in ((exact, exact_stats), (moved, moved_stats)):
+        assert stats.converged and stats.max_violation <= 1e-9
+        assert np.abs(state.alpha - cold.alpha).max() <= 1e-9 * C and abs(state.b - cold.b) <= 1e-9 * scale
+
+
 def test_kernel_rows_beyond_their_capacity_give_way_least_recently_used_first():
     X, _ = dataset("breast_cancer")
     kernel = Kernel("rbf", 0.05)
