@@ -71,9 +71,9 @@ def test_cross_validate_folds_that_refit_gather_their_kernel_rows_from_rows_comp
     gathered = []
     subset = gpath._smo.KernelRows.subset
 
-    def spy(self, index, capacity=None):
+    def spy(self, index, *args):
         gathered.append(index.copy())
-        return subset(self, index, capacity)
+        return subset(self, index, *args)
 
     monkeypatch.setattr(gpath._smo.KernelRows, "subset", spy)
     # Unshuffled folds: their class counts differ, so the balanced class weights differ and
@@ -100,7 +100,7 @@ def test_cross_validate_folds_whose_update_refits_start_from_smo_on_rows_gathere
     gathered = []
     subset = gpath._smo.KernelRows.subset
     monkeypatch.setattr(gpath._smo.KernelRows, "subset",
-                        lambda self, index, capacity=None: gathered.append(index.copy()) or subset(self, index, capacity))
+                        lambda self, index, *args: gathered.append(index.copy()) or subset(self, index, *args))
     # Every refit starts from SMO, whose rows are computed already (Bananas' margin sets are
     # small: without them, the refits would start from the fold's previous α, without SMO).
     cv = KFold(5, shuffle=True, random_state=0)

@@ -143,7 +143,10 @@ def test_shared_kernel_rows_serve_only_fits_on_exactly_their_rows():
         assert store.subset(X[rows[:-1]], kernel, 0.5, 400) is None
         sub = store.subset(X[rows], kernel, 0.5, 400)
         np.testing.assert_allclose(sub.matrix(), KernelRows(X[rows], kernel, 0.5).matrix(), rtol=0, atol=1e-5)
-        assert store.subset(X[rows], kernel, 0.5, 400).parent is sub.parent  # one parent per kernel
+        # One parent per kernel; the next subset takes the spent one's memory.
+        again = store.subset(X[rows], kernel, 0.5, 400)
+        assert again.parent is sub.parent and np.shares_memory(again.values, sub.values)
+        np.testing.assert_allclose(again.matrix(), KernelRows(X[rows], kernel, 0.5).matrix(), rtol=0, atol=1e-5)
         assert store.subset(X[rows], Kernel("rbf", 0.1), 0.5, 400).parent is not sub.parent
         # Fits inside the block on exactly those rows gather them: the first computes them over
         # all of X's points, the next none.
