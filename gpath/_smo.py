@@ -39,7 +39,8 @@ from ._array_api import get_namespace_and_device, is_numpy, scalars, to_device, 
 from ._threads import ENTRIES_PER_THREAD, in_row_blocks
 from .linalg import available_memory, blas_in_row_blocks
 
-__all__ = ["KernelRows", "kernel_matrix", "row_capacity", "rows_are_shared", "shared_kernel_rows", "smo", "smo_start"]
+__all__ = ["KernelRows", "SharedRows", "kernel_matrix", "row_capacity", "rows_are_shared", "shared_kernel_rows",
+           "shared_kernel_rows_of", "smo", "smo_start"]
 
 # LIBSVM's default stopping tolerance (the maximal violating pair's gap, units of y f).
 SMO_TOL = 1e-3
@@ -287,6 +288,7 @@ class SharedRows:
         self._rows: dict[tuple, KernelRows] = {}
         self._served = (None, None)  # the last (X, index) found to match
         self._memory = None  # the last subset's rows (flat)
+        self._exact: dict[tuple, _ExactRows] = {}
 
     def serves(self, X) -> bool:
         """Whether ``X`` is exactly the rows ``index`` of this one's X (host arrays)."""
@@ -319,13 +321,74 @@ class SharedRows:
         return rows
 
 
+    def q_columns(self, state, cols: np.ndarray):
+        """Columns ``Q[:, cols]`` (host, (n, k) float64: ``(K + offset)·y_r y_c + ridge·[r = c]``,
+        :func:`gpath.kernels.q_columns`' entries) of the training points ``cols`` of ``state``,
+        a host state this one :meth:`serves` (its X the rows ``index``), gathered from float64
+        kernel rows of this one's X computed once for every fold (the exact trainer's start
+        enters mostly the same support vectors in each); with the count of kernel values
+        computed for them. None where those rows would not fit in their share of memory.
+
+        The values are the kernel's on all of X (centred on all of it, for the RBF kernel),
+        where a fit of the rows alone computes them on the rows: both are exact to round-off."""
+        kernel, index = state.kernel, self.index
+        key = (kernel.kind, float(kernel.gamma), float(kernel.degree), float(kernel.coef0), float(kernel.offset))
+        exact = self._exact.get(key)
+        if exact is None:
+            exact = self._exact[key] = _ExactRows(self.X, kernel)
+        found = exact.rows(state.engine, index[cols])
+        if found is None:
+            return None
+        held, computed = found
+        block = np.empty((cols.size, index.shape[0]))
+        in_row_blocks(_gather, cols.size, exact.values, held, index, block)
+        y = state.y_host
+        block *= y[None, :]
+        block *= y[cols][:, None]
+        block[np.arange(cols.size), cols] += state.ridge
+        return block.T, computed
+
+
+class _ExactRows:
+    """Float64 kernel rows ``K(x_p, X) + offset`` of points p of X, each computed once, in at
+    most a quarter of the available memory (:meth:`SharedRows.q_columns`)."""
+
+    def __init__(self, X: np.ndarray, kernel):
+        n = X.shape[0]
+        available = available_memory()
+        budget = _MEMORY_SHARE * available if available is not None else 2.0**30
+        self.X, self.kernel, self.centered = X, kernel, kernel.centered_rows(X)
+        self.values = np.empty((int(min(n, budget // (8.0 * max(n, 1)))), n))
+        self.slot = np.full(n, -1, dtype=np.int64)
+        self.filled = 0
+
+    def rows(self, engine, points: np.ndarray):
+        """The rows of :attr:`values` holding ``points``' values, computing those not held, and
+        the count of values computed; None where they would not fit."""
+        new = np.unique(points[self.slot[points] < 0])
+        if self.filled + new.size > self.values.shape[0]:
+            return None
+        if new.size:
+            block = engine.q_block(self.kernel, self.X, new, None, 0.0, self.centered)  # (n, k)
+            self.values[self.filled : self.filled + new.size] = block.T
+            self.slot[new] = np.arange(self.filled, self.filled + new.size)
+            self.filled += new.size
+        return self.slot[points], new.size * self.X.shape[0]
+
+
 _shared: contextvars.ContextVar[SharedRows | None] = contextvars.ContextVar("gpath_shared_rows", default=None)
+
+
+def shared_kernel_rows_of(X) -> SharedRows | None:
+    """The :func:`shared_kernel_rows` block's rows, where a fit on ``X`` may take them (they
+    :meth:`~SharedRows.serves` X), else None."""
+    shared = _shared.get()
+    return shared if shared is not None and shared.serves(X) else None
 
 
 def rows_are_shared(X) -> bool:
     """Whether a fit on ``X`` would gather SMO's rows from a :func:`shared_kernel_rows` block."""
-    shared = _shared.get()
-    return shared is not None and shared.serves(X)
+    return shared_kernel_rows_of(X) is not None
 
 
 @contextlib.contextmanager

@@ -12,6 +12,7 @@ from helpers import assert_exact, dataset
 import gpath._simplesvm
 import gpath._smo
 from gpath import IncrementalSVC, SimpleSVC
+from gpath._array_api import to_host
 from gpath._smo import KernelRows, kernel_matrix, smo
 from gpath.kernels import Kernel
 from gpath.reference import exact_svc, exact_svr
@@ -144,21 +145,24 @@ def test_shared_kernel_rows_serve_only_fits_on_exactly_their_rows():
         sub = store.subset(X[rows], kernel, 0.5, 400)
         np.testing.assert_allclose(sub.matrix(), KernelRows(X[rows], kernel, 0.5).matrix(), rtol=0, atol=1e-5)
         # One parent per kernel; the next subset takes the spent one's memory.
-        again = store.subset(X[rows], kernel, 0.5, 400)
-        assert again.parent is sub.parent and np.shares_memory(again.values, sub.values)
-        np.testing.assert_allclose(again.matrix(), KernelRows(X[rows], kernel, 0.5).matrix(), rtol=0, atol=1e-5)
+        next_one = store.subset(X[rows], kernel, 0.5, 400)
+        assert next_one.parent is sub.parent and np.shares_memory(next_one.values, sub.values)
+        np.testing.assert_allclose(next_one.matrix(), KernelRows(X[rows], kernel, 0.5).matrix(), rtol=0, atol=1e-5)
         assert store.subset(X[rows], Kernel("rbf", 0.1), 0.5, 400).parent is not sub.parent
-        # Fits inside the block on exactly those rows gather them: the first computes them over
-        # all of X's points, the next none.
+        # Fits inside the block on exactly those rows gather SMO's float32 rows and their
+        # start's float64 columns: the first computes them over all of X's points, the next
+        # none (only the columns of its own iterations).
         model = SimpleSVC(C=10.0, gamma=0.05).fit(X[rows], y[rows])
         again = SimpleSVC(C=10.0, gamma=0.05).fit(X[rows], y[rows])
-        assert model.check_kkt(X[rows], y[rows]) <= 1e-9
+        assert model.check_kkt(X[rows], y[rows]) <= 1e-9 and again.check_kkt(X[rows], y[rows]) <= 1e-9
     assert gpath._smo._shared.get() is None
     alone = SimpleSVC(C=10.0, gamma=0.05).fit(X[rows], y[rows])
     assert model.fit_stats_.start == again.fit_stats_.start == alone.fit_stats_.start == "smo"
-    columns = alone.fit_stats_.n_kernel_evaluations - 400**2  # the exact finish's float64 columns
-    assert model.fit_stats_.n_kernel_evaluations == columns + 400 * len(X)
-    assert again.fit_stats_.n_kernel_evaluations == columns
+    own = {id(f): f.fit_stats_.n_columns * 400 for f in (model, again, alone)}
+    assert alone.fit_stats_.n_kernel_evaluations == own[id(alone)] + 400**2
+    shared = model.fit_stats_.n_kernel_evaluations - own[id(model)]
+    assert shared % len(X) == 0 and shared > 400 * len(X)
+    assert again.fit_stats_.n_kernel_evaluations == own[id(again)] < own[id(alone)]
     np.testing.assert_array_equal(model.support_, alone.support_)
     scale = np.abs(alone.dual_coef_).max()
     assert np.abs(model.dual_coef_ - alone.dual_coef_).max() <= 1e-9 * scale
@@ -182,6 +186,27 @@ def test_smo_from_a_nearby_point_starts_there_and_the_finish_is_exact():
     for state, stats in ((exact, exact_stats), (moved, moved_stats)):
         assert stats.converged and stats.max_violation <= 1e-9
         assert np.abs(state.alpha - cold.alpha).max() <= 1e-9 * C and abs(state.b - cold.b) <= 1e-9 * scale
+
+
+@pytest.mark.parametrize("kernel", [Kernel("rbf", 0.05), Kernel("poly", 0.02, 3, 1.0), Kernel("linear")])
+def test_shared_float64_columns_are_the_folds_own_to_round_off(kernel):
+    from gpath._simplesvm import simple_svm
+    from gpath._smo import shared_kernel_rows
+
+    X, y = dataset("breast_cancer")
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    rows = np.random.default_rng(2).permutation(len(X))[:400]
+    state, _ = simple_svm(X[rows], y_pm[rows], kernel, 10.0, 0.25)  # outside the block: its own columns
+    with shared_kernel_rows(X) as store:
+        store.index = rows
+        cols = np.array([0, 5, 399, 17])
+        block, computed = store.q_columns(state, cols)
+        assert computed == 4 * len(X)  # rows of every point of X
+        expected = to_host(state.q_training_block(cols))  # y_r y_c K + the ridge on the diagonal
+        assert np.abs(block - expected).max() <= 1e-13 * np.abs(expected).max()
+        block, computed = store.q_columns(state, np.array([5, 6]))
+        assert computed == len(X) and np.abs(block - to_host(state.q_training_block(np.array([5, 6])))).max() <= (
+            1e-13 * np.abs(expected).max())
 
 
 def test_kernel_rows_beyond_their_capacity_give_way_least_recently_used_first():
