@@ -83,8 +83,6 @@ _N_RANDOM_PAIRS = 59
 _BLOCK = 16
 # A block holds at most one entering point per this many points of Swork.
 _SWORK_PER_ENTRY = 16
-# Columns gathered at a time from the float64 rows a cross-validation's folds share.
-_SHARED_COLUMNS = 512
 # SMO's tolerance from a nearby solution (smo_point): its sets need less than a cold start's,
 # and SMO's slow tail costs more than the finish it saves (make_friedman1 n = 10,000
 # standardized, m = ℓ = 100 refit: SMO 6.0 s and the finish 3.1 s at 1e-3, 1.8 s and 4.5 s here).
@@ -659,20 +657,16 @@ class _SimpleRun:
         return self.shared.q_columns(self.s, cols)
 
     def _shared_matvecs(self, cols: np.ndarray, coef: np.ndarray):
-        """``Σ_j Q[:, j] c_j`` and ``Σ_j |Q[:, j]| c_j`` over ``cols`` from the shared rows
-        (:meth:`_shared_columns`), by blocks of columns; None where they cannot serve."""
-        if self.shared is None:
+        """``Σ_j Q[:, j] c_j`` and ``Σ_j |Q[:, j]| c_j`` over ``cols`` from the float64 rows
+        the folds of a cross-validation share (:meth:`gpath._smo.SharedRows.q_sums`), or None
+        (no such rows, or no room for them)."""
+        if self.shared is None or self.s.twins or self.s.shift is not None:
             return None
-        signed, share = np.zeros(self.s.n), np.zeros(self.s.n)
-        for start in range(0, cols.size, _SHARED_COLUMNS):
-            part = slice(start, start + _SHARED_COLUMNS)
-            shared = self._shared_columns(cols[part])
-            if shared is None:
-                return None
-            block, computed = shared
-            self.n_other_evaluations += computed
-            signed += block @ coef[part]
-            share += np.abs(block) @ coef[part]
+        found = self.shared.q_sums(self.s, cols, coef)
+        if found is None:
+            return None
+        signed, share, computed = found
+        self.n_other_evaluations += computed
         return signed, share
 
     def _column(self, k: int):

@@ -289,6 +289,7 @@ class SharedRows:
         self._served = (None, None)  # the last (X, index) found to match
         self._memory = None  # the last subset's rows (flat)
         self._exact: dict[tuple, _ExactRows] = {}
+        self._scratch = np.empty(0)  # the last q_columns block (valid until the next call)
 
     def serves(self, X) -> bool:
         """Whether ``X`` is exactly the rows ``index`` of this one's X (host arrays)."""
@@ -340,13 +341,40 @@ class SharedRows:
         if found is None:
             return None
         held, computed = found
-        block = np.empty((cols.size, index.shape[0]))
+        n = index.shape[0]
+        if self._scratch.size < cols.size * n:
+            self._scratch = np.empty(cols.size * n)
+        block = self._scratch[: cols.size * n].reshape(cols.size, n)
         in_row_blocks(_gather, cols.size, exact.values, held, index, block)
         y = state.y_host
         block *= y[None, :]
         block *= y[cols][:, None]
         block[np.arange(cols.size), cols] += state.ridge
         return block.T, computed
+
+    def q_sums(self, state, cols: np.ndarray, coef: np.ndarray):
+        """``Σ_j Q[:, j] c_j`` and ``Σ_j |Q[:, j]| c_j`` over the training points ``cols`` of
+        ``state`` (host (n,) float64 each; :meth:`q_columns`' Q, whose columns are not made),
+        with the count of kernel values computed; None where :meth:`q_columns` gives None."""
+        kernel, index = state.kernel, self.index
+        key = (kernel.kind, float(kernel.gamma), float(kernel.degree), float(kernel.coef0), float(kernel.offset))
+        exact = self._exact.get(key)
+        if exact is None:
+            exact = self._exact[key] = _ExactRows(self.X, kernel)
+        found = exact.rows(state.engine, index[cols])
+        if found is None:
+            return None
+        held, computed = found
+        y = state.y_host
+        n = index.shape[0]
+        parts = in_row_blocks(_column_sums, n, exact.values, held, index, y[cols] * coef, coef)
+        signed = y * np.concatenate([p[0] for p in parts])
+        share = np.concatenate([p[1] for p in parts])
+        # The ridge on each column's own row: Q_jj = K_jj + offset + ridge.
+        own = exact.values[held, index[cols]]
+        signed[cols] += state.ridge * coef
+        share[cols] += (np.abs(own + state.ridge) - np.abs(own)) * coef
+        return signed, share, computed
 
 
 class _ExactRows:
@@ -767,6 +795,21 @@ def _gather(start, stop, K, rows, points, out):  # pragma: no cover - compiled
         row = K[rows[a]]
         for b in range(points.shape[0]):
             out[a, b] = row[points[b]]
+
+
+@njit(nogil=True, cache=True, fastmath=True)
+def _column_sums(start, stop, K, rows, points, signed_coef, coef):  # pragma: no cover - compiled
+    """Rows ``start:stop`` of ``Σ_j K[rows_j, points] signed_coef_j`` and of
+    ``Σ_j |K[rows_j, points]| coef_j`` (the rows of K read once each, in turn)."""
+    signed = np.zeros(stop - start)
+    share = np.zeros(stop - start)
+    for j in range(rows.shape[0]):
+        row, a, c = K[rows[j]], signed_coef[j], coef[j]
+        for i in range(start, stop):
+            v = row[points[i]]
+            signed[i - start] += a * v
+            share[i - start] += c * abs(v)
+    return signed, share
 
 
 @njit(nogil=True, cache=True, fastmath=True)

@@ -207,6 +207,13 @@ def test_shared_float64_columns_are_the_folds_own_to_round_off(kernel):
         block, computed = store.q_columns(state, np.array([5, 6]))
         assert computed == len(X) and np.abs(block - to_host(state.q_training_block(np.array([5, 6])))).max() <= (
             1e-13 * np.abs(expected).max())
+        # The sums over columns (a start's bound coefficients), the ridge on their own rows.
+        cols, coef = np.array([3, 5, 250, 6]), np.array([0.5, 2.0, 10.0, 1.0])
+        signed, share, computed = store.q_sums(state, cols, coef)
+        assert computed == 2 * len(X)  # (5 and 6 held)
+        want = state.engine.q_matvecs(state.kernel, state.X, cols, [coef, coef], state.y, state.ridge, (False, True))
+        for got, ref in zip((signed, share), want):
+            assert np.abs(got - to_host(ref)).max() <= 1e-13 * np.abs(to_host(ref)).max()
 
 
 def test_kernel_rows_beyond_their_capacity_give_way_least_recently_used_first():
