@@ -199,7 +199,8 @@ def simple_svm(X, y, kernel: Kernel, C: float, ridge: float, *, loss="hinge", to
         A point SMO's start begins from (``init="smo"``), clipped to the boxes and balanced
         (:func:`_balanced`), run to the looser tolerance of a nearby start (``_WARM_SMO_TOL``):
         the solution of a nearby problem, as a refit's previous α on its kept rows (a fold of
-        cross-validation); None: α = 0.
+        cross-validation); where SMO cannot run, SimpleSVM starts from that point itself
+        (``start`` "warm"). Ignored unless SMO is the start (``init``). None: α = 0.
 
     Returns
     -------
@@ -253,7 +254,7 @@ def simple_svm(X, y, kernel: Kernel, C: float, ridge: float, *, loss="hinge", to
     cap = 20 * (n + 50)
     run = _SimpleRun(state, tol / upper if np.isfinite(upper) else tol,
                      cap if max_iter is None else max_iter, rng, _BLOCK if block_size is None else block_size)
-    found = None
+    found = seed = None
     if init == "smo":
         seed = None if smo_from is None else _balanced(
             np.clip(np.asarray(smo_from, dtype=np.float64), 0.0, state.upper), state.y_host, state.upper)
@@ -264,6 +265,9 @@ def simple_svm(X, y, kernel: Kernel, C: float, ridge: float, *, loss="hinge", to
         alpha, run.n_smo_iter = found
         run.start_at(_balanced(np.clip(alpha, 0.0, state.upper), state.y_host, state.upper))
         init, pair = "smo", ()
+    elif seed is not None:  # SMO could not run (its float32 matrix): SimpleSVM from the seed itself
+        run.start_at(seed)
+        init, pair = "warm", ()
     else:
         init = "randomized" if init == "randomized" else "closest_pair"
         pair = run.closest_pair() if init == "closest_pair" else run.randomized_pair()

@@ -24,6 +24,12 @@ the way the fastest SMO solvers do, with the kernel matrix's rows in memory:
 
 The result is only a start: :func:`gpath._simplesvm.simple_svm` balances it, reads the sets
 from it and iterates to the exact solution in float64.
+
+3. Fits on overlapping rows of one X (the folds of :func:`gpath.model_selection.cross_validate`)
+   share their kernel values inside :func:`shared_kernel_rows`: SMO's float32 rows and the
+   exact start's float64 columns are computed once, on all of X's points, and each fit gathers
+   its own rows from them (:class:`SharedRows`). A fit takes them only where its X is exactly
+   the rows the caller named; the values are the kernel's to round-off either way.
 """
 
 from __future__ import annotations
@@ -274,53 +280,74 @@ class KernelRows:
 
 
 class SharedRows:
-    """The float32 kernel rows of the points of ``X`` (host, n × d), shared by every fit made
-    on rows of it while :func:`shared_kernel_rows` is in effect: a fit on the rows ``index``
-    (set by the caller before the fit) gathers its rows from those computed here, once
-    (:meth:`KernelRows.subset`), one :class:`KernelRows` per kernel and diagonal.
+    """The kernel values of the points of ``X`` (host, N × d), shared by the fits made one
+    after another on rows of it while :func:`shared_kernel_rows` is in effect: a fit on the
+    rows ``index`` (set by the caller before the fit) gathers SMO's float32 rows
+    (:meth:`subset`, :meth:`KernelRows.subset`) and its exact start's float64 columns
+    (:meth:`q_columns`, :meth:`q_sums`) from rows computed here once, on all the points.
 
     Cross-validation's folds train on overlapping rows (10 folds: each pair of training sets
-    shares 8 of 10 parts), and their SMO starts ask for mostly the same points' rows."""
+    shares 8 of 10 parts), and their starts ask for mostly the same points' rows. The rows
+    of one kernel are kept (another kernel's replace them), in at most a quarter of the host
+    memory available when the first are made, half for each precision. One fit at a time:
+    a subset's memory is the next one's, and :meth:`q_columns`' block is valid until the
+    next call."""
 
     def __init__(self, X: np.ndarray):
         self.X = X
         self.index = None  # the rows of X the next fit trains on, in its order, or None
-        self._rows: dict[tuple, KernelRows] = {}
-        self._served = (None, None)  # the last (X, index) found to match
+        self._budget = None  # bytes for the rows of each precision, fixed when first needed
+        self._rows = (None, None)  # (key, float32 KernelRows) of the current kernel
+        self._exact = (None, None)  # (key, _ExactRows) of the current kernel
         self._memory = None  # the last subset's rows (flat)
-        self._exact: dict[tuple, _ExactRows] = {}
-        self._scratch = np.empty(0)  # the last q_columns block (valid until the next call)
+        self._scratch = np.empty(0)  # the last q_columns block
+        self._failed = False  # a value not finite in float32 (a point of X the fits may not train on)
 
     def serves(self, X) -> bool:
-        """Whether ``X`` is exactly the rows ``index`` of this one's X (host arrays)."""
+        """Whether ``X`` is exactly the rows ``index`` of this one's X, each once (host arrays)."""
         index, mine = self.index, self.X
-        if X is self._served[0] and index is self._served[1]:
-            return True
-        if (index is None or not is_numpy(get_namespace_and_device(X)[0])
-                or X.shape != (index.shape[0], mine.shape[1]) or not np.array_equal(X, mine[index])):
-            return False
-        self._served = (X, index)
-        return True
+        return (index is not None and is_numpy(get_namespace_and_device(X)[0])
+                and X.shape == (index.shape[0], mine.shape[1]) and np.array_equal(X, mine[index])
+                and np.unique(index).size == index.size)  # (a repeated row would take the ridge twice)
+
+    def _share(self) -> float:
+        if self._budget is None:
+            available = available_memory()
+            self._budget = 0.5 * _MEMORY_SHARE * (available if available is not None else 2.0**32)
+        return self._budget
+
+    @staticmethod
+    def _key(kernel) -> tuple:
+        return kernel.kind, float(kernel.gamma), float(kernel.degree), float(kernel.coef0), float(kernel.offset)
 
     def subset(self, X, kernel, diag: float, capacity: int) -> KernelRows | None:
         """The rows for a fit on ``X`` (:meth:`KernelRows.subset` of this one's), or None unless
         this one :meth:`serves` X, with a kernel of the host's float32 passes."""
-        index, mine = self.index, self.X
-        if kernel.kind not in _KINDS or not self.serves(X):
+        if self._failed or kernel.kind not in _KINDS or not self.serves(X):
             return None
-        key = (kernel.kind, float(kernel.gamma), float(kernel.degree), float(kernel.coef0), float(kernel.offset),
-               float(diag))
-        parent = self._rows.get(key)
-        if parent is None:
-            parent = self._rows[key] = KernelRows(mine, kernel, diag, capacity=row_capacity(mine.shape[0]))
+        mine, key = self.X, (*self._key(kernel), float(diag))
+        if self._rows[0] != key:
+            n = mine.shape[0]
+            self._rows = key, KernelRows(mine, kernel, diag, capacity=int(min(n, self._share() // (4.0 * n))))
+        parent = self._rows[1]
         if parent.capacity < min(capacity, _PRODUCT_ROWS):
             return None
-        # The fits are made one after another, and a subset is spent when its SMO returns:
-        # the next one writes into its memory.
-        rows = parent.subset(index, capacity, self._memory)
+        # A subset is spent when its SMO returns: the next one writes into its memory.
+        rows = parent.subset(self.index, capacity, self._memory)
         self._memory = rows.values.reshape(-1)
         return rows
 
+    def failed(self) -> None:
+        """A row of X is not finite in float32: the fits compute their own rows from now on
+        (a row they do not train on may be the one)."""
+        self._failed = True
+        self._rows = (None, None)
+
+    def _exact_rows(self, kernel) -> _ExactRows:
+        key = self._key(kernel)
+        if self._exact[0] != key:
+            self._exact = key, _ExactRows(self.X, kernel, self._share())
+        return self._exact[1]
 
     def q_columns(self, state, cols: np.ndarray):
         """Columns ``Q[:, cols]`` (host, (n, k) float64: ``(K + offset)·y_r y_c + ridge·[r = c]``,
@@ -332,11 +359,8 @@ class SharedRows:
 
         The values are the kernel's on all of X (centred on all of it, for the RBF kernel),
         where a fit of the rows alone computes them on the rows: both are exact to round-off."""
-        kernel, index = state.kernel, self.index
-        key = (kernel.kind, float(kernel.gamma), float(kernel.degree), float(kernel.coef0), float(kernel.offset))
-        exact = self._exact.get(key)
-        if exact is None:
-            exact = self._exact[key] = _ExactRows(self.X, kernel)
+        index = self.index
+        exact = self._exact_rows(state.kernel)
         found = exact.rows(state.engine, index[cols])
         if found is None:
             return None
@@ -356,11 +380,8 @@ class SharedRows:
         """``Σ_j Q[:, j] c_j`` and ``Σ_j |Q[:, j]| c_j`` over the training points ``cols`` of
         ``state`` (host (n,) float64 each; :meth:`q_columns`' Q, whose columns are not made),
         with the count of kernel values computed; None where :meth:`q_columns` gives None."""
-        kernel, index = state.kernel, self.index
-        key = (kernel.kind, float(kernel.gamma), float(kernel.degree), float(kernel.coef0), float(kernel.offset))
-        exact = self._exact.get(key)
-        if exact is None:
-            exact = self._exact[key] = _ExactRows(self.X, kernel)
+        index = self.index
+        exact = self._exact_rows(state.kernel)
         found = exact.rows(state.engine, index[cols])
         if found is None:
             return None
@@ -379,12 +400,10 @@ class SharedRows:
 
 class _ExactRows:
     """Float64 kernel rows ``K(x_p, X) + offset`` of points p of X, each computed once, in at
-    most a quarter of the available memory (:meth:`SharedRows.q_columns`)."""
+    most ``budget`` bytes (:meth:`SharedRows.q_columns`)."""
 
-    def __init__(self, X: np.ndarray, kernel):
+    def __init__(self, X: np.ndarray, kernel, budget: float):
         n = X.shape[0]
-        available = available_memory()
-        budget = _MEMORY_SHARE * available if available is not None else 2.0**30
         self.X, self.kernel, self.centered = X, kernel, kernel.centered_rows(X)
         self.values = np.empty((int(min(n, budget // (8.0 * max(n, 1)))), n))
         self.slot = np.full(n, -1, dtype=np.int64)
@@ -715,13 +734,18 @@ def smo_start(X: np.ndarray, y: np.ndarray, kernel, upper: np.ndarray, diag: flo
     if capacity < (2 * _BLOCK if y.shape[0] > _BLOCKS_FROM * _BLOCK else X.shape[0]):
         return None, 0
     shared = _shared.get()
-    rows = None if shared is None else shared.subset(X, kernel, diag, capacity)
-    if rows is None:
-        rows = KernelRows(X, kernel, diag, capacity=capacity)
+    rows, spent = None if shared is None else shared.subset(X, kernel, diag, capacity), 0
+    if rows is not None:
+        try:
+            return smo(rows, y, upper, tol, max_iter, shift, source, start), rows.n_evaluations
+        except NotFinite:  # (perhaps a point this fit does not train on: its own rows decide)
+            shared.failed()
+            spent = rows.n_evaluations
+    rows = KernelRows(X, kernel, diag, capacity=capacity)
     try:
-        return smo(rows, y, upper, tol, max_iter, shift, source, start), rows.n_evaluations
+        return smo(rows, y, upper, tol, max_iter, shift, source, start), spent + rows.n_evaluations
     except NotFinite:
-        return None, rows.n_evaluations
+        return None, spent + rows.n_evaluations
 
 
 def _smo_blocks(K, y, upper, tol, cap, target, source, alpha, F) -> tuple[np.ndarray, int]:

@@ -216,6 +216,45 @@ def test_shared_float64_columns_are_the_folds_own_to_round_off(kernel):
             assert np.abs(got - to_host(ref)).max() <= 1e-13 * np.abs(to_host(ref)).max()
 
 
+def test_shared_kernel_rows_refuse_what_they_cannot_serve_and_stay_in_their_memory(monkeypatch):
+    from gpath._simplesvm import simple_svm
+    from gpath._smo import shared_kernel_rows
+
+    X, y = dataset("breast_cancer")
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    kernel = Kernel("linear")
+    rows = np.arange(300)
+    with shared_kernel_rows(X) as store:
+        store.index = rows
+        X_rows = X[rows]
+        assert store.serves(X_rows)
+        X_rows[0, 0] += 1.0  # changed in place: not X's rows any more
+        assert not store.serves(X_rows)
+        store.index = np.array([0, 1, 2, 2, 3])  # a row twice would take the ridge twice
+        assert not store.serves(X[store.index])
+    # A point the fits do not train on overflows float32: the fit's own rows decide.
+    big = X.copy()
+    big[399] *= 1e40
+    with shared_kernel_rows(big) as store:
+        store.index = rows
+        model = SimpleSVC(C=10.0, kernel="linear").fit(big[rows], y[rows])
+        assert model.fit_stats_.start == "smo" and store._failed
+        assert model.check_kkt(big[rows], y[rows]) <= 1e-9
+    # Where SMO cannot run at all, a seed is SimpleSVM's own start.
+    huge = X[rows] * 1e25
+    cold, _ = simple_svm(X[rows], y_pm[rows], kernel, 10.0, 1e-6)
+    _, stats = simple_svm(huge, y_pm[rows], kernel, 10.0, 1e-6, smo_from=cold.alpha)
+    assert stats.start == "warm" and stats.converged and stats.max_violation <= 1e-9
+    # Both precisions together in a quarter of the memory available when first needed.
+    monkeypatch.setattr(gpath._smo, "available_memory", lambda: 64.0 * 2**20)
+    with shared_kernel_rows(X) as store:
+        store.index = rows
+        sub = store.subset(X[rows], Kernel("rbf", 0.05), 0.5, 300)
+        assert store.q_columns(cold, np.array([1, 2])) is not None
+        used = sub.parent.values.nbytes + store._exact[1].values.nbytes
+        assert used <= 0.25 * 64.0 * 2**20
+
+
 def test_kernel_rows_beyond_their_capacity_give_way_least_recently_used_first():
     X, _ = dataset("breast_cancer")
     kernel = Kernel("rbf", 0.05)
