@@ -587,8 +587,7 @@ class _SimpleRun:
         self.block_budget = 2 * (state.n + 50)  # block iterations before the paper's rule
         self._rows = None  # X prepared once for the blocks of kernel columns (Kernel.centered_rows)
         # The folds of a cross-validation share the float64 kernel rows of all the points.
-        shared = shared_kernel_rows_of(state.X) if state.engine.name == "numba" else None
-        self.shared = shared
+        self.shared = shared_kernel_rows_of(state.X) if state.engine.name == "numba" else None
         self.uC = (s.xp.zeros(s.n, dtype=s.xp.float64, device=s.device) if s.shift is None
                    else s.xp.asarray(s.shift, copy=True))
         self.n_upper = 0  # |SC|

@@ -45,8 +45,8 @@ from ._array_api import get_namespace_and_device, is_numpy, scalars, to_device, 
 from ._threads import ENTRIES_PER_THREAD, in_row_blocks
 from .linalg import available_memory, blas_in_row_blocks
 
-__all__ = ["KernelRows", "SharedRows", "kernel_matrix", "row_capacity", "rows_are_shared", "shared_kernel_rows",
-           "shared_kernel_rows_of", "smo", "smo_start"]
+__all__ = ["KernelRows", "SharedRows", "kernel_matrix", "row_capacity", "shared_kernel_rows", "shared_kernel_rows_of",
+           "smo", "smo_start"]
 
 # LIBSVM's default stopping tolerance (the maximal violating pair's gap, units of y f).
 SMO_TOL = 1e-3
@@ -433,16 +433,12 @@ def shared_kernel_rows_of(X) -> SharedRows | None:
     return shared if shared is not None and shared.serves(X) else None
 
 
-def rows_are_shared(X) -> bool:
-    """Whether a fit on ``X`` would gather SMO's rows from a :func:`shared_kernel_rows` block."""
-    return shared_kernel_rows_of(X) is not None
-
-
 @contextlib.contextmanager
 def shared_kernel_rows(X: np.ndarray):
-    """Within the block, SMO's starts of fits on rows of the host array ``X`` (n × d, float64)
-    share their float32 kernel rows (:class:`SharedRows`, yielded: set its ``index`` to the
-    rows of X each fit trains on, before the fit)."""
+    """Within the block, fits on rows of the host array ``X`` (N × d, float64) share their
+    kernel values: SMO's float32 rows and the exact start's float64 columns
+    (:class:`SharedRows`, yielded: set its ``index`` to the rows of X each fit trains on,
+    before the fit)."""
     store = SharedRows(X)
     token = _shared.set(store)
     try:

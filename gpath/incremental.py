@@ -19,7 +19,7 @@ from ._multiclass import class_weights, new_class_weight, pair_index, pair_rows,
 from ._path import PathError, PathStats, SVCState, check_state
 from ._platt import cv_decision_values, sigmoid_train
 from ._simplesvm import exact_state, exact_update
-from ._smo import rows_are_shared
+from ._smo import shared_kernel_rows_of
 from ._sparse import check_memory, is_sparse, pair_training_rows, take_rows, training_kernel
 from ._validation import (
     check_choice,
@@ -1053,12 +1053,12 @@ def _smo_refit(state, X_new) -> bool:
     the new rows) rather than from its current α, where the SMO start applies (a built-in
     kernel): a margin set of at least ``_SMO_REFIT_SHARE`` of the support vectors, or kernel
     rows shared with other fits of the same data (a fold of ``cross_validate``, whose rows are
-    computed once for all the folds: :func:`gpath._smo.rows_are_shared`).
+    computed once for all the folds: :func:`gpath._smo.shared_kernel_rows_of`).
     Adult, 10-fold ``cross_validate``, SMO's start for every refit with the rows shared
     against this rule without them: n = 10,000, C = 0.1 / 1: 4.4–5.1 / 4.1 s against
     5.6–6.1 / 5.4–6.1 s; n = 3,000, C = 1: 0.55 against 0.63–0.69 s."""
     return state.kernel.kind in ("linear", "rbf", "poly", "sigmoid") and (
-        state.active.size >= _SMO_REFIT_SHARE * np.count_nonzero(state.alpha > 0.0) or rows_are_shared(X_new))
+        state.active.size >= _SMO_REFIT_SHARE * np.count_nonzero(state.alpha > 0.0) or shared_kernel_rows_of(X_new) is not None)
 
 
 def _refit_is_cheaper(state, remove: np.ndarray, m: int) -> bool:
