@@ -320,17 +320,23 @@ class SharedRows:
     def _key(kernel) -> tuple:
         return kernel.kind, float(kernel.gamma), float(kernel.degree), float(kernel.coef0), float(kernel.offset)
 
-    def subset(self, X, kernel, diag: float, capacity: int) -> KernelRows | None:
-        """The rows for a fit on ``X`` (:meth:`KernelRows.subset` of this one's), or None unless
-        this one :meth:`serves` X, with a kernel of the host's float32 passes."""
+    def rows(self, X, kernel, diag: float) -> KernelRows | None:
+        """The float32 rows of all the points (``K(X, X) + diag·I``, computed when first asked
+        for) for a fit on ``X``, or None unless this one :meth:`serves` X, with a kernel of the
+        host's float32 passes."""
         if self._failed or kernel.kind not in _KINDS or not self.serves(X):
             return None
         mine, key = self.X, (*self._key(kernel), float(diag))
         if self._rows[0] != key:
             n = mine.shape[0]
             self._rows = key, KernelRows(mine, kernel, diag, capacity=int(min(n, self._share() // (4.0 * n))))
-        parent = self._rows[1]
-        if parent.capacity < min(capacity, _PRODUCT_ROWS):
+        return self._rows[1]
+
+    def subset(self, X, kernel, diag: float, capacity: int) -> KernelRows | None:
+        """The rows for a fit on ``X`` (:meth:`KernelRows.subset` of :meth:`rows`), or None
+        where :meth:`rows` gives None."""
+        parent = self.rows(X, kernel, diag)
+        if parent is None or parent.capacity < min(capacity, _PRODUCT_ROWS):
             return None
         # A subset is spent when its SMO returns: the next one writes into its memory.
         rows = parent.subset(self.index, capacity, self._memory)
@@ -729,14 +735,22 @@ def smo_start(X: np.ndarray, y: np.ndarray, kernel, upper: np.ndarray, diag: flo
     # By pairs SMO reads every row; by blocks the rows of one working set at a time.
     if capacity < (2 * _BLOCK if y.shape[0] > _BLOCKS_FROM * _BLOCK else X.shape[0]):
         return None, 0
-    shared = _shared.get()
-    rows, spent = None if shared is None else shared.subset(X, kernel, diag, capacity), 0
-    if rows is not None:
-        try:
-            return smo(rows, y, upper, tol, max_iter, shift, source, start), rows.n_evaluations
-        except NotFinite:  # (perhaps a point this fit does not train on: its own rows decide)
-            shared.failed()
-            spent = rows.n_evaluations
+    shared, spent = _shared.get(), 0
+    if shared is not None:
+        # By blocks SMO reads the shared rows themselves, each coefficient mapped to its point of
+        # the shared X; by pairs it reads the whole matrix of this fit's points, gathered.
+        parent = shared.rows(X, kernel, diag) if y.shape[0] > _BLOCKS_FROM * _BLOCK else None
+        if parent is not None and parent.capacity >= 2 * _BLOCK:
+            rows, points = parent, shared.index if source is None else shared.index[source]
+        else:
+            rows, points = shared.subset(X, kernel, diag, capacity), source
+        if rows is not None:
+            before = rows.n_evaluations
+            try:
+                return smo(rows, y, upper, tol, max_iter, shift, points, start), rows.n_evaluations - before
+            except NotFinite:  # (perhaps a point this fit does not train on: its own rows decide)
+                shared.failed()
+                spent = rows.n_evaluations - before
     rows = KernelRows(X, kernel, diag, capacity=capacity)
     try:
         return smo(rows, y, upper, tol, max_iter, shift, source, start), spent + rows.n_evaluations

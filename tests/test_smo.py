@@ -292,6 +292,34 @@ def test_smo_by_blocks_in_a_few_rows_of_memory(capacity, monkeypatch):
     assert_exact(model, X, y)
 
 
+@pytest.mark.parametrize("model", ["svc", "svr"])
+def test_smo_by_blocks_reads_the_shared_rows_through_its_map_of_points(model, monkeypatch):
+    # Blocks of 32 points from 128 points on: inside shared_kernel_rows a fit's SMO reads the
+    # rows of all the points themselves (no subset), each coefficient mapped to its point of
+    # the shared X (ε-SVR: both twins to one point), and the fits are exact.
+    from gpath import IncrementalSVR
+    from gpath._smo import shared_kernel_rows
+
+    monkeypatch.setattr(gpath._smo, "_BLOCK", 32)
+    X, y = dataset("bananas")
+    X, y = X[:900], y[:900]
+    rows = np.random.default_rng(3).permutation(900)[:700]
+    target = X[:, 0] + np.sin(X[:, 1])
+    with shared_kernel_rows(X) as store:
+        store.index = rows
+        if model == "svc":
+            fitted = SimpleSVC(C=10.0, gamma=1.0, init="smo").fit(X[rows], y[rows])
+            assert fitted.fit_stats_.start == "smo"
+            assert_exact(fitted, X[rows], y[rows])
+        else:
+            fitted = IncrementalSVR(C=10.0, epsilon=0.1, gamma=1.0).fit(X[rows], target[rows])
+            assert fitted.check_kkt() <= 1e-9
+        parent = store._rows[1]
+        assert store._memory is None and parent.n_evaluations > 0  # the shared rows, no subset
+        held = parent.owner[parent.owner >= 0]
+        assert np.isin(held, rows).all()  # rows of the fit's own points only
+
+
 def _gap(alpha, K, y, upper):
     """The maximal violating pair's gap of α, from the float64 kernel (independent of SMO)."""
     F = y - K @ (y * alpha)  # −y ∘ ∇
