@@ -336,7 +336,7 @@ class SharedRows:
         """The rows for a fit on ``X`` (:meth:`KernelRows.subset` of :meth:`rows`), or None
         where :meth:`rows` gives None."""
         parent = self.rows(X, kernel, diag)
-        if parent is None or parent.capacity < min(capacity, _PRODUCT_ROWS):
+        if parent is None or parent.capacity < capacity:  # (as many rows as the fit's own)
             return None
         # A subset is spent when its SMO returns: the next one writes into its memory.
         rows = parent.subset(self.index, capacity, self._memory)
@@ -436,7 +436,7 @@ def shared_kernel_rows_of(X) -> SharedRows | None:
     """The :func:`shared_kernel_rows` block's rows, where a fit on ``X`` may take them (they
     :meth:`~SharedRows.serves` X), else None."""
     shared = _shared.get()
-    return shared if shared is not None and shared.serves(X) else None
+    return shared if shared is not None and not shared._failed and shared.serves(X) else None
 
 
 @contextlib.contextmanager
@@ -739,8 +739,10 @@ def smo_start(X: np.ndarray, y: np.ndarray, kernel, upper: np.ndarray, diag: flo
     if shared is not None:
         # By blocks SMO reads the shared rows themselves, each coefficient mapped to its point of
         # the shared X; by pairs it reads the whole matrix of this fit's points, gathered.
+        # (Only where they hold as many rows as this fit's own would: else they would give way
+        # and be computed again, each N wide.)
         parent = shared.rows(X, kernel, diag) if y.shape[0] > _BLOCKS_FROM * _BLOCK else None
-        if parent is not None and parent.capacity >= 2 * _BLOCK:
+        if parent is not None and parent.capacity >= max(capacity, 2 * _BLOCK):
             rows, points = parent, shared.index if source is None else shared.index[source]
         else:
             rows, points = shared.subset(X, kernel, diag, capacity), source
@@ -751,6 +753,7 @@ def smo_start(X: np.ndarray, y: np.ndarray, kernel, upper: np.ndarray, diag: flo
             except NotFinite:  # (perhaps a point this fit does not train on: its own rows decide)
                 shared.failed()
                 spent = rows.n_evaluations - before
+                rows = parent = None  # (their memory free for the fit's own rows)
     rows = KernelRows(X, kernel, diag, capacity=capacity)
     try:
         return smo(rows, y, upper, tol, max_iter, shift, source, start), spent + rows.n_evaluations

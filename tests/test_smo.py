@@ -239,6 +239,7 @@ def test_shared_kernel_rows_refuse_what_they_cannot_serve_and_stay_in_their_memo
         store.index = rows
         model = SimpleSVC(C=10.0, kernel="linear").fit(big[rows], y[rows])
         assert model.fit_stats_.start == "smo" and store._failed
+        assert gpath._smo.shared_kernel_rows_of(big[rows]) is None  # (no refit is steered to them)
         assert model.check_kkt(big[rows], y[rows]) <= 1e-9
     # Where SMO cannot run at all, a seed is SimpleSVM's own start.
     huge = X[rows] * 1e25
