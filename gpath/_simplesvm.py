@@ -651,21 +651,24 @@ class _SimpleRun:
             self._rows = self.s.kernel.centered_rows(self.s.X)
         return self._rows
 
+    def _shared_rows(self):
+        """The folds' shared rows where this run may take them: C-SVC's rows (not ε-SVR's
+        doubled ones, whose start reads the points' block: :meth:`_bound_twins`), else None."""
+        return None if self.s.twins or self.s.shift is not None else self.shared
+
     def _shared_columns(self, cols: np.ndarray):
         """``(Q[:, cols], kernel values computed)`` from the float64 rows the folds of a
         cross-validation share (:meth:`gpath._smo.SharedRows.q_columns`), or None (no such
         rows, or no room for them)."""
-        if self.shared is None or self.s.twins or self.s.shift is not None:
-            return None
-        return self.shared.q_columns(self.s, cols)
+        shared = self._shared_rows()
+        return None if shared is None else shared.q_columns(self.s, cols)
 
     def _shared_matvecs(self, cols: np.ndarray, coef: np.ndarray):
         """``Σ_j Q[:, j] c_j`` and ``Σ_j |Q[:, j]| c_j`` over ``cols`` from the float64 rows
         the folds of a cross-validation share (:meth:`gpath._smo.SharedRows.q_sums`), or None
         (no such rows, or no room for them)."""
-        if self.shared is None or self.s.twins or self.s.shift is not None:
-            return None
-        found = self.shared.q_sums(self.s, cols, coef)
+        shared = self._shared_rows()
+        found = None if shared is None else shared.q_sums(self.s, cols, coef)
         if found is None:
             return None
         signed, share, computed = found

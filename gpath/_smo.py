@@ -349,11 +349,16 @@ class SharedRows:
         self._failed = True
         self._rows = (None, None)
 
-    def _exact_rows(self, kernel) -> _ExactRows:
-        key = self._key(kernel)
+    def _held(self, state, cols: np.ndarray):
+        """``(values, held, computed)``: the float64 rows of ``state``'s kernel, the rows of them
+        holding the points ``cols`` of ``state`` (computing those not held), and the count of
+        kernel values computed; None where they would not fit (:class:`_ExactRows`)."""
+        key = self._key(state.kernel)
         if self._exact[0] != key:
-            self._exact = key, _ExactRows(self.X, kernel, self._share())
-        return self._exact[1]
+            self._exact = key, _ExactRows(self.X, state.kernel, self._share())
+        exact = self._exact[1]
+        found = exact.rows(state.engine, self.index[cols])
+        return None if found is None else (exact.values, *found)
 
     def q_columns(self, state, cols: np.ndarray):
         """Columns ``Q[:, cols]`` (host, (n, k) float64: ``(K + offset)·y_r y_c + ridge·[r = c]``,
@@ -365,17 +370,16 @@ class SharedRows:
 
         The values are the kernel's on all of X (centred on all of it, for the RBF kernel),
         where a fit of the rows alone computes them on the rows: both are exact to round-off."""
-        index = self.index
-        exact = self._exact_rows(state.kernel)
-        found = exact.rows(state.engine, index[cols])
+        found = self._held(state, cols)
         if found is None:
             return None
-        held, computed = found
+        values, held, computed = found
+        index = self.index
         n = index.shape[0]
         if self._scratch.size < cols.size * n:
             self._scratch = np.empty(cols.size * n)
         block = self._scratch[: cols.size * n].reshape(cols.size, n)
-        in_row_blocks(_gather, cols.size, exact.values, held, index, block)
+        in_row_blocks(_gather, cols.size, values, held, index, block)
         y = state.y_host
         block *= y[None, :]
         block *= y[cols][:, None]
@@ -386,19 +390,16 @@ class SharedRows:
         """``Σ_j Q[:, j] c_j`` and ``Σ_j |Q[:, j]| c_j`` over the training points ``cols`` of
         ``state`` (host (n,) float64 each; :meth:`q_columns`' Q, whose columns are not made),
         with the count of kernel values computed; None where :meth:`q_columns` gives None."""
-        index = self.index
-        exact = self._exact_rows(state.kernel)
-        found = exact.rows(state.engine, index[cols])
+        found = self._held(state, cols)
         if found is None:
             return None
-        held, computed = found
-        y = state.y_host
-        n = index.shape[0]
-        parts = in_row_blocks(_column_sums, n, exact.values, held, index, y[cols] * coef, coef)
+        values, held, computed = found
+        index, y = self.index, state.y_host
+        parts = in_row_blocks(_column_sums, index.shape[0], values, held, index, y[cols] * coef, coef)
         signed = y * np.concatenate([p[0] for p in parts])
         share = np.concatenate([p[1] for p in parts])
         # The ridge on each column's own row: Q_jj = K_jj + offset + ridge.
-        own = exact.values[held, index[cols]]
+        own = values[held, index[cols]]
         signed[cols] += state.ridge * coef
         share[cols] += (np.abs(own + state.ridge) - np.abs(own)) * coef
         return signed, share, computed

@@ -217,8 +217,9 @@ def cross_validate(estimator, X, y, *, groups=None, cv=5, scoring=None, return_t
     splits = _splits(cv, X, labels, groups, classifier=not regression)
     results: dict[str, list] = {"fit_time": [], "score_time": [], "test": [], "train": [], "estimator": []}
     row_of_id = np.zeros(0, dtype=np.int64)  # training row of each sample id of the model
-    # A fold whose update refits (the cheaper way, or a new class weighting) gathers SMO's
-    # float32 kernel rows from the rows computed once for every fold (feature rows on the host).
+    # Every fold's fit or refit gathers its kernel values (SMO's float32 rows, the exact start's
+    # float64 columns) from rows computed once, on all the rows, for every fold (feature rows
+    # on the host).
     with contextlib.nullcontext() if pairwise or not is_numpy(get_namespace_and_device(X_checked)[0]) else (
             shared_kernel_rows(X_checked)) as store:
         for k, (train, test) in enumerate(splits):
