@@ -24,14 +24,15 @@ from sklearn.svm import SVC
 
 import gpath
 import gpath.incremental
-from gpath._simplesvm import simple_svm
+from gpath._simplesvm import exact_state
 from gpath.datasets import load_adult
 
 
-def from_scratch(X, y, kernel, C, ridge, alpha, weights=None):
-    """warm_simple_svm's signature, SimpleSVM's cold start (the start ``alpha`` unused; SMO's
-    start for NumPy)."""
-    return simple_svm(X, y, kernel, C, ridge, random_state=np.random.RandomState(0), weights=weights)
+def from_scratch(X, y, kernel, C, ridge, start=None, smo_from=None, **options):
+    """``exact_state`` as the Platt folds call it, with their start from the pair's solution
+    on the fold's rows (``smo_from``: SMO's seed; ``start``: SimpleSVM's) left out: each fold
+    fitted cold (SMO's start from α = 0 for NumPy)."""
+    return exact_state(X, y, kernel, C, ridge, **options)
 
 
 def main(argv=None):
@@ -47,7 +48,7 @@ def main(argv=None):
 
         for C in (0.1, 1.0, 10.0):
             warm, t_warm = timed(gpath.IncrementalSVC(C=C, gamma=gamma, random_state=0, probability=True).fit, X, y)
-            with mock.patch.object(gpath.incremental, "warm_simple_svm", from_scratch):
+            with mock.patch.object(gpath.incremental, "exact_state", from_scratch):
                 scratch, t_scratch = timed(gpath.IncrementalSVC(C=C, gamma=gamma, random_state=0,
                                                                 probability=True).fit, X, y)
             _, t_fit = timed(gpath.IncrementalSVC(C=C, gamma=gamma, random_state=0).fit, X, y)

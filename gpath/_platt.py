@@ -29,13 +29,16 @@ eq. (15)–(16): the second method).
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 
 import numpy as np
 
-from ._array_api import get_namespace_and_device, to_device, to_host
+from ._array_api import get_namespace_and_device, is_numpy, to_device, to_host
 from ._cpath import decision_values
 from ._multiclass import pairs
+from ._smo import shared_kernel_rows
+from .kernels import PRECOMPUTED
 
 __all__ = ["MIN_PROB", "N_FOLDS", "couple", "cv_decision_values", "sigmoid_predict", "sigmoid_train"]
 
@@ -164,6 +167,11 @@ def cv_decision_values(X, y_pm: np.ndarray, weights: np.ndarray, solve, kernel, 
     predicted by the exact SVC of the others (``solve``). A fold whose training part holds
     one class only gets the constant decision ±1 of that class, as in LIBSVM.
 
+    The folds' fits share their kernel values (host feature rows: SMO's float32 rows and the
+    exact start's float64 columns, :func:`gpath._smo.shared_kernel_rows`), computed once on
+    the pair's points where each fold's fit would compute them on its 4/5 of them: 1 against
+    5 × 0.64 of the n² values.
+
     Parameters
     ----------
     X : array of shape (n, n_features), float64
@@ -200,15 +208,19 @@ def cv_decision_values(X, y_pm: np.ndarray, weights: np.ndarray, solve, kernel, 
     with warnings.catch_warnings():  # a class with fewer than 5 points: folds without it
         warnings.filterwarnings("ignore", message="The least populated class", category=UserWarning)
         splits = list(folds.split(np.zeros(used.size), y_used))
-    for train, test in splits:
-        signs = np.unique(y_used[train])
-        if signs.size < 2:
-            dec[test] = -signs[0] if signs.size else 0.0  # the class present: +1 for i, −1 for j
-            continue
-        rows = used[train]
-        state = solve(xp.take(X, to_device(rows, xp, device), axis=0), to_device(y_pm[rows], xp, device),
-                      weights[rows], rows)
-        X_test = xp.take(X, to_device(used[test], xp, device), axis=0)
-        f = decision_values(kernel, state.X, state.y_host, state.alpha[None, :], [state.b], X_test, xp, device)
-        dec[test] = -to_host(f[:, 0])
+    with contextlib.nullcontext() if kernel.kind == PRECOMPUTED or not is_numpy(xp) else (
+            shared_kernel_rows(X)) as store:
+        for train, test in splits:
+            signs = np.unique(y_used[train])
+            if signs.size < 2:
+                dec[test] = -signs[0] if signs.size else 0.0  # the class present: +1 for i, −1 for j
+                continue
+            rows = used[train]
+            if store is not None:
+                store.index = rows
+            state = solve(xp.take(X, to_device(rows, xp, device), axis=0), to_device(y_pm[rows], xp, device),
+                          weights[rows], rows)
+            X_test = xp.take(X, to_device(used[test], xp, device), axis=0)
+            f = decision_values(kernel, state.X, state.y_host, state.alpha[None, :], [state.b], X_test, xp, device)
+            dec[test] = -to_host(f[:, 0])
     return dec, y_used < 0

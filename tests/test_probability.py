@@ -243,3 +243,59 @@ def test_a_fold_whose_warm_start_stalled_in_blocks():
     assert model.check_kkt() <= 1e-9
     p = model.predict_proba(X)
     assert np.allclose(p.sum(axis=1), 1.0) and np.mean(model.classes_[p.argmax(axis=1)] == y) > 0.9
+
+
+# ---------------------------------------------------------------- the folds' start
+def _cold_folds(monkeypatch):
+    """Every Platt fold fitted from scratch on its own kernel rows: no shared rows, no start
+    from the pair's solution (IncrementalSVC's)."""
+    import contextlib
+
+    import gpath._platt
+    import gpath.incremental
+    from gpath._simplesvm import exact_state
+
+    def cold(X, y, kernel, C, ridge, start=None, **options):
+        return exact_state(X, y, kernel, C, ridge, **options)
+
+    monkeypatch.setattr(gpath._platt, "shared_kernel_rows", lambda X: contextlib.nullcontext())
+    monkeypatch.setattr(gpath.incremental, "exact_state", cold)
+
+
+@pytest.mark.parametrize("cls", [SimpleSVC, IncrementalSVC], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("name,C,gamma", [("bananas", 10.0, 1.0), ("wine", 100.0, 0.1)])
+def test_the_folds_share_their_kernel_rows_and_give_the_cold_folds_sigmoid(cls, name, C, gamma, monkeypatch):
+    # Each fold's fit gathers SMO's float32 rows (SimpleSVC; IncrementalSVC's folds start
+    # SimpleSVM from the pair's solution, and take the exact start's float64 columns) from
+    # rows computed once on the pair's points, and the sigmoid is the one of folds fitted
+    # from scratch on their own rows: every fold model is the exact one.
+    from gpath._smo import SharedRows
+    from gpath.datasets import load_bananas
+
+    if name == "bananas":
+        X, y = load_bananas()
+        X, y = X[:600], y[:600]
+    else:
+        X, y = real(name)
+    served = {}  # each fold's rows (as the shared X's rows) -> whether its fits took shared values
+    subset, held = SharedRows.subset, SharedRows._held
+
+    def spy(method):
+        def call(self, *args, **kwargs):
+            found = method(self, *args, **kwargs)
+            key = self.index.tobytes()
+            served[key] = served.get(key, True) and found is not None
+            return found
+        return call
+
+    with monkeypatch.context() as m:
+        m.setattr(SharedRows, "subset", spy(subset))  # SMO's float32 rows
+        m.setattr(SharedRows, "_held", spy(held))  # the exact start's float64 columns and sums
+        shared = cls(C=C, gamma=gamma, probability=True, random_state=0).fit(X, y)
+    k = len(shared.classes_)
+    assert list(served.values()) == [True] * (5 * k * (k - 1) // 2)  # every fold of every pair
+    assert shared.check_kkt(X, y) <= 1e-9
+    _cold_folds(monkeypatch)
+    cold = cls(C=C, gamma=gamma, probability=True, random_state=0).fit(X, y)
+    np.testing.assert_allclose(shared.probA_, cold.probA_, rtol=1e-8)
+    np.testing.assert_allclose(shared.probB_, cold.probB_, rtol=1e-8, atol=1e-10)
