@@ -83,7 +83,11 @@ def single_threaded_host_blas(func):
 
     The libraries' own ``set_num_threads`` through threadpoolctl's per-library controllers
     (about 2 µs a library), not ``ThreadpoolController.limit``, whose bookkeeping cost some
-    40 µs a call: a one-point update makes two such calls."""
+    40 µs a call: a one-point update makes two such calls.
+
+    OpenBLAS (0.3.30 and 0.3.31, pthreads) takes the count from the main thread only: a call
+    from another thread (a user's thread pool, a threaded Dask worker) sets nothing, and the
+    products run on the library's threads as they would without it."""
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
@@ -433,6 +437,11 @@ class BorderedFactor:
         """The factor's arrays, as the compiled functions of this module take them."""
         return (self._r, self._q, self._y, self._g, self._basis, self._qs, self._work, self._xs, self._buf,
                 self._ints, self._floats)
+
+    def reserve(self, points: int) -> None:
+        """Room for ``points`` margin points in one step, for a caller about to enter that many
+        (a start's margin set, by blocks): growth by doubling copies the factor at each step."""
+        self._reserve(points)
 
     def _reserve(self, capacity: int) -> None:
         """Arrays for at least ``capacity`` margin points (keeping the current ones).

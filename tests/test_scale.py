@@ -83,5 +83,8 @@ def test_robust_paths_are_equivariant_under_feature_scale(make):
     # At s = 1e12 (the problem of C = 1e24 on X: beyond what float64 resolves, so only that the
     # path runs and stays in its box is checked) the fit no longer fails.
     huge = make(1.0).fit(X * 1e12, y)
-    # In its box to round-off relative to C (the feasibility rule of check_kkt).
-    assert np.all((huge.path_.alpha >= -1e-12) & (huge.path_.alpha <= 1.0 + 1e-12))
+    # In its box to round-off relative to C, at check_kkt's tolerance for the feasibility rule
+    # (1e-9 of C): the α of its margin points come from solves of a matrix of entries 1e24,
+    # 8e-11 below 0 on an AMD EPYC's OpenBLAS (Haswell kernels), within 1e-12 of the box on
+    # Intel's (SkylakeX).
+    assert np.all((huge.path_.alpha >= -1e-9) & (huge.path_.alpha <= 1.0 + 1e-9))
