@@ -704,6 +704,7 @@ class _SimpleRun:
         self.sum_y_upper = float(s.y_host[bounded] @ s.upper[bounded])
         s.alpha[free] = alpha[free]  # before the factor: a singular 𝐌's null step moves them
         s.cache.reserve(free.size + _BLOCK)
+        s.active.factor.reserve(free.size + _BLOCK)
         for lo in range(0, free.size, 256):
             part = free[lo : lo + 256]
             self._enter_block(part.tolist(), factor=False)
@@ -830,8 +831,7 @@ class _SimpleRun:
                 block = s.q_training_block(new, self.rows)
             # All claimed before any is released: a released slot is free to take, and the
             # block's later columns would overwrite its earlier ones when few slots are free.
-            for j, k in enumerate(new.tolist()):
-                s.cache.store(k, block[:, j])
+            s.cache.store_block(new, block)
             for k in new.tolist():
                 s.cache.release(k)
         elif new.size:

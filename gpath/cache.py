@@ -155,6 +155,18 @@ def _claim(owner, used, slot_of, free, counts, protected, point):
 
 
 @njit(cache=True)
+def _claim_block(owner, used, slot_of, free, counts, protected, points, slots):
+    """:func:`_claim` for each of ``points`` in turn, into ``slots``; returns how many were
+    claimed before the free slots ran out."""
+    for i in range(points.shape[0]):
+        slot = _claim(owner, used, slot_of, free, counts, protected, points[i])
+        if slot < 0:
+            return i
+        slots[i] = slot
+    return points.shape[0]
+
+
+@njit(cache=True)
 def _release(used, slot_of, free, counts, point):
     """Mark ``point``'s slot free (last in the FIFO), keeping its column for a lookup."""
     slot = slot_of[point]
@@ -388,6 +400,49 @@ class QColumnCache:
             slot = _claim(self.owner, self.used, self.slot_of, self.free, self.counts, self._protected(), point)
         self.write(slot, column)
         return int(slot)
+
+    def store_block(self, points: np.ndarray, columns) -> np.ndarray:
+        """:meth:`store` of each of ``points`` (host ints, distinct) with its column
+        ``columns[:, j]`` (device, shape (n_rows, len(points)), training order), in that
+        order: the same slots as one :meth:`store` after another, with the bookkeeping in
+        one compiled pass and the columns written at once (SimpleSVM's start enters some
+        thousand margin columns, and a call of :meth:`store` each cost some 10 µs of Python).
+        Returns the slots (host ints).
+
+        Raises
+        ------
+        CacheFullError
+            As :meth:`store`, before any column is stored.
+        """
+        points = np.ascontiguousarray(points, dtype=np.int64)
+        used = int(np.count_nonzero(self.used))
+        if self.max_columns is not None and used + points.size > self.max_columns:
+            self._full(max(used, self.max_columns))
+        if points.size:
+            self._ensure(int(points.max()))
+        slots = np.empty(points.size, dtype=np.int64)
+        done = _claim_block(self.owner, self.used, self.slot_of, self.free, self.counts, self._protected(), points,
+                            slots)
+        while done < points.size:  # no free slot left: more of them (or a new buffer)
+            self._grow()
+            claimed = _claim_block(self.owner, self.used, self.slot_of, self.free, self.counts, self._protected(),
+                                   points[done:], slots[done:])
+            if claimed == 0:
+                self._full(self.capacity)
+            done += claimed
+        if self._numpy:
+            if self.rows_host is None:
+                self.data[slots, : self.top] = columns.T
+            else:
+                self.data[slots, : self.top] = 0.0
+                self.data[np.ix_(slots, self.rows_host)] = columns.T
+            txn = self._txn
+            if txn is not None and txn.open and self.data is txn.buffer:
+                txn.written[slots] = True
+        else:
+            for j, slot in enumerate(slots.tolist()):
+                self.write(slot, columns[:, j])
+        return slots
 
     def write(self, slot: int, column) -> None:
         """Write ``column`` (training order) into ``slot`` of the buffer."""

@@ -213,3 +213,53 @@ def test_dead_rows_are_reclaimed_when_the_window_shrinks(backend):
     assert kept.data.shape[1] <= 100 + 100 // 4 and kept.rows_host is None
     for p, col in _dense(kept, backend).items():
         np.testing.assert_array_equal(col, full[300:, p])
+
+
+@pytest.mark.parametrize("kept_rows", [False, True], ids=["identity rows", "kept rows"])
+@pytest.mark.parametrize("capacity", [6, 16], ids=["slots grow", "in a transaction"])
+def test_a_block_store_is_one_store_after_another(backend, kept_rows, capacity):
+    # store_block (SimpleSVM's start entering its margin set) takes the slots that as many
+    # calls of store take, in the same order: growing the slots when they run out, or else
+    # never taking a slot protected by the open transaction; and writes each column there
+    # (in the buffer rows of a cache whose rows are not the identity, after rows were dropped).
+    rng = np.random.default_rng(6)
+    rows = [8, 0, 3, 5, 1, 6] if kept_rows else list(range(9))
+    points = np.array([20, 11, 33, 14, 12, 17, 40])
+    columns = rng.standard_normal((len(rows), points.size))
+    caches = []
+    for block in (False, True):
+        base = _filled(backend, rng.standard_normal((9, 5)), capacity=capacity, room=2)
+        base = base.with_rows_kept(np.array(rows)) if kept_rows else base
+        base.release(1)
+        base.release(4)
+        with base.transaction():
+            cache = base.with_rows_kept(np.arange(base.n_rows))
+            for p in (0, 2):  # released inside: their slots stay protected (in this buffer)
+                cache.release(p)
+            if block:
+                slots = cache.store_block(points, backend.asarray(columns)).tolist()
+            else:
+                slots = [cache.store(int(p), backend.asarray(columns[:, j])) for j, p in enumerate(points)]
+            if cache.data is base.data:
+                assert not {base.slot_of[0], base.slot_of[2]} & set(slots)
+        caches.append((cache, slots))
+    (one, one_slots), (block, block_slots) = caches
+    assert block_slots == one_slots
+    assert block.capacity == one.capacity
+    assert block.capacity > 6 if capacity == 6 else block.capacity == 16  # grown, or not needed
+    for name in ("owner", "used", "free", "counts"):
+        np.testing.assert_array_equal(getattr(block, name), getattr(one, name))
+    held = {p: s for p, s in enumerate(one.slot_of.tolist()) if s >= 0}  # (slot_of's length may differ)
+    assert {p: s for p, s in enumerate(block.slot_of.tolist()) if s >= 0} == held
+    for j, p in enumerate(points):
+        np.testing.assert_array_equal(backend.check(block.column(block.slot_of[p])), columns[:, j])
+
+
+def test_a_block_store_beyond_the_limit_stores_nothing(backend):
+    cache = QColumnCache(backend.xp, backend.device, 5, capacity=2, max_columns=3)
+    cache.store(0, backend.asarray(np.ones(5)))
+    with pytest.raises(CacheFullError, match="raise cache_size"):
+        cache.store_block(np.array([1, 2, 3]), backend.asarray(np.ones((5, 3))))
+    assert cache.used.sum() == 1 and cache.lookup(1) is None
+    cache.store_block(np.array([1, 2]), backend.asarray(np.ones((5, 2))))
+    assert sorted(cache.owner[cache.used].tolist()) == [0, 1, 2]
