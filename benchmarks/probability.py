@@ -31,10 +31,10 @@ from gpath._simplesvm import exact_state
 from gpath.datasets import load_adult
 
 
-def from_scratch(X, y, kernel, C, ridge, start=None, smo_from=None, **options):
+def from_scratch(X, y, kernel, C, ridge, start=None, **options):
     """``exact_state`` as the Platt folds call it, with their start from the pair's solution
-    on the fold's rows (``smo_from``: SMO's seed; ``start``: SimpleSVM's) left out: each fold
-    fitted cold (SMO's start from α = 0 for NumPy)."""
+    on the fold's rows (``start``) left out: each fold fitted cold (SMO's start from α = 0 for
+    NumPy). (The pair's own fit passes no start: unchanged.)"""
     return exact_state(X, y, kernel, C, ridge, **options)
 
 

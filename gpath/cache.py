@@ -415,11 +415,12 @@ class QColumnCache:
             As :meth:`store`, before any column is stored.
         """
         points = np.ascontiguousarray(points, dtype=np.int64)
+        if points.size == 0:
+            return points
         used = int(np.count_nonzero(self.used))
         if self.max_columns is not None and used + points.size > self.max_columns:
             self._full(max(used, self.max_columns))
-        if points.size:
-            self._ensure(int(points.max()))
+        self._ensure(int(points.max()))
         slots = np.empty(points.size, dtype=np.int64)
         done = _claim_block(self.owner, self.used, self.slot_of, self.free, self.counts, self._protected(), points,
                             slots)

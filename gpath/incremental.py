@@ -878,7 +878,7 @@ class IncrementalSVC(MemoizedParams, OneVsOneSVC):
         Not SMO from that point (as an update's refit with shared rows starts,
         :func:`_smo_refit`): on Adult, the whole fit with probabilities, n = 3,000, C = 0.1 /
         10: 0.51–0.57 / 0.48–0.51 s against 0.44–0.53 / 0.57–0.59 s from SimpleSVM's start,
-        but n = 10,000, C = 1 / 10: 5.7–6.3 s against 4.0–4.3 / 3.2 s."""
+        but n = 10,000, C = 1 / 10: 6.2–6.3 / 5.7–6.2 s against 4.0–4.3 / 3.2 s."""
 
         def solve(X_sub, y_sub, weights_sub, rows):
             sub, _ = exact_state(X_sub, y_sub, kernel, params["C"], params["ridge"], start=state.alpha[rows],

@@ -255,6 +255,32 @@ def test_a_block_store_is_one_store_after_another(backend, kept_rows, capacity):
         np.testing.assert_array_equal(backend.check(block.column(block.slot_of[p])), columns[:, j])
 
 
+@pytest.mark.parametrize("block", [False, True], ids=["store", "store_block"])
+def test_a_failed_transaction_forgets_the_columns_a_block_overwrote(backend, block):
+    # Free slots still name their former points (for a later lookup); a block written over
+    # them in a transaction that then fails must leave no slot naming a point whose column
+    # it no longer holds.
+    rng = np.random.default_rng(7)
+    cols = rng.standard_normal((6, 5))
+    cache = _filled(backend, cols, capacity=8)
+    for p in (1, 2, 4):
+        cache.release(p)
+    with pytest.raises(RuntimeError, match="fails"), cache.transaction():
+        new = cache.with_rows_kept(np.arange(6))
+        points, block_cols = np.arange(10, 16), rng.standard_normal((6, 6))  # free slots: 3 + 3 empty
+        if block:
+            new.store_block(points, backend.asarray(block_cols))
+        else:
+            for j, p in enumerate(points):
+                new.store(int(p), backend.asarray(block_cols[:, j]))
+        assert new.data is cache.data  # written in place: no growth
+        raise RuntimeError("the path fails")
+    left = _dense(cache, backend)
+    assert {0, 3} <= left.keys()  # the columns in use at the start
+    for p, col in left.items():
+        np.testing.assert_array_equal(col, cols[:, p])
+
+
 def test_a_block_store_beyond_the_limit_stores_nothing(backend):
     cache = QColumnCache(backend.xp, backend.device, 5, capacity=2, max_columns=3)
     cache.store(0, backend.asarray(np.ones(5)))
@@ -263,3 +289,4 @@ def test_a_block_store_beyond_the_limit_stores_nothing(backend):
     assert cache.used.sum() == 1 and cache.lookup(1) is None
     cache.store_block(np.array([1, 2]), backend.asarray(np.ones((5, 2))))
     assert sorted(cache.owner[cache.used].tolist()) == [0, 1, 2]
+    assert cache.store_block(np.zeros(0, dtype=np.int64), backend.asarray(np.ones((5, 0)))).size == 0  # as no store

@@ -265,10 +265,12 @@ def _cold_folds(monkeypatch):
 @pytest.mark.parametrize("cls", [SimpleSVC, IncrementalSVC], ids=lambda c: c.__name__)
 @pytest.mark.parametrize("name,C,gamma", [("bananas", 10.0, 1.0), ("wine", 100.0, 0.1)])
 def test_the_folds_share_their_kernel_rows_and_give_the_cold_folds_sigmoid(cls, name, C, gamma, monkeypatch):
-    # Each fold's fit gathers SMO's float32 rows (SimpleSVC; IncrementalSVC's folds start
-    # SimpleSVM from the pair's solution, and take the exact start's float64 columns) from
-    # rows computed once on the pair's points, and the sigmoid is the one of folds fitted
-    # from scratch on their own rows: every fold model is the exact one.
+    # Each fold's fit gathers SMO's float32 rows (SimpleSVC's cold folds) and the exact
+    # start's float64 columns (every fold; IncrementalSVC's folds start SimpleSVM from the
+    # pair's solution) from rows computed once on the pair's points, and the sigmoid is the
+    # one of folds fitted from scratch on their own rows: every fold model is the exact one.
+    # Some points weigh 0 (LIBSVM's folds leave them out): a fold's rows are then not the
+    # positions of its points among the used ones.
     from gpath._smo import SharedRows
     from gpath.datasets import load_bananas
 
@@ -277,25 +279,29 @@ def test_the_folds_share_their_kernel_rows_and_give_the_cold_folds_sigmoid(cls, 
         X, y = X[:600], y[:600]
     else:
         X, y = real(name)
-    served = {}  # each fold's rows (as the shared X's rows) -> whether its fits took shared values
-    subset, held = SharedRows.subset, SharedRows._held
+    weight = np.ones(len(y))
+    weight[np.random.default_rng(0).choice(len(y), 30, replace=False)] = 0.0
+    served = {}  # (what, a fold's rows of the shared X) -> whether its fit took shared values there
 
-    def spy(method):
+    def spy(method, what):
         def call(self, *args, **kwargs):
             found = method(self, *args, **kwargs)
-            key = self.index.tobytes()
+            key = (what, self.index.tobytes())
             served[key] = served.get(key, True) and found is not None
             return found
         return call
 
     with monkeypatch.context() as m:
-        m.setattr(SharedRows, "subset", spy(subset))  # SMO's float32 rows
-        m.setattr(SharedRows, "_held", spy(held))  # the exact start's float64 columns and sums
-        shared = cls(C=C, gamma=gamma, probability=True, random_state=0).fit(X, y)
+        m.setattr(SharedRows, "subset", spy(SharedRows.subset, "float32 rows"))
+        m.setattr(SharedRows, "_held", spy(SharedRows._held, "float64 columns"))
+        shared = cls(C=C, gamma=gamma, probability=True, random_state=0).fit(X, y, sample_weight=weight)
     k = len(shared.classes_)
-    assert list(served.values()) == [True] * (5 * k * (k - 1) // 2)  # every fold of every pair
+    whats = ("float32 rows", "float64 columns") if cls is SimpleSVC else ("float64 columns",)
+    folds = {index for _, index in served}
+    assert len(folds) == 5 * k * (k - 1) // 2  # every fold of every pair
+    assert served == {(what, index): True for what in whats for index in folds}
     assert shared.check_kkt(X, y) <= 1e-9
     _cold_folds(monkeypatch)
-    cold = cls(C=C, gamma=gamma, probability=True, random_state=0).fit(X, y)
+    cold = cls(C=C, gamma=gamma, probability=True, random_state=0).fit(X, y, sample_weight=weight)
     np.testing.assert_allclose(shared.probA_, cold.probA_, rtol=1e-8)
     np.testing.assert_allclose(shared.probB_, cold.probB_, rtol=1e-8, atol=1e-10)
