@@ -169,8 +169,8 @@ def cv_decision_values(X, y_pm: np.ndarray, weights: np.ndarray, solve, kernel, 
 
     The folds' fits share their kernel values (host feature rows: SMO's float32 rows and the
     exact start's float64 columns, :func:`gpath._smo.shared_kernel_rows`), computed once on
-    the pair's points where each fold's fit would compute them on its 4/5 of them: 1 against
-    5 × 0.64 of the n² values.
+    the pair's points where each fold's fit would compute them on its 4/5 of them (SMO's
+    rows: n² values once, against 5 × 0.64 n²).
 
     Parameters
     ----------

@@ -704,10 +704,6 @@ class _SimpleRun:
         self.sum_y_upper = float(s.y_host[bounded] @ s.upper[bounded])
         s.alpha[free] = alpha[free]  # before the factor: a singular 𝐌's null step moves them
         s.cache.reserve(free.size + _BLOCK)
-        # (Within the cache's limit: a margin set beyond it stops at its first block's store,
-        # with CacheFullError, before the factor grows.)
-        limit = s.cache.max_columns
-        s.active.factor.reserve((free.size if limit is None else min(free.size, limit)) + _BLOCK)
         for lo in range(0, free.size, 256):
             part = free[lo : lo + 256]
             self._enter_block(part.tolist(), factor=False)

@@ -26,10 +26,11 @@ The result is only a start: :func:`gpath._simplesvm.simple_svm` balances it, rea
 from it and iterates to the exact solution in float64.
 
 3. Fits on overlapping rows of one X (the folds of :func:`gpath.model_selection.cross_validate`,
-   and Platt's folds of a pair, :func:`gpath._platt.cv_decision_values`) share their kernel values inside :func:`shared_kernel_rows`: SMO's float32 rows and the
-   exact start's float64 columns are computed once, on all of X's points, and each fit gathers
-   its own rows from them (:class:`SharedRows`). A fit takes them only where its X is exactly
-   the rows the caller named; the values are the kernel's to round-off either way.
+   and Platt's folds of a pair, :func:`gpath._platt.cv_decision_values`) share their kernel
+   values inside :func:`shared_kernel_rows`: SMO's float32 rows and the exact start's float64
+   columns are computed once, on all of X's points, and each fit gathers its own rows from
+   them (:class:`SharedRows`). A fit takes them only where its X is exactly the rows the
+   caller named; the values are the kernel's to round-off either way.
 """
 
 from __future__ import annotations
@@ -288,11 +289,10 @@ class SharedRows:
 
     Cross-validation's folds train on overlapping rows (10 folds: each pair of training sets
     shares 8 of 10 parts; Platt's 5 folds, 3 of 5), and their starts ask for mostly the same
-    points' rows. The rows
-    of one kernel are kept (another kernel's replace them), in at most a quarter of the host
-    memory available when the first are made, half for each precision. One fit at a time:
-    a subset's memory is the next one's, and :meth:`q_columns`' block is valid until the
-    next call."""
+    points' rows. The rows of one kernel are kept (another kernel's replace them), in at most
+    a quarter of the host memory available when the first are made, half for each precision.
+    One fit at a time: a subset's memory is the next one's, and :meth:`q_columns`' block is
+    valid until the next call."""
 
     def __init__(self, X: np.ndarray):
         self.X = X

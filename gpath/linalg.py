@@ -438,11 +438,6 @@ class BorderedFactor:
         return (self._r, self._q, self._y, self._g, self._basis, self._qs, self._work, self._xs, self._buf,
                 self._ints, self._floats)
 
-    def reserve(self, points: int) -> None:
-        """Room for ``points`` margin points in one step, for a caller about to enter that many
-        (a start's margin set, by blocks): growth by doubling copies the factor at each step."""
-        self._reserve(points)
-
     def _reserve(self, capacity: int) -> None:
         """Arrays for at least ``capacity`` margin points (keeping the current ones).
 
