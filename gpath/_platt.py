@@ -29,12 +29,11 @@ eq. (15)–(16): the second method).
 
 from __future__ import annotations
 
-import contextlib
 import warnings
 
 import numpy as np
 
-from ._array_api import get_namespace_and_device, is_numpy, to_device, to_host
+from ._array_api import get_namespace_and_device, to_device, to_host
 from ._cpath import decision_values
 from ._multiclass import pairs
 from ._smo import shared_kernel_rows
@@ -208,8 +207,7 @@ def cv_decision_values(X, y_pm: np.ndarray, weights: np.ndarray, solve, kernel, 
     with warnings.catch_warnings():  # a class with fewer than 5 points: folds without it
         warnings.filterwarnings("ignore", message="The least populated class", category=UserWarning)
         splits = list(folds.split(np.zeros(used.size), y_used))
-    with contextlib.nullcontext() if kernel.kind == PRECOMPUTED or not is_numpy(xp) else (
-            shared_kernel_rows(X)) as store:
+    with shared_kernel_rows(X, feature_rows=kernel.kind != PRECOMPUTED) as store:
         for train, test in splits:
             signs = np.unique(y_used[train])
             if signs.size < 2:

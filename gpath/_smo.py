@@ -442,11 +442,15 @@ def shared_kernel_rows_of(X) -> SharedRows | None:
 
 
 @contextlib.contextmanager
-def shared_kernel_rows(X: np.ndarray):
+def shared_kernel_rows(X, feature_rows: bool = True):
     """Within the block, fits on rows of the host array ``X`` (N × d, float64) share their
     kernel values: SMO's float32 rows and the exact start's float64 columns
     (:class:`SharedRows`, yielded: set its ``index`` to the rows of X each fit trains on,
-    before the fit)."""
+    before the fit). Yields None, and shares nothing, where X is not a NumPy array or not
+    ``feature_rows`` (a precomputed kernel's Gram rows)."""
+    if not feature_rows or not is_numpy(get_namespace_and_device(X)[0]):
+        yield None
+        return
     store = SharedRows(X)
     token = _shared.set(store)
     try:

@@ -1055,16 +1055,17 @@ def _old(old_classes, label) -> int:
 
 
 def _smo_refit(state, X_new) -> bool:
-    """Whether a refit of the pair ``state`` on the rows ``X_new`` starts from SMO (a fit of
-    the new rows) rather than from its current α, where the SMO start applies (a built-in
-    kernel): a margin set of at least ``_SMO_REFIT_SHARE`` of the support vectors, or kernel
-    rows shared with other fits of the same data (a fold of ``cross_validate``, whose rows are
-    computed once for all the folds: :func:`gpath._smo.shared_kernel_rows_of`).
+    """Whether a refit of the pair ``state`` on the rows ``X_new`` starts SMO from the current
+    α on those rows (seeded) rather than SimpleSVM from it, where the SMO start applies (a
+    built-in kernel): a margin set of at least ``_SMO_REFIT_SHARE`` of the support vectors, or
+    kernel rows shared with other fits of the same data (a fold of ``cross_validate``, whose
+    rows are computed once for all the folds: :func:`gpath._smo.shared_kernel_rows_of`).
     Adult, 10-fold ``cross_validate``, SMO's start for every refit with the rows shared
     against this rule without them: n = 10,000, C = 0.1 / 1: 4.4–5.1 / 4.1 s against
     5.6–6.1 / 5.4–6.1 s; n = 3,000, C = 1: 0.55 against 0.63–0.69 s."""
     return state.kernel.kind in ("linear", "rbf", "poly", "sigmoid") and (
-        state.active.size >= _SMO_REFIT_SHARE * np.count_nonzero(state.alpha > 0.0) or shared_kernel_rows_of(X_new) is not None)
+        state.active.size >= _SMO_REFIT_SHARE * np.count_nonzero(state.alpha > 0.0)
+        or shared_kernel_rows_of(X_new) is not None)
 
 
 def _refit_is_cheaper(state, remove: np.ndarray, m: int) -> bool:

@@ -26,7 +26,6 @@ kernel, which the MID updates of :func:`cross_validate` need anyway.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import time
 
@@ -220,8 +219,7 @@ def cross_validate(estimator, X, y, *, groups=None, cv=5, scoring=None, return_t
     # Every fold's fit or refit gathers its kernel values (SMO's float32 rows, the exact start's
     # float64 columns) from rows computed once, on all the rows, for every fold (feature rows
     # on the host).
-    with contextlib.nullcontext() if pairwise or not is_numpy(get_namespace_and_device(X_checked)[0]) else (
-            shared_kernel_rows(X_checked)) as store:
+    with shared_kernel_rows(X_checked, feature_rows=not pairwise) as store:
         for k, (train, test) in enumerate(splits):
             start = time.perf_counter()
             if k == 0 or not (regression or _same_class_weights(est, labels[train])):
