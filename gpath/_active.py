@@ -20,7 +20,7 @@ import weakref
 import numpy as np
 from numba import njit
 
-from ._array_api import to_host
+from ._array_api import to_device, to_host
 from .linalg import SingularMarginError
 
 __all__ = ["ActiveSet"]
@@ -158,20 +158,35 @@ class ActiveSet:
         self._slots[m - 1] = slot
         return float(q[-1])
 
-    def enter_block(self, ks: np.ndarray, labels) -> np.ndarray | None:
-        """Points ``ks`` (their columns cached, none in the set) join the set together: one
-        block step of the factor (:meth:`gpath.linalg.BorderedFactor.insert_block`).
+    def enter_block(self, ks: np.ndarray, labels, columns=None) -> np.ndarray | None:
+        """Points ``ks`` (none in the set) join the set together: one block step of the
+        factor (:meth:`gpath.linalg.BorderedFactor.insert_block`).
+
+        Parameters
+        ----------
+        ks : host int array of shape (p,)
+        labels : host array of shape (p,) or None
+            As :meth:`enter`.
+        columns : device array of shape (n, p) or None
+            Their columns ``Q[:, ks]``, stored here (none of them may be cached); None: their
+            columns are cached already.
 
         Returns
         -------
         ndarray of shape (len(ks),) or None
             Their diagonal entries Q[k, k]; None, the set unchanged, if the block step would
-            take a tiny pivot (the caller enters them one at a time with :meth:`enter`).
+            take a tiny pivot (the caller enters them one at a time with :meth:`enter`; their
+            columns stay cached).
         """
         cache, m = self.cache, self.size
-        slots = [cache.lookup(int(k)) for k in ks]
         rows = np.concatenate([self.members, ks])
-        q = np.stack([to_host(cache.entries(slot, rows)) for slot in slots])
+        if columns is None:
+            slots = [cache.lookup(int(k)) for k in ks]
+            q = np.stack([to_host(cache.entries(slot, rows)) for slot in slots])
+        else:
+            slots = cache.store_block(ks, columns)
+            xp = cache.xp
+            q = np.ascontiguousarray(to_host(xp.take(columns, to_device(rows, xp, cache.device), axis=0)).T)
         if not self.factor.insert_block(np.asarray(ks, dtype=np.int64), labels, q[:, :m], q[:, m:]):
             for k in ks:
                 cache.release(int(k))

@@ -706,8 +706,12 @@ class _SimpleRun:
         s.cache.reserve(free.size + _BLOCK)
         for lo in range(0, free.size, 256):
             part = free[lo : lo + 256]
-            self._enter_block(part.tolist(), factor=False)
-            q_kk = s.active.enter_block(part, s.y_host[part])
+            if part.size > 1 and all(s.cache.slot(k) < 0 for k in part.tolist()):
+                # Stored and entered from the block in hand (not read back slot by slot).
+                q_kk = s.active.enter_block(part, s.y_host[part], self._new_columns(part))
+            else:
+                self._enter_block(part.tolist(), factor=False)
+                q_kk = s.active.enter_block(part, s.y_host[part])
             if q_kk is None:  # a tiny pivot: one at a time, as the iteration enters them
                 for k in part.tolist():
                     self._enter(k)
@@ -822,15 +826,9 @@ class _SimpleRun:
         s = self.s
         new = np.array([k for k in entering if s.cache.slot(k) < 0], dtype=np.int64)
         if new.size > 1:
-            shared = self._shared_columns(new)
-            if shared is not None:
-                block, computed = shared
-                self.n_other_evaluations += computed
-            else:
-                block = s.q_training_block(new, self.rows)
             # All claimed before any is released: a released slot is free to take, and the
             # block's later columns would overwrite its earlier ones when few slots are free.
-            s.cache.store_block(new, block)
+            s.cache.store_block(new, self._new_columns(new))
             for k in new.tolist():
                 s.cache.release(k)
         elif new.size:
@@ -838,6 +836,17 @@ class _SimpleRun:
         if factor:
             for k in entering:
                 self._enter(k)
+
+    def _new_columns(self, new: np.ndarray):
+        """The columns ``H[:, new]`` (device, shape (n, len(new))) of points whose columns are
+        not cached, as one block: from the rows the folds of a cross-validation share, or
+        computed."""
+        shared = self._shared_columns(new)
+        if shared is None:
+            return self.s.q_training_block(new, self.rows)
+        block, computed = shared
+        self.n_other_evaluations += computed
+        return block
 
     def _enter(self, k: int) -> None:
         """Variable k (at a bound) joins Swork: its H column (cached, or computed once) and

@@ -485,6 +485,7 @@ def test_auto_takes_smo_on_every_namespace(backend):
 def test_without_memory_for_the_matrix_the_closest_pair_starts(monkeypatch):
     X, y = dataset("breast_cancer")
     monkeypatch.setattr(gpath._smo, "available_memory", lambda: 4.0 * len(y) ** 2)  # a quarter is too little
+    monkeypatch.setattr(gpath._smo, "_FITS_ANYWHERE", 0.0)  # (a matrix this small is otherwise taken)
     model = SimpleSVC(C=1.0, gamma=0.05, init="smo").fit(X, y)
     assert model.fit_stats_.start == "closest_pair"
     assert_exact(model, X, y)
