@@ -56,7 +56,7 @@ class ActiveSet:
     def __init__(self, factor, cache, column=None, slots=None):
         self.factor, self.cache, self.column = factor, cache, column
         # As many slots as the factor has room for points: the compiled path loop writes both.
-        self._slots = np.zeros(max(16, 2 * factor.size, factor.arrays[0].shape[0]), dtype=np.int64)
+        self._slots = np.zeros(max(16, 2 * factor.size, factor.capacity), dtype=np.int64)
         if slots is not None:
             self._slots[: len(slots)] = slots
 
@@ -112,11 +112,14 @@ class ActiveSet:
             raise KeyError(f"point {k} is not in the active set")
         return j
 
-    def copy(self, cache, column=None) -> ActiveSet:
+    def copy(self, cache, column=None, share: bool = False) -> ActiveSet:
         """An independent copy of the set on ``cache`` (a cache derived from this one's). Its
         factor goes into the arrays of this set's ``factor.spare`` (a spent factor, or one made
-        for it: :meth:`gpath._path.SVCState.prepare_updates`), if any."""
-        return ActiveSet(self.factor.copy(into=getattr(self.factor, "spare", None)), cache, column, self.slots.copy())
+        for it: :meth:`gpath._path.SVCState.prepare_updates`), if any; with ``share``, it
+        holds this factor's R and Q_MM until either writes them
+        (:meth:`gpath.linalg.BorderedFactor.share`)."""
+        factor = self.factor.share() if share else self.factor.copy(into=getattr(self.factor, "spare", None))
+        return ActiveSet(factor, cache, column, self.slots.copy())
 
     # ------------------------------------------------------------------ changes
     def enter(self, k: int, label, column=None) -> float:

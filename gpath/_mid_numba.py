@@ -319,7 +319,7 @@ def loop_arrays(s):
     state ``s``, made on every entry (the events handled in Python may rebind the arrays):
     ``(state, cache, work)`` tuples; the active set's slots grown to the factor's capacity."""
     cache, factor, active = s.cache, s.factor, s.active
-    capacity = factor.arrays[0].shape[0]
+    capacity = factor.capacity
     if active._slots.shape[0] < capacity:
         active._slots = np.concatenate([active._slots, np.zeros(capacity - active._slots.shape[0], np.int64)])
     txn = cache._txn

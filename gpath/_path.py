@@ -635,7 +635,7 @@ class SVCState:
         cache = self.cache.with_rows_appended(_held_rows(appended.QA, self.cache.owner)) if m else self.cache._derived()
         cache.keep_rows(rows)
         self._carry_share(new, appended.QA, keep)
-        new.active = self.active.copy(cache, new.q_column)
+        new.active = self.active.copy(cache, new.q_column, share=True)  # (M and its factor unmoved)
         new.active.renumber(new_index)
         new.unmoved = True
         return new, appended
@@ -662,7 +662,7 @@ class SVCState:
         cache = self.cache
         cache.data[:, cache.top : cache.top + _TOUCHED_ROWS] = 0.0  # rows past top belong to no state
         factor = self.factor
-        if getattr(factor, "spare", None) is None and factor.arrays[0].shape[0] ** 2 <= _PREPARED_ENTRIES:
+        if getattr(factor, "spare", None) is None and factor.capacity**2 <= _PREPARED_ENTRIES:
             factor.spare = factor.copy()
 
     def _rows_appended(self, X_add):

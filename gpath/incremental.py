@@ -727,7 +727,7 @@ class IncrementalSVC(MemoizedParams, OneVsOneSVC):
         # The states the update started from are spent (their cache buffers are the new states'):
         # their factors' arrays take the next update's copies of the factors.
         for new, spent in followed:
-            new.factor.spare = spent.factor
+            new.factor.take_spare(spent.factor)
         return self
 
     def _added_point_names(self, K_add, x_name):

@@ -434,6 +434,7 @@ class BorderedFactor:
         self._ints = np.zeros(2, dtype=np.int64)
         self._floats = np.zeros(2)
         self._r = None
+        self._shares = False  # R and Q_MM held with another factor until either writes them (share)
         self._reserve(16)
 
     m = property(lambda self: int(self._ints[0]), lambda self, v: self._ints.__setitem__(0, v))
@@ -442,9 +443,50 @@ class BorderedFactor:
 
     @property
     def arrays(self) -> tuple:
-        """The factor's arrays, as the compiled functions of this module take them."""
+        """The factor's arrays, as the compiled functions of this module take them (which may
+        write them: R and Q_MM are this factor's own from here, :meth:`share`)."""
+        self._own()
         return (self._r, self._q, self._y, self._g, self._basis, self._qs, self._work, self._xs, self._buf,
                 self._ints, self._floats)
+
+    @property
+    def capacity(self) -> int:
+        """Most margin points the arrays hold before they grow."""
+        return self._r.shape[0]
+
+    def share(self) -> BorderedFactor:
+        """A factor equal to this one that holds R and Q_MM with it, each copying them before
+        it first writes them (the rest of its arrays are its own). An update that moves no
+        coefficient leaves the factor as it was (its ids aside): its state's factor is shared,
+        not copied (at |M| = 500 the copy took 1.1 of the 4.9 ms of such an update)."""
+        new = object.__new__(BorderedFactor)
+        new.__dict__.update(self.__dict__)
+        for name in self._ARRAYS:
+            if name not in ("_r", "_q"):
+                setattr(new, name, getattr(self, name).copy())
+        new.spare = None
+        self._shares = new._shares = True
+        return new
+
+    def take_spare(self, spent: BorderedFactor) -> None:
+        """Keep the arrays of ``spent``, a factor nothing reads any more (that of the state an
+        update started from), for this factor's next copy (:meth:`copy`); where the two share
+        R and Q_MM, those are this factor's own from now on, and the spent factor's spare is
+        kept instead."""
+        if spent._r is self._r:
+            self._shares = False
+            spent = getattr(spent, "spare", None)
+        self.spare = spent
+
+    def _own(self) -> None:
+        """Copy R and Q_MM (the blocks in use) before writing them, where they are shared."""
+        if not self._shares:
+            return
+        capacity, m, top = self._r.shape[0], self.m, self._top
+        r, q = np.empty((capacity, capacity)), np.empty((capacity, capacity))
+        r[:m, :m] = self._r[:m, :m]
+        q[:top, :top] = self._q[:top, :top]
+        self._r, self._q, self._shares = r, q, False
 
     def _reserve(self, capacity: int) -> None:
         """Arrays for at least ``capacity`` margin points (keeping the current ones).
@@ -468,6 +510,7 @@ class BorderedFactor:
                        arrays["_r"], arrays["_q"], arrays["_y"], arrays["_g"], arrays["_basis"], arrays["_qs"],
                        self._ints, self._floats)
         self.__dict__.update(arrays)
+        self._shares = False
 
     # ------------------------------------------------------------------ views
     @property
@@ -503,7 +546,8 @@ class BorderedFactor:
         memory for large arrays costs more to touch than to copy."""
         m, top = self.m, self._top
         capacity = max(2 * max(m, top), 16)
-        if into is not None and into is not self and into._r.shape[0] >= max(m, top) + 1:
+        if (into is not None and into is not self and into._r is not self._r
+                and into._r.shape[0] >= max(m, top) + 1):
             new, arrays = into, {name: getattr(into, name) for name in self._ARRAYS}
             new.__dict__.clear()
             new.__dict__.update({**self.__dict__, **arrays})
@@ -514,13 +558,13 @@ class BorderedFactor:
             new._reserve(capacity)
         _copy_into(self._r, self._q, self._y, self._g, self._basis, self._qs, self._ints, self._floats,
                    new._r, new._q, new._y, new._g, new._basis, new._qs, new._ints, new._floats)
-        new.spare = None
+        new.spare, new._shares = None, False
         return new
 
     def __getstate__(self):
         # Pickles hold the used part only, in factor order (the capacity is rebuilt on load).
         m = self.m
-        state = {k: v for k, v in self.__dict__.items() if k not in self._ARRAYS and k != "spare"}
+        state = {k: v for k, v in self.__dict__.items() if k not in self._ARRAYS and k not in ("spare", "_shares")}
         state.update(_r=self._r[:m, :m].copy(), _q=self._q_mm(), _y=self._y[:m].copy(), _g=self._g[:m].copy(),
                      _basis=self._basis[:m].copy(), _floats=self._floats.copy(), m_size=m)
         return state
@@ -530,7 +574,7 @@ class BorderedFactor:
         small = {name: state.pop(name) for name in ("_r", "_q", "_y", "_g", "_basis")}
         floats = state.pop("_floats")
         self.__dict__.update(state)
-        self._ints, self._floats, self._r = np.zeros(2, dtype=np.int64), floats, None
+        self._ints, self._floats, self._r, self._shares = np.zeros(2, dtype=np.int64), floats, None, False
         self._reserve(m + 1)
         self.m, self._top = m, m
         self._r[:m, :m], self._q[:m, :m] = small["_r"], small["_q"]
@@ -590,6 +634,7 @@ class BorderedFactor:
         m, p = self.m, len(points)
         if p == 0:
             return True
+        self._own()
         y_new = np.asarray(labels, dtype=np.float64) if self.bordered else np.ones(p)
         rho = self._rho if m else _shift(float(np.max(np.diag(q_newnew))), self.bordered)
         y_old = self._y[:m]
@@ -673,6 +718,7 @@ class BorderedFactor:
         m = self.m
         if not m:
             return
+        self._own()
         q, y = self._q_mm(), self._y[:m]
         rho = _shift(float(np.max(np.diag(q), initial=0.0)), self.bordered)
         try:

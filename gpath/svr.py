@@ -370,7 +370,7 @@ class IncrementalSVR(MemoizedParams, Locked, SaveMixin, RegressorMixin, BaseEsti
                                      rows if way == "path" and new.unmoved else None)
         self._set_fitted({**attrs, **self._memo_of(params)})
         if way == "path":
-            new.factor.spare = state.factor  # the spent state's factor takes the next copy
+            new.factor.take_spare(state.factor)  # the spent state's factor takes the next copy
         return self
 
     # ------------------------------------------------------------------ prediction

@@ -118,3 +118,70 @@ def test_unbordered_factor_matches_dense_solve():
             members.pop(1)
         rhs = rng.standard_normal(len(members))
         np.testing.assert_allclose(f.solve(rhs), np.linalg.solve(Q[np.ix_(members, members)], rhs), rtol=1e-9, atol=1e-10)
+
+
+@pytest.mark.parametrize("change", ["insert", "delete", "insert_block", "refactor", "solve", "grow"])
+def test_a_shared_factor_copies_r_and_q_before_either_writes_them(change):
+    # BorderedFactor.share: two factors hold the same R and Q_MM until one of them writes; the
+    # other must then read exactly what it read before, whichever of them writes.
+    rng = np.random.default_rng(3)
+    pool = rng.standard_normal((40, 4))
+    labels = rng.choice([-1.0, 1.0], 40)
+    K = np.exp(-0.3 * ((pool[:, None] - pool[None]) ** 2).sum(-1)) + 1e-6 * np.eye(40)
+    Q = labels[:, None] * labels[None] * K
+
+    def build(points):
+        f = BorderedFactor()
+        for k in points:
+            f.insert(k, labels[k], Q[k, f.basis], Q[k, k])
+        return f
+
+    for writer in ("shared", "original"):
+        original = build(range(12))
+        shared = original.share()
+        assert shared._r is original._r  # nothing copied yet
+        fixed, changed = (original, shared) if writer == "shared" else (shared, original)
+        R, matrix, basis = fixed._r[:12, :12].copy(), fixed.matrix, fixed.basis.copy()
+        if change == "insert":
+            changed.insert(20, labels[20], Q[20, changed.basis], Q[20, 20])
+        elif change == "delete":
+            changed.delete(3)
+        elif change == "insert_block":
+            new = np.array([20, 21, 22])
+            assert changed.insert_block(new, labels[new], Q[np.ix_(new, changed.basis)], Q[np.ix_(new, new)])
+        elif change == "refactor":
+            changed.refactor()
+        elif change == "solve":
+            changed.solve(rng.standard_normal(13))
+        else:
+            for k in range(20, 40):  # past its capacity: new arrays
+                changed.insert(k, labels[k], Q[k, changed.basis], Q[k, k])
+        assert changed._r is not fixed._r and changed._q is not fixed._q
+        np.testing.assert_array_equal(fixed._r[:12, :12], R)
+        np.testing.assert_array_equal(fixed.matrix, matrix)
+        np.testing.assert_array_equal(fixed.basis, basis)
+        members = list(changed.basis)
+        np.testing.assert_array_equal(changed.matrix, _bordered(labels[members], Q[np.ix_(members, members)]))
+        rhs = rng.standard_normal(len(members) + 1)
+        np.testing.assert_allclose(_bordered(labels[members], Q[np.ix_(members, members)]) @ changed.solve(rhs),
+                                   rhs, rtol=0, atol=1e-8)
+        # The factor that did not write still solves its own system (with its own arrays now).
+        rhs = rng.standard_normal(13)
+        np.testing.assert_allclose(matrix @ fixed.solve(rhs), rhs, rtol=0, atol=1e-8)
+
+
+def test_a_spent_factor_that_shares_r_and_q_gives_its_spare_instead():
+    rng = np.random.default_rng(4)
+    f = BorderedFactor()
+    for k in range(8):
+        f.insert(k, 1.0 if k % 2 else -1.0, rng.random(k) * 0.01, 1.0 + k)
+    f.spare = spare = f.copy()
+    new = f.share()
+    new.take_spare(f)
+    assert new.spare is spare and not new._shares  # the spent one is no reader: R and Q its own
+    later = new.copy(into=new.spare)
+    assert later._r is spare._r and later._r is not new._r
+    np.testing.assert_array_equal(later.matrix, new.matrix)
+    other = new.copy()
+    other.take_spare(new)
+    assert other.spare is new

@@ -233,6 +233,58 @@ def test_updates_leave_no_reference_cycles(fitted):
     assert model.check_kkt() <= 1e-9 and svr.check_kkt() <= 1e-9 and multi.check_kkt() <= 1e-9
 
 
+def test_an_update_that_moves_nothing_shares_its_factor_and_a_failure_leaves_it_as_it_was(monkeypatch):
+    # Such an update's state holds the factor's R and Q_MM with the state it started from
+    # (BorderedFactor.share). Here its KKT check is made to fail, so that SimpleSVM's polish
+    # works on the new state, whose factor is first refactored (a write to R), and the update
+    # then fails: the model's factor must be as it was, the same arrays; committed, the next
+    # updates must stay exact.
+    import gpath._simplesvm as simplesvm_module
+    X, y = dataset("breast_cancer")
+    model = IncrementalSVC(C=1.0, gamma=0.05).fit(X[:300], y[:300])
+    yf = (2 * y[:400] - 1) * model.decision_function(X[:400])
+    beyond = 300 + int(np.flatnonzero(yf[300:] > 1.5)[0])
+    idle = model.sample_ids_[int(np.flatnonzero((model.alpha_ == 0) & (yf[:300] > 1.5))[0])]
+    factor = model.states_[0].factor
+    R, before = factor._r, snapshot(model)
+    polished = []
+    kkt_check = path_module.SVCState.kkt_check
+
+    def failing_once(self, tol):
+        if not polished:
+            polished.append(self.factor._r is R)  # shared until polish writes
+            return 1.0, 1.0
+        return kkt_check(self, tol)
+
+    def rejected(*args, **kwargs):
+        raise PathError("injected failure")
+
+    polish, written = simplesvm_module.polish, []
+
+    def refactored_polish(state):
+        state.factor.refactor()
+        m = state.factor.size
+        written.append(not np.array_equal(state.factor._r[:m, :m], R[:m, :m]))
+        return polish(state)
+
+    with monkeypatch.context() as m:
+        m.setattr(path_module.SVCState, "kkt_check", failing_once)
+        m.setattr(simplesvm_module, "polish", refactored_polish)
+        m.setattr(IncrementalSVC, "_check_state", rejected)
+        with pytest.raises(PathError, match="injected"):
+            model.update(X_add=X[beyond : beyond + 1], y_add=y[beyond : beyond + 1], remove=[idle])
+    assert polished == [True] and written == [True]
+    assert model.states_[0].factor is factor and factor._r is R
+    assert snapshot(model) == before
+    model.update(X_add=X[beyond : beyond + 1], y_add=y[beyond : beyond + 1], remove=[idle])
+    assert model.states_[0].unmoved and model.states_[0].factor._r is R  # shared, now its own
+    rows = [r for r in range(300) if r != idle] + [beyond]
+    for t in range(400, 440):  # the next updates write their own copies
+        model.update(X_add=X[t : t + 1], y_add=y[t : t + 1], remove=model.sample_ids_[:1])
+        rows = rows[1:] + [t]
+    assert_exact(model, X[rows], y[rows])
+
+
 @pytest.mark.parametrize("error", [KeyboardInterrupt, PathError("injected failure")])
 def test_a_failure_after_an_update_that_moves_nothing_leaves_the_model_as_it_was(monkeypatch, error):
     # NumPy builds an update that moves no coefficient directly (SVCState._shifted), in the
