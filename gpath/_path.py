@@ -70,12 +70,12 @@ def _levels(codes: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 
 @njit(cache=True)
-def _at_bounds(alpha, upper, members, rel):  # pragma: no cover - compiled
-    """Whether every α_k of ``members`` is within ``rel`` of a bound: at most ``rel · max α``
-    or at least ``(1 − rel) C_k``."""
+def _at_bounds(alpha, upper, members, rel, tiny):  # pragma: no cover - compiled
+    """Whether every α_k of ``members`` is within ``rel`` of a bound: at most
+    ``max(rel · max α, tiny)`` or at least ``(1 − rel) C_k``."""
     a_max = alpha.max() if alpha.shape[0] else 0.0
     for k in members:
-        if alpha[k] > rel * a_max and alpha[k] < upper[k] * (1.0 - rel):
+        if alpha[k] > max(rel * a_max, tiny) and alpha[k] < upper[k] * (1.0 - rel):
             return False
     return True
 
@@ -816,8 +816,16 @@ class SVCState:
         self._balance()  # a lone member is pinned by yᵀα = 0: exactly 0 when every other α is
         # At a bound to round-off of the coefficients' own size, the largest α of the model
         # (not C: features of size 1e12 give α near 1e-24; not the margin's alone, which a
-        # lone member at round-off of 0 would set itself).
-        if not _at_bounds(self.alpha, self.upper, self.active.members, 1e-8):
+        # lone member at round-off of 0 would set itself), or at 0 where α_k's whole term in
+        # any margin, at most α_k max Q_jj, is below 1e-13 (every margin's round-off scale is
+        # at least 1): an update whose coefficients all fell to 0 can leave one at 1e-28, the
+        # largest α then, which would pin the bias to an end of its interval (ε-SVR on
+        # duplicates, predictions ε from the fresh fit's).
+        diagonal = self._diag_max if "_diag_max" in self.__dict__ else None
+        if diagonal is None and self.active.size:
+            diagonal = self._diag_max = self._max_diagonal(self.X)
+        tiny = 1e-13 / diagonal if diagonal else 0.0
+        if not _at_bounds(self.alpha, self.upper, self.active.members, 1e-8, tiny):
             return
         members = self.active.members.copy()
         a, c = self.alpha[members], self.upper[members]
@@ -828,7 +836,7 @@ class SVCState:
             # its bound by their round-off (1e-11 seen with tiny kernel values), which would
             # otherwise pin the bias to an end of its interval.
             a = np.clip(a + self.factor.solve(self.margin_residual())[1:], 0.0, c)
-        at_0, at_c = a <= 1e-12 * a_max, a >= c * (1.0 - 1e-12)
+        at_0, at_c = a <= max(1e-12 * a_max, tiny), a >= c * (1.0 - 1e-12)
         if not np.all(at_0 | at_c):
             return
         for k, zero in zip(members.tolist(), at_0):

@@ -19,6 +19,7 @@ SMALLEST = {
     "run.py": "--quick",
     "probability.py": "--quick",
     "model_selection.py": "--quick",
+    "multiclass.py": "--quick",
     "svr.py": "--part 1 --updates 2",
     "stream.py": "--n 300 --windows 100 --batches 25",
     "sliding_window.py": "--sizes 300 --steps 10 --updates 2",

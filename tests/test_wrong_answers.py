@@ -266,3 +266,27 @@ def test_predictions_during_updates_from_other_threads_see_whole_models():
     assert seen
     for f in seen:
         assert any(np.array_equal(f, g) for g in states)
+
+
+@pytest.mark.parametrize("method", ["single", "multiple"])
+def test_an_update_whose_coefficients_all_fall_to_zero_takes_the_middle_of_the_bias_interval(backend, method):
+    # Found by a randomized search against fresh fits: replacing three points by four copies of
+    # one of them (a free support vector on the tube's edge) at a wide tube left one
+    # coefficient at 8.8e-28 in the margin set, the largest α of the model, which pinned the
+    # bias to an end of its interval: predictions ε = 376 from the fresh fit's and SVR's.
+    from sklearn.svm import SVR
+
+    from gpath import IncrementalSVR
+
+    X = np.array([[0.7432833867028191, -0.9698888175576575], [-0.2120044493626771, -0.2867299190012126],
+                  [2.3624189202137407, -0.943225489608639]])
+    y = np.array([1375.7948597156503, 123.17992062651277, 1021.8538102952426])
+    params = dict(C=1.0, epsilon=375.78448172674126, gamma=0.5, ridge=1e-3)
+    model = IncrementalSVR(**params, method=method).fit(backend.asarray(X), backend.asarray(y))
+    Xa, ya = np.repeat(X[2:3], 4, axis=0), np.full(4, y[2])
+    model.update(backend.asarray(Xa), backend.asarray(ya), remove=[0, 1, 2])
+    assert model.check_kkt() <= 1e-9
+    expected = SVR(kernel="rbf", C=1.0, epsilon=params["epsilon"], gamma=0.5).fit(Xa, ya).intercept_[0]
+    for fitted in (model, IncrementalSVR(**params).fit(backend.asarray(Xa), backend.asarray(ya))):
+        assert fitted.support_.size == 0
+        np.testing.assert_allclose(to_host(fitted.intercept_)[0], expected, rtol=1e-12)
