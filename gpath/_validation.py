@@ -258,7 +258,13 @@ def check_labels(y, n_samples, name="y", classes=None, owner=None, x_name="X", m
                 f"expected only {classes.tolist()}"
             )
         return labels, classes
-    target_type = type_of_target(labels, input_name=name)
+    if labels.dtype.kind in "biuU" or (
+            labels.dtype.kind == "f" and np.all((labels == np.floor(labels)) & (np.abs(labels) < 2.0**53))):
+        # Discrete labels, as type_of_target finds them without its checks (0.8 ms of a 3 ms
+        # fit of 130 points); it decides the others (objects, bytes, fractions, huge floats).
+        target_type = "binary" if np.unique(labels).size <= 2 else "multiclass"
+    else:
+        target_type = type_of_target(labels, input_name=name)
     if target_type not in ("binary", "multiclass"):
         raise ValueError(
             f"Unknown label type: {target_type}. {name} must hold discrete class labels; "
