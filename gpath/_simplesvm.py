@@ -57,7 +57,7 @@ from .persistence import record
 # The kernels SMO's start computes (gpath._smo.kernel_matrix).
 _SMO_KERNELS = ("linear", "rbf", "poly", "sigmoid", "precomputed")
 
-__all__ = ["INITS", "LOSSES", "NotSeparableError", "SimpleStats", "exact_state", "polish", "simple_svm", "smo_point",
+__all__ = ["INITS", "LOSSES", "LazyRandomState", "NotSeparableError", "SimpleStats", "exact_state", "polish", "simple_svm", "smo_point",
            "warm_simple_svm"]
 
 log = logging.getLogger("gpath")
@@ -186,8 +186,9 @@ def simple_svm(X, y, kernel: Kernel, C: float, ridge: float, *, loss="hinge", to
         (``start`` in the stats says which). "auto": "smo" where it applies, on every namespace (on a
         GPU the matrix's entries are computed there and copied to the host as float32; SMO
         runs on the host, the finish on the device), else "closest_pair".
-    random_state : numpy.random.RandomState
-        Draws the start of Algorithm 2, or the random pairs.
+    random_state : numpy.random.RandomState, LazyRandomState, int or None
+        Draws the start of Algorithm 2, or the random pairs (as scikit-learn's
+        ``check_random_state`` reads it; a :class:`LazyRandomState` as it is).
     weights : host array of shape (n_samples,) or None
         Each point's box is ``C · weights_i`` (hinge loss; sample and class weights as in
         scikit-learn's SVC); None: C for every point. Weights of 0 make a point inert.
@@ -235,7 +236,7 @@ def simple_svm(X, y, kernel: Kernel, C: float, ridge: float, *, loss="hinge", to
     """
     start = time.perf_counter()
     xp, device = get_namespace_and_device(X, y)
-    rng = check_random_state(random_state)
+    rng = random_state if isinstance(random_state, LazyRandomState) else check_random_state(random_state)
     smo_applies = loss == "hinge" and np.isfinite(C) and kernel.kind in _SMO_KERNELS
     if init == "smo" and not smo_applies:
         raise ValueError(f"init='smo' needs loss='hinge', a finite C and a kernel of {_SMO_KERNELS}; "
@@ -441,6 +442,20 @@ def smo_point(X, y, kernel: Kernel, C: float, ridge: float, *, weights=None, shi
     return fallback if found is None else found[0]
 
 
+class LazyRandomState:
+    """``numpy.random.RandomState(seed)``'s ``choice``, the state made when first drawn from:
+    making one takes some 0.2 ms, most of the exact start of a small pair (a one-vs-one fit
+    makes one per pair), and SMO's start draws nothing."""
+
+    def __init__(self, seed: int):
+        self.seed, self._rng = seed, None
+
+    def choice(self, *args, **kwargs):
+        if self._rng is None:
+            self._rng = np.random.RandomState(self.seed)
+        return self._rng.choice(*args, **kwargs)
+
+
 def exact_state(X, y, kernel: Kernel, C: float, ridge: float, *, start=None, random_state=None,
                 **options) -> tuple[SVCState, SimpleStats]:
     """The exact solution of one SVC dual as a path state, as every exact fit starts: SimpleSVM
@@ -475,7 +490,7 @@ def exact_state(X, y, kernel: Kernel, C: float, ridge: float, *, start=None, ran
     """
     if start is None:
         state, stats = simple_svm(X, y, kernel, C, ridge, random_state=(
-            np.random.RandomState(0) if random_state is None else random_state), **options)
+            LazyRandomState(0) if random_state is None else random_state), **options)
     else:
         state, stats = warm_simple_svm(X, y, kernel, C, ridge, start, **options)
     if stats.converged:

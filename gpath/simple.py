@@ -18,7 +18,7 @@ from ._base import OneVsOneSVC, check_every_class_weighted, serialized
 from ._multiclass import class_weights, pair_rows, pairs
 from ._path import check_state
 from ._platt import cv_decision_values, sigmoid_train
-from ._simplesvm import INITS, LOSSES, NotSeparableError, SimpleStats, exact_state
+from ._simplesvm import INITS, LOSSES, LazyRandomState, NotSeparableError, SimpleStats, exact_state
 from ._sparse import check_memory, is_sparse, pair_training_rows, take_rows, training_kernel
 from ._validation import (
     check_choice,
@@ -376,7 +376,7 @@ class SimpleSVC(OneVsOneSVC):
         """The exact solution of one pairwise problem (``weights``: each point's box over C)."""
         # One draw of rng whatever the start (SMO's takes none): the folds of probability=True,
         # drawn next, are then the same for every start and namespace.
-        start_rng = np.random.RandomState(rng.randint(np.iinfo(np.int32).max))
+        start_rng = LazyRandomState(rng.randint(np.iinfo(np.int32).max))
         state, stats = exact_state(
             X, y, kernel, params["C"], params["ridge"], loss=params["loss"], tol=params["tol"],
             max_iter=params["max_iter"], init=params["init"], random_state=start_rng, weights=weights,
