@@ -34,7 +34,7 @@ from ._multiclass import (
     pairs,
     vote,
 )
-from ._path import kkt_violation
+from ._path import PathError, kkt_violation
 from ._platt import couple, sigmoid_predict
 from ._validation import check_choice, check_labels, check_rows, is_precomputed
 from .kernels import PRECOMPUTED, with_index
@@ -59,6 +59,19 @@ def serialized(method):
             return method(self, *args, **kwargs)
 
     return locked
+
+
+def update_or_refit(update, *args, **kwargs):
+    """``update(*args, **kwargs)``, an estimator's update; where its path fails (a
+    :class:`PathError`: degenerate cycling among duplicate points at a large C with a tiny
+    ridge, found by a randomized search where a fit of the same rows is exact), the same update
+    with every changed pair refitted exactly, warm-started from its current solution
+    (``refit=True``; ``last_update_.method`` then says "refit"), whose own failure is raised.
+    The failed try left the model as it was."""
+    try:
+        return update(*args, **kwargs)
+    except PathError:
+        return update(*args, refit=True, **kwargs)
 
 
 class Locked:

@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import persistence
 from ._array_api import get_namespace_and_device, to_device, to_host
-from ._base import MemoizedParams, OneVsOneSVC, check_every_class_weighted, serialized
+from ._base import MemoizedParams, OneVsOneSVC, check_every_class_weighted, serialized, update_or_refit
 from ._incremental_file import from_saved, to_saved
 from ._multiclass import class_weights, new_class_weight, pair_index, pair_rows, pairs, rows_from_pairs
 from ._path import PathError, PathStats, SVCState, check_state
@@ -459,7 +459,8 @@ class IncrementalSVC(MemoizedParams, OneVsOneSVC):
                 if missing.size:
                     raise ValueError(f"classes={declared.tolist()} differ from the model's {self.classes_.tolist()}: "
                                      f"they lack {missing.tolist()}")
-            self._update(X, y, None, sample_weight, declared, x_name="X", y_name="y", w_name="sample_weight")
+            update_or_refit(self._update, X, y, None, sample_weight, declared, x_name="X", y_name="y",
+                            w_name="sample_weight")
             self._declared_classes = declared  # a model fitted by fit: the first classes given
             return self
         params = self._check_params()
@@ -543,7 +544,7 @@ class IncrementalSVC(MemoizedParams, OneVsOneSVC):
             Mis-shaped or non-finite X_add, X_add with other column names or another column
             order than in ``fit`` (a DataFrame), labels that are not class labels or (after
             ``partial_fit(classes=...)``) not among the declared classes, X_add without
-            y_add, ``sample_weight_add`` without X_add, of another length, negative or NaN,
+            y_add, ``sample_weight_add`` without X_add, of another length or NaN,
             repeated ids, an update that would leave a single class or a class whose points
             all have weight 0, ``kernel="precomputed"`` kernel values of another shape than
             (m, n + m) or an asymmetric m × m block, or C, ridge, class_weight
@@ -555,7 +556,10 @@ class IncrementalSVC(MemoizedParams, OneVsOneSVC):
             X_add sparse for a model fitted on dense rows, in another namespace or on another
             device than the model, or ``remove`` not integers.
         PathError, SingularMarginError, CacheFullError
-            A numerical failure part-way; the model is unchanged.
+            A numerical failure part-way; the model is unchanged. (A path that fails with a
+            PathError, degenerate cycling among duplicate points, is taken over by an exact
+            refit of each changed pair, warm-started: ``last_update_.method`` "refit"; only
+            that refit's own failure is raised.)
         MemoryError
             As in :meth:`fit`, for the margin set the update grows; the model is unchanged.
 
@@ -567,10 +571,11 @@ class IncrementalSVC(MemoizedParams, OneVsOneSVC):
         """
         if "states_" not in self.__dict__:  # (scikit-learn's check, which reads the tags, took 2 µs)
             check_is_fitted(self, "states_")
-        return self._update(X_add, y_add, remove, sample_weight_add, getattr(self, "_declared_classes", None))
+        return update_or_refit(self._update, X_add, y_add, remove, sample_weight_add,
+                               getattr(self, "_declared_classes", None))
 
     def _update(self, X_add, y_add, remove, sample_weight_add, declared, x_name="X_add", y_name="y_add",
-                w_name="sample_weight_add"):
+                w_name="sample_weight_add", refit=False):
         params = self._check_params()
         self._check_kernel_unchanged()
         precomputed = self.kernel_.kind == PRECOMPUTED
@@ -654,7 +659,7 @@ class IncrementalSVC(MemoizedParams, OneVsOneSVC):
                            else np.concatenate([fitted_names[alive], added_names if m else fitted_names[:0]]))
         # Sparse rows, a precomputed kernel (no feature rows for the path) and the sigmoid kernel
         # (the path's factor needs a positive definite margin matrix): every change refits.
-        refits = rows_after is not None or self.kernel_.kind == "sigmoid"
+        refits = refit or rows_after is not None or self.kernel_.kind == "sigmoid"
         with ExitStack() as stack:
             new_states, followed, n_bp, ways = [], [], 0, set()
             for i, j in pairs(k):

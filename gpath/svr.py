@@ -40,7 +40,7 @@ from sklearn.metrics import r2_score
 from sklearn.utils.validation import check_is_fitted
 
 from ._array_api import get_namespace_and_device, scalars, to_device, to_host
-from ._base import Locked, MemoizedParams, serialized
+from ._base import Locked, MemoizedParams, serialized, update_or_refit
 from ._incremental_file import restored_pair
 from ._path import PathError, PathStats, SVCState, check_state, kkt_violation, resolves
 from ._simplesvm import exact_state, exact_update, smo_point
@@ -270,7 +270,7 @@ class IncrementalSVR(MemoizedParams, Locked, SaveMixin, RegressorMixin, BaseEsti
         """
         if "_state" not in self.__dict__:
             return self.fit(X, y, sample_weight)
-        return self._update(X, y, None, sample_weight, "X", "y", "sample_weight")
+        return update_or_refit(self._update, X, y, None, sample_weight, "X", "y", "sample_weight")
 
     @serialized
     def update(self, X_add=None, y_add=None, remove=None, sample_weight_add=None):
@@ -303,7 +303,10 @@ class IncrementalSVR(MemoizedParams, Locked, SaveMixin, RegressorMixin, BaseEsti
             X_add in another namespace or on another device than the model, or ``remove``
             not integers.
         PathError, SingularMarginError, CacheFullError
-            A numerical failure part-way; the model is unchanged.
+            A numerical failure part-way; the model is unchanged. (A path that fails with a
+            PathError, degenerate cycling among duplicate points, is taken over by an exact
+            refit of each changed pair, warm-started: ``last_update_.method`` "refit"; only
+            that refit's own failure is raised.)
 
         Notes
         -----
@@ -312,9 +315,10 @@ class IncrementalSVR(MemoizedParams, Locked, SaveMixin, RegressorMixin, BaseEsti
         """
         if "_state" not in self.__dict__:  # (scikit-learn's check, which reads the tags, took 2 µs)
             check_is_fitted(self, "_state")
-        return self._update(X_add, y_add, remove, sample_weight_add, "X_add", "y_add", "sample_weight_add")
+        return update_or_refit(self._update, X_add, y_add, remove, sample_weight_add, "X_add", "y_add",
+                               "sample_weight_add")
 
-    def _update(self, X_add, y_add, remove, sample_weight_add, x_name, y_name, w_name):
+    def _update(self, X_add, y_add, remove, sample_weight_add, x_name, y_name, w_name, refit=False):
         params = self._check_params()
         self._check_unchanged(params)
         state = self._state
@@ -349,7 +353,7 @@ class IncrementalSVR(MemoizedParams, Locked, SaveMixin, RegressorMixin, BaseEsti
             raise ValueError("the update would leave only points of weight 0 in the model")
         start = time.perf_counter()
         with ExitStack() as stack:
-            if params["method"] == "auto" and _refit_is_cheaper(state, remove2, 2 * m):
+            if refit or (params["method"] == "auto" and _refit_is_cheaper(state, remove2, 2 * m)):
                 kept = np.delete(np.arange(state.n), remove2)
                 X_new = xp.concat([xp.take(state.X[0::2, :], to_device(np.delete(np.arange(state.n // 2), rows),
                                                                         xp, device), axis=0), X_add], axis=0)

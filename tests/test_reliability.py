@@ -47,7 +47,25 @@ def _fail_part_way(monkeypatch, engine, error, calls):
     monkeypatch.setattr(_mid_numba, "run", stopping)
 
 
-@pytest.mark.parametrize("error", [KeyboardInterrupt, PathError("injected numerical failure")])
+@pytest.mark.parametrize("method", ["multiple", "single"])
+@pytest.mark.parametrize("engine", ["numba", "generic"])
+def test_a_path_that_fails_part_way_is_taken_over_by_an_exact_refit(fitted, monkeypatch, method, engine):
+    model, X, y = fitted
+    model.set_params(method=method)
+    if engine == "generic":
+        model.state_.engine = Engine(model.state_.xp, model.state_.device)
+    calls = {"n": 0}
+    _fail_part_way(monkeypatch, engine, PathError("injected numerical failure"), calls)
+    model.update(X_add=X[250:280], y_add=y[250:280], remove=model.sample_ids_[:30])
+    assert calls["n"] == 5 and model.last_update_.method == "refit"
+    assert_exact(model, X[30:280], y[30:280])
+    monkeypatch.undo()
+    model.update(X_add=X[280:290], y_add=y[280:290], remove=model.sample_ids_[:10])
+    assert model.last_update_.method == "path"
+    assert_exact(model, X[40:290], y[40:290])
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt, RuntimeError("injected failure")])
 @pytest.mark.parametrize("method", ["multiple", "single"])
 @pytest.mark.parametrize("engine", ["numba", "generic"])
 def test_interrupted_update_leaves_the_model_as_it_was(fitted, monkeypatch, error, method, engine):
@@ -319,3 +337,26 @@ def test_a_failure_after_an_update_that_moves_nothing_leaves_the_model_as_it_was
     rows = np.concatenate([np.delete(np.arange(600), at_zero), inside])
     fresh = IncrementalSVR(C=10.0, epsilon=0.1, gamma=1 / 7).fit(X[rows], y[rows])
     np.testing.assert_allclose(model.predict(X[:900]), fresh.predict(X[:900]), rtol=0, atol=1e-8)
+
+
+def test_an_update_whose_path_cycles_is_finished_by_an_exact_refit():
+    # Found by a randomized search: duplicate points on the tube's edge at C = 1e6 with a tiny
+    # ridge; one point at a time ("single"), the path cycled among its ties and the update
+    # raised PathError where a fit of the same rows is exact. The update now refits instead.
+    from gpath import IncrementalSVR
+
+    a, b, c = [-0.3648798199148117, -0.8022274453387729], [1.5336796555949415, 0.9376195117437235], [
+        -1.3938793380400938, 0.35379991781743103]
+    X = np.array([[0.9276894430242717, -1.9977357798093645], [0.08882557334438028, -0.6008773095211115], a, b, c,
+                  a, a])
+    y = np.array([0.9364077384125735, 0.09283558785079028, -0.7239935927100732, 0.5123563648197369,
+                  -0.4717392816603625, -0.7239935927100732, 0.17135492239509414])
+    X_add, y_add = np.array([a, b, b, b, c, b]), np.array([y[2], y[3], y[3], y[3], y[4], y[3]])
+    params = dict(C=1e6, epsilon=0.0, kernel="poly", degree=2, gamma=1.437371773348092, coef0=1.0)
+    model = IncrementalSVR(**params, method="single").fit(X, y)
+    model.update(X_add, y_add, remove=[6, 2, 4, 0, 5, 3])
+    assert model.last_update_.method == "refit" and model.check_kkt() <= 1e-9
+    rows = np.vstack([X[[1]], X_add]), np.r_[y[[1]], y_add]
+    fresh = IncrementalSVR(**params).fit(*rows)
+    scale = np.abs(fresh.predict(rows[0])).max()
+    np.testing.assert_allclose(model.predict(rows[0]), fresh.predict(rows[0]), rtol=0, atol=1e-7 * scale)
