@@ -92,7 +92,7 @@ def _splits(cv, X, labels, groups, classifier=True):
     Raises
     ------
     ValueError
-        If a classifier's training fold holds one class only (an SVC needs both).
+        If a classifier's training fold holds one class only (an SVC needs two).
     """
     splitter = check_cv(cv, labels, classifier=classifier)
     splits = [(np.asarray(tr, dtype=np.int64), np.asarray(te, dtype=np.int64))
@@ -101,7 +101,7 @@ def _splits(cv, X, labels, groups, classifier=True):
         seen = np.unique(labels[train])
         if seen.size < 2:
             raise ValueError(f"cv: training fold {k} holds only the class {seen.tolist()}; every training fold "
-                             "must hold both classes")
+                             "must hold at least two classes")
     return splits
 
 
@@ -138,12 +138,13 @@ def cross_validate(estimator, X, y, *, groups=None, cv=5, scoring=None, return_t
         its rows and the columns of its model's training points, as scikit-learn does for
         pairwise estimators.
     y : array-like of shape (n_samples,)
-        Two class labels (for an IncrementalSVC), real targets (for an IncrementalSVR).
+        Class labels, two or more (for an IncrementalSVC: each fold's model is one-vs-one,
+        as its fit), real targets (for an IncrementalSVR).
     groups : array-like of shape (n_samples,) or None
         Group labels for a group splitter.
     cv : int, cross-validation generator or iterable, default 5
         Anything scikit-learn's ``check_cv`` accepts: an int is a ``StratifiedKFold`` for
-        two classes, a ``KFold`` for regression (no shuffling).
+        classes, a ``KFold`` for regression (no shuffling).
     scoring : str, callable, list, tuple, dict or None
         As in scikit-learn: None is the estimator's ``score`` (accuracy; R² for an
         IncrementalSVR); several metrics
@@ -165,7 +166,7 @@ def cross_validate(estimator, X, y, *, groups=None, cv=5, scoring=None, return_t
     Raises
     ------
     ValueError
-        Bad X or y (not two classes, NaN or inf, mismatched lengths, a Gram matrix that is
+        Bad X or y (fewer than two classes, NaN or inf, mismatched lengths, a Gram matrix that is
         not square for ``kernel="precomputed"``), a training fold with
         one class only, ``return_*`` not a bool, or an argument scikit-learn's
         ``check_cv``/``check_scoring`` refuse (their messages).
@@ -197,7 +198,7 @@ def cross_validate(estimator, X, y, *, groups=None, cv=5, scoring=None, return_t
     if regression:
         labels = check_targets(numeric_targets(y), X_checked.shape[0])
     else:
-        labels, _ = check_labels(y, X_checked.shape[0], owner=name)
+        labels, _ = check_labels(y, X_checked.shape[0], owner=name, multiclass=True)
     scorer = check_scoring(estimator, scoring=scoring)
     est = clone(estimator)
     pairwise = is_precomputed(est.kernel)
@@ -225,7 +226,8 @@ def cross_validate(estimator, X, y, *, groups=None, cv=5, scoring=None, return_t
             if k == 0 or not (regression or _same_class_weights(est, labels[train])):
                 # class_weight="balanced" weighs the classes by their counts in the training rows:
                 # a fold with other counts has other boxes for every point, which no MID path
-                # (fixed boxes) reaches; it is fitted.
+                # (fixed boxes) reaches; it is fitted, as is a fold without one of the model's
+                # classes (or with one it lacks).
                 if store is not None:
                     store.index = train
                 est.fit(rows_of(train, train), labels[train])
@@ -266,11 +268,11 @@ def cross_validate(estimator, X, y, *, groups=None, cv=5, scoring=None, return_t
 
 
 def _same_class_weights(model: IncrementalSVC, labels: np.ndarray) -> bool:
-    """Whether a fit on rows with ``labels`` gives ``model``'s class weights."""
-    if model.class_weight != "balanced":
-        return True
+    """Whether a fit on rows with ``labels`` gives ``model``'s classes and class weights."""
     if not np.array_equal(np.unique(labels), model.classes_):
         return False
+    if model.class_weight != "balanced":
+        return True
     return np.array_equal(class_weights("balanced", model.classes_, labels), model.class_weight_)
 
 

@@ -135,6 +135,32 @@ def test_cross_validate_options_and_fallback():
     np.testing.assert_array_equal(ours["test_score"], theirs["test_score"])
 
 
+def test_cross_validate_of_a_multiclass_model_updates_its_pairs_exactly():
+    # Every fold's one-vs-one model by an update of the fold before, each the exact model of its
+    # training rows; a fold without one of the classes is fitted.
+    from sklearn.datasets import load_wine
+
+    X, y = load_wine(return_X_y=True)
+    X = (X - X.mean(0)) / X.std(0)
+    splits = list(StratifiedKFold(4, shuffle=True, random_state=0).split(X, y))
+    no_class_2 = np.flatnonzero(y != 2)
+    splits.insert(2, (no_class_2[::2], no_class_2[1::2]))  # two classes only
+    est = IncrementalSVC(C=10.0, gamma=0.05)
+    result = cross_validate(est, X, y, cv=splits, return_estimator=True)
+    ways = []
+    for model, (train, test), score in zip(result["estimator"], splits, result["test_score"]):
+        fresh = IncrementalSVC(C=10.0, gamma=0.05).fit(X[train], y[train])
+        np.testing.assert_array_equal(model.classes_, np.unique(y[train]))
+        assert model.check_kkt() <= 1e-9
+        f, g = model.decision_function(X), fresh.decision_function(X)
+        assert np.abs(f - g).max() <= 1e-7 * np.abs(g).max()
+        assert score == np.mean(fresh.predict(X[test]) == y[test])
+        ways.append(model.last_update_.method)
+    assert ways.count("fit") == 3 and "path" in ways  # the first fold, the two-class fold and the one after it
+    sk = sk_cross_validate(IncrementalSVC(C=10.0, gamma=0.05), X, y, cv=splits)
+    np.testing.assert_array_equal(result["test_score"], sk["test_score"])
+
+
 def test_cross_validate_refuses_bad_input():
     X, y = waterflow(60, seed=2)
     order = np.argsort(y, kind="stable")
