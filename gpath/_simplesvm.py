@@ -721,7 +721,7 @@ class _SimpleRun:
         s.cache.reserve(free.size + _BLOCK)
         for lo in range(0, free.size, 256):
             part = free[lo : lo + 256]
-            if part.size > 1 and all(s.cache.slot(k) < 0 for k in part.tolist()):
+            if part.size > 1 and not s.cache.holds_any(part):
                 # Stored and entered from the block in hand (not read back slot by slot).
                 q_kk = s.active.enter_block(part, s.y_host[part], self._new_columns(part))
             else:
@@ -731,8 +731,7 @@ class _SimpleRun:
                 for k in part.tolist():
                     self._enter(k)
                 continue
-            for k in part.tolist():
-                s.place(k, M)
+            s.place_all(part, M)
             self.h_max = max(self.h_max, float(q_kk.max()))
 
     def _bound_columns(self, bounded: np.ndarray) -> None:

@@ -341,6 +341,11 @@ class QColumnCache:
         """The slot holding ``point``'s column (used or not), or -1."""
         return int(self.slot_of[point]) if point < self.slot_of.shape[0] else -1
 
+    def holds_any(self, points: np.ndarray) -> bool:
+        """Whether the column of any of ``points`` (host ints) is held (used or not)."""
+        known = points[points < self.slot_of.shape[0]]
+        return bool(np.any(self.slot_of[known] >= 0))
+
     def _ensure(self, point: int) -> None:
         """Room in ``slot_of`` for point ids up to ``point``."""
         if point >= self.slot_of.shape[0]:
