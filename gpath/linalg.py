@@ -66,6 +66,9 @@ __all__ = ["BorderedFactor", "SingularMarginError", "all_host_blas_threads", "bl
 _TINY_PIVOT = 1e-8
 # A solve whose relative residual exceeds this refactors first.
 _MAX_RESIDUAL = 1e-11
+# Blocks reaching at most this many margin points enter one point at a time (compiled), larger
+# ones by the block step (level-3 LAPACK).
+_EACH_UP_TO = 128
 
 
 @functools.cache
@@ -319,6 +322,33 @@ def factor_solve(R, Q, y, g, basis, qs, work, xs, buf, ints, floats, rhs, x, bor
     """x = 𝐌⁻¹ rhs; returns the relative residual (see :func:`_solve`), or 0 unchecked."""
     return _solve(R, Q, y, g, qs, ints[1], ints[0], floats[0], rhs, x, xs, work, bordered,
                   floats[1] if check else -1.0)
+
+
+@njit(cache=True)
+def _insert_each(R, Q, y, g, basis, qs, work, xs, buf, ints, floats, points, y_new, q_newB, q_newnew, bordered):
+    """:func:`factor_insert` of each of ``points`` in turn (``q_newB``: their rows against
+    the margin points, ``q_newnew``: among themselves); if one's pivot is tiny, those
+    appended are taken back (their Q slots zeroed) and False is returned: the factor as it
+    was, but for the order of its free Q slots."""
+    m0, top0, rho0, big0 = ints[0], ints[1], floats[0], floats[1]
+    p = points.shape[0]
+    q = np.empty(m0 + p)
+    for j in range(p):
+        for i in range(m0):
+            q[i] = q_newB[j, i]
+        for i in range(j):
+            q[m0 + i] = q_newnew[j, i]
+        ok, _ = factor_insert(R, Q, y, g, basis, qs, work, xs, buf, ints, floats, points[j], y_new[j],
+                              q[: m0 + j], q_newnew[j, j], bordered)
+        if not ok:
+            for i in range(m0, m0 + j):
+                s = qs[i]
+                for c in range(Q.shape[0]):
+                    Q[s, c] = 0.0
+                    Q[c, s] = 0.0
+            ints[0], ints[1], floats[0], floats[1] = m0, top0, rho0, big0
+            return False
+    return True
 
 
 def _upper_solve_t(R: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -636,6 +666,14 @@ class BorderedFactor:
             return True
         self._own()
         y_new = np.asarray(labels, dtype=np.float64) if self.bordered else np.ones(p)
+        if m + p <= _EACH_UP_TO:
+            # A small block, one point at a time in one compiled call: the block step's two
+            # dozen NumPy and LAPACK calls took 0.16 ms for 34 points into an empty factor,
+            # against some 0.02 ms (a one-vs-one pair's margin set).
+            self._reserve(m + p)
+            return bool(_insert_each(*self.arrays, np.ascontiguousarray(points, dtype=np.int64), y_new,
+                                     np.ascontiguousarray(q_newB, dtype=np.float64),
+                                     np.ascontiguousarray(q_newnew, dtype=np.float64), self.bordered))
         rho = self._rho if m else _shift(float(np.max(np.diag(q_newnew))), self.bordered)
         y_old = self._y[:m]
         a12 = q_newB.T + rho * np.outer(y_old, y_new)

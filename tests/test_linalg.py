@@ -185,3 +185,45 @@ def test_a_spent_factor_that_shares_r_and_q_gives_its_spare_instead():
     other = new.copy()
     other.take_spare(new)
     assert other.spare is new
+
+
+@pytest.mark.parametrize("each", [True, False])  # one point at a time (compiled), or the block step
+@pytest.mark.parametrize("m0, p", [(0, 1), (0, 34), (10, 5), (60, 60), (100, 40)])
+def test_a_block_of_points_enters_as_the_dense_matrix_says(monkeypatch, each, m0, p):
+    import gpath.linalg
+
+    monkeypatch.setattr(gpath.linalg, "_EACH_UP_TO", 10**6 if each else 0)
+    rng = np.random.default_rng(m0 + p)
+    n = m0 + p + 1
+    pool = rng.standard_normal((n, 6))
+    labels = rng.choice([-1.0, 1.0], n)
+    K = np.exp(-0.1 * ((pool[:, None] - pool[None]) ** 2).sum(-1)) + 1e-8 * np.eye(n)
+    Q = labels[:, None] * labels[None] * K
+    f = BorderedFactor()
+    for k in range(m0):
+        f.insert(k, labels[k], Q[k, f.basis], Q[k, k])
+    new = np.arange(m0, m0 + p)
+    assert f.insert_block(new, labels[new], Q[np.ix_(new, f.basis)], Q[np.ix_(new, new)])
+    members = list(range(m0 + p))
+    big = _bordered(labels[members], Q[np.ix_(members, members)])
+    np.testing.assert_array_equal(f.matrix, big)
+    np.testing.assert_array_equal(f.basis, members)
+    rhs = rng.standard_normal(m0 + p + 1)
+    np.testing.assert_allclose(big @ f.solve(rhs), rhs, rtol=0, atol=1e-7 * np.abs(rhs).max())
+    # A block with a duplicate of a margin point (no ridge: a zero pivot) leaves it as it was.
+    dup = np.array([n - 1, members[-1]])
+    Qd = Q.copy()
+    Qd[n - 1], Qd[:, n - 1] = Q[members[-1]], Q[:, members[-1]]
+    Qd[n - 1, n - 1] = Q[members[-1], members[-1]]
+    labels_d = labels.copy()
+    labels_d[n - 1] = labels[members[-1]]
+    R, matrix = f._r[: m0 + p, : m0 + p].copy(), f.matrix
+    top, rho = f._top, f._rho
+    assert not f.insert_block(dup[:1], labels_d[dup[:1]], Qd[np.ix_(dup[:1], f.basis)], Qd[np.ix_(dup[:1], dup[:1])])
+    np.testing.assert_array_equal(f._r[: m0 + p, : m0 + p], R)
+    np.testing.assert_array_equal(f.matrix, matrix)
+    assert f.size == m0 + p and f._top == top and f._rho == rho
+    np.testing.assert_allclose(big @ f.solve(rhs), rhs, rtol=0, atol=1e-7 * np.abs(rhs).max())
+    # and the point after it still enters (its slot is free again)
+    f.insert(n - 1, 1.0, np.zeros(m0 + p), 1.0)
+    assert f.size == m0 + p + 1
