@@ -72,10 +72,10 @@ def _levels(codes: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarra
 @njit(cache=True)
 def _at_bounds(alpha, upper, members, rel, tiny):  # pragma: no cover - compiled
     """Whether every α_k of ``members`` is within ``rel`` of a bound: at most
-    ``max(rel · max α, tiny)`` or at least ``(1 − rel) C_k``."""
+    ``max(rel · max α, min(tiny, rel · C_k))`` or at least ``(1 − rel) C_k``."""
     a_max = alpha.max() if alpha.shape[0] else 0.0
     for k in members:
-        if alpha[k] > max(rel * a_max, tiny) and alpha[k] < upper[k] * (1.0 - rel):
+        if alpha[k] > max(rel * a_max, min(tiny, rel * upper[k])) and alpha[k] < upper[k] * (1.0 - rel):
             return False
     return True
 
@@ -818,9 +818,11 @@ class SVCState:
         # (not C: features of size 1e12 give α near 1e-24; not the margin's alone, which a
         # lone member at round-off of 0 would set itself), or at 0 where α_k's whole term in
         # any margin, at most α_k max Q_jj, is below 1e-13 (every margin's round-off scale is
-        # at least 1): an update whose coefficients all fell to 0 can leave one at 1e-28, the
-        # largest α then, which would pin the bias to an end of its interval (ε-SVR on
-        # duplicates, predictions ε from the fresh fit's).
+        # at least 1) and α_k itself below 1e-12 C_k (so that yᵀα and the objective do not
+        # feel it either: features of size 1e-6 give terms that small to α_k of any size): an
+        # update whose coefficients all fell to 0 can leave one at 1e-28, the largest α then,
+        # which would pin the bias to an end of its interval (ε-SVR on duplicates,
+        # predictions ε from the fresh fit's).
         diagonal = self._diag_max if "_diag_max" in self.__dict__ else None
         if diagonal is None and self.active.size:
             diagonal = self._diag_max = self._max_diagonal(self.X)
@@ -836,7 +838,7 @@ class SVCState:
             # its bound by their round-off (1e-11 seen with tiny kernel values), which would
             # otherwise pin the bias to an end of its interval.
             a = np.clip(a + self.factor.solve(self.margin_residual())[1:], 0.0, c)
-        at_0, at_c = a <= max(1e-12 * a_max, tiny), a >= c * (1.0 - 1e-12)
+        at_0, at_c = a <= np.maximum(1e-12 * a_max, np.minimum(tiny, 1e-12 * c)), a >= c * (1.0 - 1e-12)
         if not np.all(at_0 | at_c):
             return
         for k, zero in zip(members.tolist(), at_0):
