@@ -290,3 +290,54 @@ def test_an_update_whose_coefficients_all_fall_to_zero_takes_the_middle_of_the_b
     for fitted in (model, IncrementalSVR(**params).fit(backend.asarray(Xa), backend.asarray(ya))):
         assert fitted.support_.size == 0
         np.testing.assert_allclose(to_host(fitted.intercept_)[0], expected, rtol=1e-12)
+
+
+def test_an_update_to_duplicates_of_one_target_releases_its_round_off_coefficients():
+    # Found by a randomized search (the second round): 30 points reduced to 4 duplicates of one
+    # point and one target by three updates left one β at 4e-12 (every α of the model then
+    # below 1e-12 of C), which pinned the bias to an end of its interval: predictions ε from a
+    # fresh fit's and from the exact reference's (β = 0, b the middle).
+    from gpath import IncrementalSVR
+
+    X = np.array([
+        [np.float64(1.415842446323288), np.float64(0.20571791248650956)],
+        [np.float64(1.5082009531859708), np.float64(1.3208383418051846)],
+        [np.float64(-1.2682104451315626), np.float64(-0.30129254127262406)],
+        [np.float64(-0.5367986150996403), np.float64(0.9429864940125814)],
+        [np.float64(-1.8614159471178828), np.float64(0.7374243202077263)],
+        [np.float64(1.657487609560149), np.float64(-1.4749356197831702)],
+        [np.float64(-1.1790395882485818), np.float64(-2.3564477062189066)],
+        [np.float64(1.0313840674388957), np.float64(1.9165557912073106)],
+        [np.float64(0.29632027903094954), np.float64(0.5065872841921591)],
+        [np.float64(0.06594642364904826), np.float64(-1.0535462294603186)],
+        [np.float64(0.9365831415533905), np.float64(0.3335037106193297)],
+        [np.float64(-0.7765650094789133), np.float64(-0.280653543566268)],
+        [np.float64(-0.6771633005725474), np.float64(0.8437744030941159)],
+        [np.float64(-1.2090792827559236), np.float64(0.6835799659784793)],
+        [np.float64(1.1066583178718896), np.float64(-1.0481643047160014)],
+        [np.float64(0.2989611574284019), np.float64(-0.31562074249561173)],
+        [np.float64(-1.0891170892043291), np.float64(-0.5473138371225578)],
+        [np.float64(-1.7140486757774434), np.float64(-0.5385486287051771)],
+        [np.float64(-0.6427724304482814), np.float64(0.6391539107486394)],
+        [np.float64(-1.1460614956624102), np.float64(-0.6662094255381281)],
+        [np.float64(-0.5645276444122727), np.float64(-0.3918955106225647)],
+        [np.float64(-0.325609805244124), np.float64(-1.3520135718556119)],
+        [np.float64(-0.5669517280974823), np.float64(0.08013035756271443)],
+        [np.float64(1.466573970265311), np.float64(-0.658235214987849)],
+        [np.float64(0.2542426814913259), np.float64(-0.4386834944802901)],
+        [np.float64(1.4171092366744058), np.float64(-1.0862753512532308)],
+        [np.float64(-0.414648550337162), np.float64(-0.14078550215866764)],
+        [np.float64(-1.3634727576534096), np.float64(-0.3808634013853468)],
+        [np.float64(0.9336263786445832), np.float64(2.2755526556711114)],
+        [np.float64(-0.4509227027570239), np.float64(1.305088640104966)],
+    ])
+    y = np.array([np.float64(0.3770504078506278), np.float64(0.6182517814998596), np.float64(-0.8986593995697643), np.float64(-1.0475285189460086), np.float64(0.5946743010502432), np.float64(-0.07173784744845699), np.float64(-0.6968611396061957), np.float64(0.8242220620983626), np.float64(0.45182667097037776), np.float64(-0.12273064852446566), np.float64(1.1255620636269985), np.float64(-0.7927987618438267), np.float64(-0.7153847083553531), np.float64(-1.1621270372796344), np.float64(0.5170353144751085), np.float64(0.6391762585995231), np.float64(-1.2070498131581187), np.float64(0.5015932863523516), np.float64(-1.0156737888874499), np.float64(-0.9782702071098834), np.float64(-0.6413253330454021), np.float64(-0.5713654567691565), np.float64(-0.6374334205524297), np.float64(0.16271865234663768), np.float64(0.38256325693812354), np.float64(0.06537046089948917), np.float64(-0.7851212604162773), np.float64(-0.5965630270533921), np.float64(1.002442004823533), np.float64(-0.4332976237359416)])
+    params = dict(C=1e6, epsilon=0.23326118767851176, kernel="linear", ridge=1e-3)
+    model = IncrementalSVR(**params).fit(X, y)
+    x, t = X[24], y[24]
+    model.update(remove=[22, 21, 10, 0, 16, 12, 3, 6, 5, 19, 17, 7, 20, 13, 14, 23, 11, 4, 8, 29, 18, 26, 27, 28, 2,
+                         25, 9, 1, 15])
+    model.update(np.repeat(x[None], 4, axis=0), np.array([0.8397197324509175, -0.77898806122858, t, t]), remove=[24])
+    model.update(np.repeat(x[None], 2, axis=0), np.array([t, t]), remove=[30, 31])
+    assert model.check_kkt() <= 1e-9 and model.support_.size == 0
+    np.testing.assert_allclose(model.intercept_[0], t, rtol=1e-9)  # the middle of [t − ε, t + ε]
