@@ -162,8 +162,8 @@ class ActiveSet:
         return float(q[-1])
 
     def enter_block(self, ks: np.ndarray, labels, columns=None) -> np.ndarray | None:
-        """Points ``ks`` (none in the set) join the set together: one block step of the
-        factor (:meth:`gpath.linalg.BorderedFactor.insert_block`).
+        """Points ``ks`` (none in the set) join the set together
+        (:meth:`gpath.linalg.BorderedFactor.insert_block`).
 
         Parameters
         ----------

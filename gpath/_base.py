@@ -11,6 +11,7 @@ solve through :meth:`OneVsOneSVC._kkt_problem` and where its training data are t
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
 import weakref
@@ -62,16 +63,29 @@ def serialized(method):
 
 
 def update_or_refit(update, *args, **kwargs):
-    """``update(*args, **kwargs)``, an estimator's update; where its path fails (a
-    :class:`PathError`: degenerate cycling among duplicate points at a large C with a tiny
-    ridge, found by a randomized search where a fit of the same rows is exact), the same update
-    with every changed pair refitted exactly, warm-started from its current solution
-    (``refit=True``; ``last_update_.method`` then says "refit"), whose own failure is raised.
-    The failed try left the model as it was."""
+    """``update(*args, **kwargs)``, an estimator's update; where a path of it fails (a
+    :class:`PathError` marked by :func:`path_failed`: degenerate cycling among duplicate points
+    at a large C with a tiny ridge, found by a randomized search where a fit of the same rows
+    is exact), the same update with every changed pair refitted exactly, warm-started from its
+    current solution (``refit=True``; ``last_update_.method`` then says "refit"), whose own
+    failure is raised. The failed try left the model as it was. (A refit's or a fit's own
+    PathError is raised at once: it would fail again.)"""
     try:
         return update(*args, **kwargs)
-    except PathError:
+    except PathError as error:
+        if not getattr(error, "path_failed", False):
+            raise
         return update(*args, refit=True, **kwargs)
+
+
+@contextlib.contextmanager
+def path_failed():
+    """Mark a :class:`PathError` raised within as a path's (:func:`update_or_refit`)."""
+    try:
+        yield
+    except PathError as error:
+        error.path_failed = True
+        raise
 
 
 class Locked:

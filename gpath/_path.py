@@ -816,19 +816,21 @@ class SVCState:
         self._balance()  # a lone member is pinned by yᵀα = 0: exactly 0 when every other α is
         # At a bound to round-off of the coefficients' own size, the largest α of the model
         # (not C: features of size 1e12 give α near 1e-24; not the margin's alone, which a
-        # lone member at round-off of 0 would set itself). Where every α is below 1e-12 of the
-        # largest box, an update's coefficients may all have fallen to 0 but for round-off
-        # (1e-28 and 4e-12 seen, in ε-SVR on duplicates), the largest of which would pin the
-        # bias to an end of its interval (predictions ε from a fresh fit's): a member is then
-        # also at 0 where its whole term in any margin, at most α_k max Q_jj, is below 1e-10
-        # (every margin's scale is at least 1, the KKT check's tolerance 1e-9 of it) and α_k
-        # below 1e-12 C_k (so that yᵀα and the objective do not feel it either). Legitimately
-        # tiny coefficients (features of size 1e12: α near 1e-24) have large terms.
+        # lone member at round-off of 0 would set itself). An update's coefficients may all
+        # have fallen to 0 but for round-off (1e-28 and 4e-12 seen, in ε-SVR on duplicates),
+        # the largest of which would pin the bias to an end of its interval (predictions ε
+        # from a fresh fit's). Where every α_k is below 1e-12 C_k and its whole term in any
+        # margin, at most α_k max Q_jj, below 1e-10 (every margin's scale is at least 1, the
+        # KKT check's tolerance 1e-9 of it), every member is at 0 too: all the coefficients
+        # go together, so yᵀα stays 0 (not where bounded points of tiny boxes hold up
+        # members of the other class: their α are at their boxes, not below 1e-12 of them),
+        # and legitimately tiny ones (features of size 1e12: α near 1e-24) have large terms.
         tiny = 0.0
         if self.active.size and float(self.alpha.max()) <= 1e-12 * float(self.upper.max()):
             if "_diag_max" not in self.__dict__:
                 self._diag_max = self._max_diagonal(self.X)
-            tiny = 1e-10 / self._diag_max if self._diag_max > 0.0 else 0.0
+            if self._diag_max > 0.0 and np.all(self.alpha <= np.minimum(1e-10 / self._diag_max, 1e-12 * self.upper)):
+                tiny = 1e-10 / self._diag_max
         if not _at_bounds(self.alpha, self.upper, self.active.members, 1e-8, tiny):
             return
         members = self.active.members.copy()

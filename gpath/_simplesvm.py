@@ -470,9 +470,9 @@ def exact_state(X, y, kernel: Kernel, C: float, ridge: float, *, start=None, ran
         As :func:`simple_svm`.
     start : host array of shape (n_samples,), float64, or None
         The warm start, or None for SimpleSVM's default start.
-    random_state : RandomState or None
-        The closest-pair start's draw (cold start); None: a fixed one, so that a fit is
-        deterministic.
+    random_state : RandomState, LazyRandomState or None
+        The closest-pair start's draw (cold start); None: a fixed one (``LazyRandomState(0)``),
+        so that a fit is deterministic.
     **options
         The other keyword arguments of :func:`simple_svm` (cold) or :func:`warm_simple_svm`
         (warm).

@@ -13,7 +13,14 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import persistence
 from ._array_api import get_namespace_and_device, to_device, to_host
-from ._base import MemoizedParams, OneVsOneSVC, check_every_class_weighted, serialized, update_or_refit
+from ._base import (
+    MemoizedParams,
+    OneVsOneSVC,
+    check_every_class_weighted,
+    path_failed,
+    serialized,
+    update_or_refit,
+)
 from ._incremental_file import from_saved, to_saved
 from ._multiclass import class_weights, new_class_weight, pair_index, pair_rows, pairs, rows_from_pairs
 from ._path import PathError, PathStats, SVCState, check_state
@@ -704,10 +711,11 @@ class IncrementalSVC(MemoizedParams, OneVsOneSVC):
                 stack.enter_context(state.cache.transaction())
                 y_dev = to_device(np.where(y_p == j, 1.0, -1.0), xp, device)
                 limit = max_columns(self._pair_cache_size(params, k), state.n + y_p.size)
-                new, bp, checked = exact_update(state, X_p, y_dev, local_remove, limit, params["method"], u_p,
-                                                params["tol"])
+                with path_failed():
+                    new, bp, checked = exact_update(state, X_p, y_dev, local_remove, limit, params["method"], u_p,
+                                                    params["tol"])
+                    self._check_state(new, checked)
                 new.n_iter = bp
-                self._check_state(new, checked)
                 new_states.append(new)
                 followed.append((new, state))
                 n_bp += bp

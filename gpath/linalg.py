@@ -639,9 +639,11 @@ class BorderedFactor:
             self._insert_tiny_pivot(point, y_k, q_kB, q_kk, d2)
 
     def insert_block(self, points: np.ndarray, labels, q_newB: np.ndarray, q_newnew: np.ndarray) -> bool:
-        """Append several margin points at once by one block step of the Cholesky factor
-        (a triangular solve with many right-hand sides and the Cholesky factor of the Schur
-        complement: LAPACK's level-3 routines, where :meth:`insert` one at a time is level 2).
+        """Append several margin points at once: by one block step of the Cholesky factor (a
+        triangular solve with many right-hand sides and the Cholesky factor of the Schur
+        complement: LAPACK's level-3 routines, where :meth:`insert` one at a time is level 2),
+        or, where the factor then holds at most ``_EACH_UP_TO`` points, one point at a time
+        in one compiled call (:func:`_insert_each`).
 
         Parameters
         ----------
@@ -657,9 +659,10 @@ class BorderedFactor:
         Returns
         -------
         bool
-            True if they all went in; False, the factor unchanged, if any pivot of the block
-            is tiny (below 1e-8 of the diagonal, as :meth:`insert` checks; the caller then
-            enters them one at a time, which decides on each with the condition number).
+            True if they all went in; False, the factor unchanged (but for its capacity and
+            the order of its free Q slots), if any pivot of the block is tiny (below 1e-8 of
+            the diagonal, as :meth:`insert` checks; the caller then enters them one at a
+            time, which decides on each with the condition number).
         """
         m, p = self.m, len(points)
         if p == 0:

@@ -40,7 +40,7 @@ from sklearn.metrics import r2_score
 from sklearn.utils.validation import check_is_fitted
 
 from ._array_api import get_namespace_and_device, scalars, to_device, to_host
-from ._base import Locked, MemoizedParams, serialized, update_or_refit
+from ._base import Locked, MemoizedParams, path_failed, serialized, update_or_refit
 from ._incremental_file import restored_pair
 from ._path import PathError, PathStats, SVCState, check_state, kkt_violation, resolves
 from ._simplesvm import exact_state, exact_update, smo_point
@@ -364,10 +364,11 @@ class IncrementalSVR(MemoizedParams, Locked, SaveMixin, RegressorMixin, BaseEsti
                 stack.enter_context(state.cache.transaction())
                 X2, y2, shift = doubled(X_add, y_new, params["epsilon"])
                 limit = max_columns(params["cache_size"], state.n + 2 * m)
-                new, n_bp, checked = exact_update(state, X2, y2, remove2, limit, params["method"],
-                                                  params["C"] * np.repeat(w_add, 2), params["tol"], shift,
-                                                  rows_per_point=2)
-                _check_state(new, y, params, checked)
+                with path_failed():
+                    new, n_bp, checked = exact_update(state, X2, y2, remove2, limit, params["method"],
+                                                      params["C"] * np.repeat(w_add, 2), params["tol"], shift,
+                                                      rows_per_point=2)
+                    _check_state(new, y, params, checked)
                 way = "path"
             stats = PathStats(n_bp, m, int(rows.size), time.perf_counter() - start, new.active.size, way)
             attrs = self._attributes(new, y, weights, ids, self._next_id + m, stats, n_bp,

@@ -194,7 +194,7 @@ def test_a_block_of_points_enters_as_the_dense_matrix_says(monkeypatch, each, m0
 
     monkeypatch.setattr(gpath.linalg, "_EACH_UP_TO", 10**6 if each else 0)
     rng = np.random.default_rng(m0 + p)
-    n = m0 + p + 1
+    n = m0 + p + 2  # and two more: a new point, and a duplicate of a margin point
     pool = rng.standard_normal((n, 6))
     labels = rng.choice([-1.0, 1.0], n)
     K = np.exp(-0.1 * ((pool[:, None] - pool[None]) ** 2).sum(-1)) + 1e-8 * np.eye(n)
@@ -210,20 +210,21 @@ def test_a_block_of_points_enters_as_the_dense_matrix_says(monkeypatch, each, m0
     np.testing.assert_array_equal(f.basis, members)
     rhs = rng.standard_normal(m0 + p + 1)
     np.testing.assert_allclose(big @ f.solve(rhs), rhs, rtol=0, atol=1e-7 * np.abs(rhs).max())
-    # A block with a duplicate of a margin point (no ridge: a zero pivot) leaves it as it was.
-    dup = np.array([n - 1, members[-1]])
-    Qd = Q.copy()
-    Qd[n - 1], Qd[:, n - 1] = Q[members[-1]], Q[:, members[-1]]
+    # A block of a new point and a duplicate of a margin point (no ridge: a zero pivot, after
+    # the new point went in) leaves it as it was; alone, the duplicate too.
+    Qd, labels_d = Q.copy(), labels.copy()
+    Qd[n - 1], Qd[:, n - 1], labels_d[n - 1] = Q[members[-1]], Q[:, members[-1]], labels[members[-1]]
     Qd[n - 1, n - 1] = Q[members[-1], members[-1]]
-    labels_d = labels.copy()
-    labels_d[n - 1] = labels[members[-1]]
     R, matrix = f._r[: m0 + p, : m0 + p].copy(), f.matrix
-    top, rho = f._top, f._rho
-    assert not f.insert_block(dup[:1], labels_d[dup[:1]], Qd[np.ix_(dup[:1], f.basis)], Qd[np.ix_(dup[:1], dup[:1])])
-    np.testing.assert_array_equal(f._r[: m0 + p, : m0 + p], R)
-    np.testing.assert_array_equal(f.matrix, matrix)
-    assert f.size == m0 + p and f._top == top and f._rho == rho
-    np.testing.assert_allclose(big @ f.solve(rhs), rhs, rtol=0, atol=1e-7 * np.abs(rhs).max())
-    # and the point after it still enters (its slot is free again)
-    f.insert(n - 1, 1.0, np.zeros(m0 + p), 1.0)
-    assert f.size == m0 + p + 1
+    top, rho, scale = f._top, f._rho, f._floats[1]
+    for block in (np.array([n - 2, n - 1]), np.array([n - 1])):
+        assert not f.insert_block(block, labels_d[block], Qd[np.ix_(block, f.basis)], Qd[np.ix_(block, block)])
+        np.testing.assert_array_equal(f._r[: m0 + p, : m0 + p], R)
+        np.testing.assert_array_equal(f.matrix, matrix)
+        np.testing.assert_array_equal(f.basis, members)
+        assert f.size == m0 + p and f._top == top and f._rho == rho and f._floats[1] == scale
+        np.testing.assert_allclose(big @ f.solve(rhs), rhs, rtol=0, atol=1e-7 * np.abs(rhs).max())
+    # and the new point still enters alone, as the dense matrix says (its slot free again)
+    f.insert(n - 2, labels[n - 2], Q[n - 2, f.basis], Q[n - 2, n - 2])
+    members.append(n - 2)
+    np.testing.assert_array_equal(f.matrix, _bordered(labels[members], Q[np.ix_(members, members)]))

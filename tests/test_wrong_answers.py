@@ -341,3 +341,16 @@ def test_an_update_to_duplicates_of_one_target_releases_its_round_off_coefficien
     model.update(np.repeat(x[None], 2, axis=0), np.array([t, t]), remove=[30, 31])
     assert model.check_kkt() <= 1e-9 and model.support_.size == 0
     np.testing.assert_allclose(model.intercept_[0], t, rtol=1e-9)  # the middle of [t − ε, t + ε]
+
+
+def test_members_that_balance_points_of_tiny_boxes_are_not_taken_for_round_off():
+    # Every α below 1e-12 of the largest box also where points of tiny boxes (weights 1e-15)
+    # are held up by free members of the other class, whose α of 1e-15 are no round-off:
+    # dropping them took the whole of yᵀα (found by a review of the round-off rule above).
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((40, 2))
+    y = (X[:, 0] + 0.3 * rng.standard_normal(40) > 0).astype(int)
+    model = IncrementalSVC(C=1.0, gamma=0.5).fit(X, y, sample_weight=np.where(y == 1, 1e-15, 1.0))
+    coef = to_host(model.dual_coef_)[0]
+    assert model.n_support_[0] > 0 and abs(coef.sum()) <= 1e-9 * np.abs(coef).sum()
+    assert model.check_kkt() <= 1e-9
