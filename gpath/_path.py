@@ -827,10 +827,9 @@ class SVCState:
         # and legitimately tiny ones (features of size 1e12: α near 1e-24) have large terms.
         tiny = 0.0
         if self.active.size and float(self.alpha.max()) <= 1e-12 * float(self.upper.max()):
-            if "_diag_max" not in self.__dict__:
-                self._diag_max = self._max_diagonal(self.X)
-            if self._diag_max > 0.0 and np.all(self.alpha <= np.minimum(1e-10 / self._diag_max, 1e-12 * self.upper)):
-                tiny = 1e-10 / self._diag_max
+            diagonal = self._held_max_diagonal()
+            if diagonal > 0.0 and np.all(self.alpha <= np.minimum(1e-10 / diagonal, 1e-12 * self.upper)):
+                tiny = 1e-10 / diagonal
         if not _at_bounds(self.alpha, self.upper, self.active.members, 1e-8, tiny):
             return
         members = self.active.members.copy()
@@ -987,9 +986,13 @@ class SVCState:
         ``1 + max_k Q_kk · Σ_j α_j``, since |Q_ij| ≤ max_k Q_kk for a positive semi-definite
         Q (the sigmoid kernel's 1 + ridge: |tanh| ≤ 1). ``max_k Q_kk`` is kept from the rows
         the state has held (a bound still)."""
+        return 1.0 + self._held_max_diagonal() * float(self.alpha.sum())
+
+    def _held_max_diagonal(self) -> float:
+        """``max_k Q_kk`` over the rows the state has held (computed once, then kept)."""
         if "_diag_max" not in self.__dict__:
             self._diag_max = self._max_diagonal(self.X)
-        return 1.0 + self._diag_max * float(self.alpha.sum())
+        return self._diag_max
 
     def _max_diagonal(self, X) -> float:
         """``max_k Q_kk`` over the rows X (0 for none)."""

@@ -223,7 +223,7 @@ def cross_validate(estimator, X, y, *, groups=None, cv=5, scoring=None, return_t
     with shared_kernel_rows(X_checked, feature_rows=not pairwise) as store:
         for k, (train, test) in enumerate(splits):
             start = time.perf_counter()
-            if k == 0 or not (regression or _same_class_weights(est, labels[train])):
+            if k == 0 or not (regression or _same_classes_and_weights(est, labels[train])):
                 # class_weight="balanced" weighs the classes by their counts in the training rows:
                 # a fold with other counts has other boxes for every point, which no MID path
                 # (fixed boxes) reaches; it is fitted, as is a fold without one of the model's
@@ -267,7 +267,7 @@ def cross_validate(estimator, X, y, *, groups=None, cv=5, scoring=None, return_t
     return out
 
 
-def _same_class_weights(model: IncrementalSVC, labels: np.ndarray) -> bool:
+def _same_classes_and_weights(model: IncrementalSVC, labels: np.ndarray) -> bool:
     """Whether a fit on rows with ``labels`` gives ``model``'s classes and class weights."""
     if not np.array_equal(np.unique(labels), model.classes_):
         return False
