@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpath import IncrementalSVC, PathError, SimpleSVC, SingularMarginError
+from gpath import IncrementalSVC, PathError, RobustSVC, SimpleSVC, SingularMarginError
 from gpath._array_api import to_host
 from gpath.reference import exact_svc, kernel_matrix
 
@@ -354,3 +354,27 @@ def test_members_that_balance_points_of_tiny_boxes_are_not_taken_for_round_off()
     coef = to_host(model.dual_coef_)[0]
     assert model.n_support_[0] > 0 and abs(coef.sum()) <= 1e-9 * np.abs(coef).sum()
     assert model.check_kkt() <= 1e-9
+
+
+@pytest.mark.parametrize("C", [1.119277906484467, 100.0])
+def test_the_outlier_path_starts_at_the_exact_svm_where_the_kernel_is_large(backend, C):
+    # Features of 10⁶, a linear kernel: K up to 7e12. The θ = 1 start jumps every α from 0
+    # to C and closes the jump by a μ-path whose offset Q·C·1 (~1e14) cancelled to margins near
+    # 1: its free margins were 1e-3 (C = 1.1) and 0.2 (C = 100) from 1, against 1e-10 for a
+    # float64 solve of the same sets; no check reported it. (Found by a randomized search.)
+    X = np.array([[-1434160.7924843803, 53538.95046375206], [166854.71425368416, 2212996.034842535],
+                  [-1163755.7779154638, -1146671.3226530366], [-2265656.0051392284, -953558.7322771716],
+                  [-241340.1368936491, 905903.9092057459]])
+    y = np.array([1, 1, 1, -1, 1])
+    model = RobustSVC(C=C, kernel="linear").fit(backend.asarray(X), y)
+    alpha = np.asarray(model.path_.alpha[0])  # θ = 1: the hinge SVM without bias
+    Q = np.outer(y, y) * (X @ X.T) + model.ridge_ * np.eye(5)
+    z = Q @ alpha
+    scale = 1.0 + float(np.max(np.abs(Q) @ alpha))  # y f sums terms up to this
+    tol = 1e-12 * scale
+    assert np.all((alpha >= 0.0) & (alpha <= C))
+    free = (alpha > 0.0) & (alpha < C)
+    assert free.any()
+    assert np.max(np.abs(z[free] - 1.0)) <= tol
+    assert np.all(z[alpha == 0.0] >= 1.0 - tol)
+    assert np.all(z[alpha == C] <= 1.0 + tol)
