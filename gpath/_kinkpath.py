@@ -34,6 +34,10 @@ from .linalg import BorderedFactor
 __all__ = ["KinkPath", "Tables", "table_rows"]
 
 INF = np.inf
+_EPS = float(np.finfo(np.float64).eps)
+# z whose round-off ε·(1 + max_i Σ_j |Q_ij α_j|) exceeds this share of the kink levels is beyond
+# what float64 resolves: nothing to refine (KinkPath.refine).
+_UNRESOLVED = 1e-6
 
 
 def table_rows(m: int, kinks, ksigns, values, slopes=(0.0,)):
@@ -279,34 +283,47 @@ class KinkPath:
                 self.segment(-g, 1.0)
                 self.refine()
 
-    def refine(self) -> None:
-        """Repair the round-off of a μ-path (iterative refinement): recompute z = Q α from
-        fresh kernel values and correct the active α by one solve with Q_AA, so that every
-        active margin sits on its kink to round-off of the solution's own scale.
+    def refine(self, tol: float = 1e-10) -> None:
+        """Repair the round-off of a μ-path (iterative refinement) where it exceeds ``tol`` of
+        the scale of z, ``1 + max_i Σ_j |Q_ij α_j|``: recompute z = Q α from fresh kernel
+        values and correct the active α by one solve with Q_AA, so that every active margin
+        sits on its kink to round-off of the solution's own scale.
 
         The μ-path removes an offset ``g = Q (α_before − α_after)`` that can be far larger
         than the solution: from α = 0 every point jumps to its piece value (C), and where
         the kernel is large (features of 10⁶, a linear kernel) g is some 10¹⁴ while the
         margins end near 1. The margins it maintains then carry an error of ε·|g| (0.2 at
         C = 100 on five such points, where a float64 solve of the same sets is good to
-        1e-10); recomputing them from α takes that error back to round-off of Q α."""
+        1e-10). The path is left as it is where the drift is within ``tol``; where z itself is
+        beyond float64 (its round-off ε·scale above ``_UNRESOLVED`` of the kink levels:
+        features of 10¹², where the sharper margins only made the next μ-path cycle among its
+        ties); and where the repair leaves the residual no smaller or moves a point out of its
+        piece."""
         act = self.active.members
-        if act.size:
-            z = self._margins()
-            levels = np.array([self.kink_level(int(k), int(self.pos[k]) // 2) for k in act])
-            delta = self.active.solve(levels - to_host(self.engine.gather(z, act)))
-            ranges = np.array([self.kink_range(int(k), int(self.pos[k]) // 2) for k in act])
-            self.alpha[act] = np.clip(self.alpha[act] + delta, ranges[:, 0], ranges[:, 1])
-        self.z = self._margins()
-        for k in act:  # the active margins on their kinks, as the path holds them
-            self.z[int(k)] = self.kink_level(int(k), int(self.pos[k]) // 2)
-
-    def _margins(self):
-        """``z = Q α`` from fresh kernel values (device, (n,))."""
+        if act.size == 0:
+            return
         nonzero = np.flatnonzero(self.alpha)
-        if nonzero.size == 0:
-            return self.xp.zeros(self.n, dtype=self.xp.float64, device=self.device)
-        return self.q_matvecs(nonzero, self.alpha[nonzero])[0]
+        z, scale = self.engine.q_matvecs(self.kernel, self.X, nonzero, [self.alpha[nonzero]] * 2, self.y,
+                                         self.ridge, [False, True])
+        levels = np.array([self.kink_level(int(k), int(self.pos[k]) // 2) for k in act])
+        residual = levels - to_host(self.engine.gather(z, act))
+        bound = 1.0 + float(scalars(self.xp, self.xp.max(scale))[0])
+        if np.max(np.abs(residual)) <= tol * bound or _EPS * bound > _UNRESOLVED * max(1.0, np.max(np.abs(levels))):
+            return
+        ranges = np.array([self.kink_range(int(k), int(self.pos[k]) // 2) for k in act])
+        alpha = self.alpha.copy()
+        alpha[act] = np.clip(alpha[act] + self.active.solve(residual), ranges[:, 0], ranges[:, 1])
+        nonzero = np.flatnonzero(alpha)
+        z = self.q_matvecs(nonzero, alpha[nonzero])[0]
+        if np.max(np.abs(levels - to_host(self.engine.gather(z, act)))) >= np.max(np.abs(residual)):
+            return  # no better: beyond what float64 resolves (Q_AA's solves are themselves round-off)
+        slack = tol * bound
+        outside = (z < self.lo - slack) | (z > self.hi + slack)  # (the active points' levels are ±inf)
+        if bool(scalars(self.xp, self.xp.any(outside))[0]):
+            return  # a point would leave its piece: the path's sets no longer hold its margins
+        self.alpha, self.z = alpha, z
+        for k, level in zip(act.tolist(), levels.tolist()):  # on their kinks, as the path holds them
+            self.z[k] = level
 
     # ------------------------------------------------------------------ segments
     def _driven(self):

@@ -7,9 +7,10 @@ import pytest
 from helpers import assert_exact, dataset, snapshot
 
 import gpath._path as path_module
-from gpath import IncrementalSVC, PathError, RobustSVC, _mid_numba
+from gpath import IncrementalSVC, PathError, RobustSVC, SimpleSVC, _mid_numba
 from gpath._engine import Engine
 from gpath.linalg import BorderedFactor
+from gpath.reference import exact_svc
 
 
 @pytest.fixture
@@ -156,6 +157,26 @@ def test_duplicates_with_opposite_labels_in_a_window():
     model.update(X_add=X[150:], y_add=y[150:], remove=model.sample_ids_[:20])
     assert_exact(model, X[20:], y[20:])
 
+
+
+@pytest.mark.parametrize("estimator", [SimpleSVC, IncrementalSVC])
+def test_copies_of_one_point_at_a_large_scale_are_fitted_not_refused(estimator):
+    # Six copies of one point (K = 3e6, linear kernel): only the ridge (1e-6) keeps their
+    # margin matrix regular (condition 1e13), and SimpleSVM cycled among them at violations
+    # of 1e-13 of the scale of y f until its cap, then raised PathError. (A randomized search.)
+    X = np.tile([411.39208680561063, -1275.014288130699, 1091.3237686741395], (6, 1))
+    y = np.array([0, 0, 1, 0, 1, 0])
+    C = 0.023576021007861877
+    model = estimator(kernel="linear", C=C).fit(X, y)
+    assert (model.check_kkt(X, y) if estimator is SimpleSVC else model.check_kkt()) <= 1e-9
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    ref = exact_svc(X, y_pm, C, "linear", 1.0, 3, 0.0, ridge=model.ridge)
+    assert ref.kkt <= 1e-9
+    # The same model to round-off of y f, which sums terms up to K·Σα (3e5): the split of α
+    # among the copies is settled by the ridge's 3e-13 of that scale, below float64's reach.
+    scale = 1.0 + float(np.max(np.abs(X @ X.T) @ ref.alpha))
+    f, f_ref = model.decision_function(X), ref.decision_function(X)
+    assert np.max(np.abs(f - f_ref)) <= 1e-12 * scale
 
 # A window a random search found (poly kernel of degree 2 on one feature, 24 copies of one
 # point with both labels): near the end of a single-point update's path the margin matrix
