@@ -38,6 +38,8 @@ _EPS = float(np.finfo(np.float64).eps)
 # z whose round-off ε·(1 + max_i Σ_j |Q_ij α_j|) exceeds this share of the kink levels is beyond
 # what float64 resolves: nothing to refine (KinkPath.refine).
 _UNRESOLVED = 1e-6
+# The margins' round-off, relative to their scale, that KinkPath.refine repairs.
+_REFINE_TOL = 1e-10
 
 
 def table_rows(m: int, kinks, ksigns, values, slopes=(0.0,)):
@@ -280,10 +282,16 @@ class KinkPath:
             g, du = self.q_matvecs(rows[order], d_alpha[order], d_slope[order])
             self.u_theta = self.u_theta + du
             if np.any(d_alpha != 0):
+                breakpoints = self.n_breakpoints
                 self.segment(-g, 1.0)
-                self.refine()
+                # The margins' round-off from removing g, some ε·max|g| a step: refined (a
+                # product with every α ≠ 0) only where that can reach the tolerance.
+                xp = self.xp
+                drift = _EPS * float(scalars(xp, xp.max(xp.abs(g)))[0]) * (1 + self.n_breakpoints - breakpoints)
+                if drift > _REFINE_TOL * (1.0 + float(scalars(xp, xp.max(xp.abs(self.z)))[0])):
+                    self.refine()
 
-    def refine(self, tol: float = 1e-10) -> None:
+    def refine(self, tol: float = _REFINE_TOL) -> None:
         """Repair the round-off of a μ-path (iterative refinement) where it exceeds ``tol`` of
         the scale of z, ``1 + max_i Σ_j |Q_ij α_j|``: recompute z = Q α from fresh kernel
         values and correct the active α by one solve with Q_AA, so that every active margin
