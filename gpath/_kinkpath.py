@@ -40,6 +40,9 @@ _EPS = float(np.finfo(np.float64).eps)
 _UNRESOLVED = 1e-6
 # The margins' round-off, relative to their scale, that KinkPath.refine repairs.
 _REFINE_TOL = 1e-10
+# μ-paths of the repair at most (one sufficed with NumPy's compiled steps, two with the readable
+# ones on the 45-point case of KinkPath.refine).
+_REFINE_PASSES = 3
 
 
 def table_rows(m: int, kinks, ksigns, values, slopes=(0.0,)):
@@ -292,46 +295,41 @@ class KinkPath:
                     self.refine()
 
     def refine(self, tol: float = _REFINE_TOL) -> None:
-        """Repair the round-off of a μ-path (iterative refinement) where it exceeds ``tol`` of
-        the scale of z, ``1 + max_i Σ_j |Q_ij α_j|``: recompute z = Q α from fresh kernel
-        values and correct the active α by one solve with Q_AA, so that every active margin
-        sits on its kink to round-off of the solution's own scale.
+        """Repair the round-off of the margins the path keeps where it exceeds ``tol`` of their
+        scale ``1 + max_i Σ_j |Q_ij α_j|``: the drift ``g = z − Q α`` (the kept z, active
+        margins on their kinks, less z from fresh kernel values) is an offset like a jump's,
+        and is removed the same way, by a μ-path (Appendix C) that holds the active margins
+        on their kinks. Points that the drift had put on the wrong side of a kink, or active
+        α that the exact margins put beyond their range, leave or join the active set on the
+        way, as events of the path; its own round-off is ε·|g|, of the drift's size.
 
-        The μ-path removes an offset ``g = Q (α_before − α_after)`` that can be far larger
-        than the solution: from α = 0 every point jumps to its piece value (C), and where
-        the kernel is large (features of 10⁶, a linear kernel) g is some 10¹⁴ while the
-        margins end near 1. The margins it maintains then carry an error of ε·|g| (0.2 at
-        C = 100 on five such points, where a float64 solve of the same sets is good to
-        1e-10). The path is left as it is where the drift is within ``tol``; where z itself is
-        beyond float64 (its round-off ε·scale above ``_UNRESOLVED`` of the kink levels:
-        features of 10¹², where the sharper margins only made the next μ-path cycle among its
-        ties); and where the repair leaves the residual no smaller or moves a point out of its
-        piece."""
-        act = self.active.members
-        if act.size == 0:
-            return
-        nonzero = np.flatnonzero(self.alpha)
-        z, scale = self.engine.q_matvecs(self.kernel, self.X, nonzero, [self.alpha[nonzero]] * 2, self.y,
-                                         self.ridge, [False, True])
-        levels = np.array([self.kink_level(int(k), int(self.pos[k]) // 2) for k in act])
-        residual = levels - to_host(self.engine.gather(z, act))
-        bound = 1.0 + float(scalars(self.xp, self.xp.max(scale))[0])
-        if np.max(np.abs(residual)) <= tol * bound or _EPS * bound > _UNRESOLVED * max(1.0, np.max(np.abs(levels))):
-            return
-        ranges = np.array([self.kink_range(int(k), int(self.pos[k]) // 2) for k in act])
-        alpha = self.alpha.copy()
-        alpha[act] = np.clip(alpha[act] + self.active.solve(residual), ranges[:, 0], ranges[:, 1])
-        nonzero = np.flatnonzero(alpha)
-        z = self.q_matvecs(nonzero, alpha[nonzero])[0]
-        if np.max(np.abs(levels - to_host(self.engine.gather(z, act)))) >= np.max(np.abs(residual)):
-            return  # no better: beyond what float64 resolves (Q_AA's solves are themselves round-off)
-        slack = tol * bound
-        outside = (z < self.lo - slack) | (z > self.hi + slack)  # (the active points' levels are ±inf)
-        if bool(scalars(self.xp, self.xp.any(outside))[0]):
-            return  # a point would leave its piece: the path's sets no longer hold its margins
-        self.alpha, self.z = alpha, z
-        for k, level in zip(act.tolist(), levels.tolist()):  # on their kinks, as the path holds them
-            self.z[k] = level
+        The drift comes from removing a jump's offset ``g = Q (α_before − α_after)`` that can
+        be far larger than the solution: from α = 0 every point jumps to its piece value
+        (C), and where the kernel is large (features of 10⁶, a linear kernel) g is some 10¹⁴
+        while the margins end near 1. The kept margins then carry an error of ε·|g|: 0.2 at
+        C = 100 on five such points (a float64 solve of the same sets: 1e-10), 1.0 on 45. A
+        problem beyond float64 (z's round-off ε·scale above ``_UNRESOLVED`` of the kink
+        levels: features of 10¹², where sharper margins only made the next μ-path cycle among
+        its ties) is left as it is. The drift is measured again after each repair, which is
+        repeated while it exceeds ``tol`` (``_REFINE_PASSES`` at most)."""
+        xp = self.xp
+        for _ in range(_REFINE_PASSES):
+            act = self.active.members
+            nonzero = np.flatnonzero(self.alpha)
+            if nonzero.size == 0:
+                return
+            z, scale = self.engine.q_matvecs(self.kernel, self.X, nonzero, [self.alpha[nonzero]] * 2, self.y,
+                                             self.ridge, [False, True])
+            levels = [self.kink_level(k, int(self.pos[k]) // 2) for k in act.tolist()]
+            bound = 1.0 + float(scalars(xp, xp.max(scale))[0])
+            if _EPS * bound > _UNRESOLVED * max([1.0] + [abs(v) for v in levels]):
+                return
+            for k, level in zip(act.tolist(), levels):
+                self.z[k] = level
+            g = self.z - z
+            if float(scalars(xp, xp.max(xp.abs(g)))[0]) <= tol * bound:
+                return
+            self.segment(-g, 1.0)
 
     # ------------------------------------------------------------------ segments
     def _driven(self):

@@ -6,6 +6,8 @@ or raises; a model whose bias is not unique takes the middle of its interval at 
 
 from __future__ import annotations
 
+import pathlib
+
 import numpy as np
 import pytest
 
@@ -378,3 +380,32 @@ def test_the_outlier_path_starts_at_the_exact_svm_where_the_kernel_is_large(back
     assert np.max(np.abs(z[free] - 1.0)) <= tol
     assert np.all(z[alpha == 0.0] >= 1.0 - tol)
     assert np.all(z[alpha == C] <= 1.0 + tol)
+
+
+@pytest.mark.parametrize("path", ["s", "theta"])
+def test_the_outlier_path_repairs_its_margins_where_a_jump_left_them_off(backend, path):
+    # 45 points with features of 10⁶ (linear kernel, C = 37): the start's μ-path left margins
+    # that should be 1 between 0.47 and 0.98 (1.4e-7 of the scale of z; a float64 solve of the
+    # same sets: 4e-9), and path_.objective at 181 for α whose objective is 40. A correction of
+    # α on the same sets would put two of them beyond C: the repair is itself a μ-path, whose
+    # events change the sets. (Found by a randomized search.)
+    data = np.load(pathlib.Path(__file__).parent / "data" / "robust_large_features.npz")
+    X, y = data["X"], data["y"]
+    C = 37.34172515676713
+    model = RobustSVC(C=C, kernel="linear", path=path).fit(backend.asarray(X), y)
+    Q = np.outer(y, y) * (X @ X.T) + model.ridge_ * np.eye(y.size)
+    for alpha, param, objective in zip(model.path_.alpha, model.path_.params, model.path_.objective):
+        alpha = np.asarray(alpha)
+        theta, s = (param, model.path_.s) if path == "theta" else (0.0, param)
+        z = Q @ alpha
+        scale = 1.0 + float(np.max(np.abs(Q) @ alpha))
+        tol = 1e-12 * scale
+        inlier = z >= s - tol
+        # Inliers (y f ≥ s) carry the hinge: α ∈ [0, C], free ones on the margin; outliers θC.
+        a, zi = alpha[inlier], z[inlier]
+        assert np.all((a >= 0.0) & (a <= C))
+        assert np.all(zi[a < C] >= 1.0 - tol) and np.all(zi[a > 0.0] <= 1.0 + tol)
+        assert np.allclose(alpha[~inlier], theta * C, rtol=0, atol=1e-12 * C)
+        loss = np.where(z >= s, np.maximum(0.0, 1.0 - z), 1.0 - theta * z - (1.0 - theta) * s)
+        exact = 0.5 * alpha @ z + C * loss.sum()
+        assert abs(objective - exact) <= 1e-12 * C * y.size * scale
