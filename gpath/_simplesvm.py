@@ -910,6 +910,15 @@ class _SimpleRun:
         a_k = s.alpha[k]
         idx = np.append(W, k)
         t, j, _ = first_bound_hit(s.alpha[idx], np.append(dW, sign), np.zeros(idx.size), s.upper[idx], idx, 0.0)
+        if not np.isfinite(t) and s.ridge > 0.0:
+            # K + ridge·I (the squared hinge's ridge + 1/C) is positive definite: its dual is
+            # bounded, and a null direction is float64's, not the data's.
+            k_max = scalars(s.xp, s.xp.max(s.kernel.diagonal(s.X)))[0]
+            raise PathError(
+                f"the working-set matrix is singular in float64: its diagonal term {s.ridge:.3g} (the ridge, "
+                f"plus 1/C for loss='squared_hinge') is below float64's resolution next to kernel values of "
+                f"{k_max:.3g}: standardize the features, or raise ridge; the model is unchanged"
+            )
         if not np.isfinite(t):
             raise NotSeparableError(
                 "C=inf (hard margin): the training data are not separable in the kernel's "

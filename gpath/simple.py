@@ -281,8 +281,12 @@ class SimpleSVC(OneVsOneSVC):
             X not numeric, a DataFrame whose column names mix strings and other types, or
             sparse with ``kernel="precomputed"``.
         PathError
-            ``max_iter=None`` and the iteration cycles (20·(n + 50) iterations), or it ends
-            with a KKT violation above 1e-8 (the model is not returned then).
+            ``max_iter=None`` and the iteration cycles (20·(n + 50) iterations) with a KKT
+            violation above 1e-10 of the scale of y f (cycling within round-off of it, among
+            copies of one point, ends there with the model), or it ends with a KKT violation
+            above 1e-8; or the working-set matrix is singular in float64 though its diagonal
+            term (ridge, plus 1/C for the squared hinge) makes it regular (features of 10⁹).
+            The model is not returned then.
         MemoryError
             Sparse X whose pairs' kernel matrices (and their working copies) would take more
             than half the available memory; or the working set's factor (16·|W|² bytes on the

@@ -8,7 +8,7 @@ from helpers import assert_exact, dataset, snapshot
 from sklearn.utils.estimator_checks import check_estimator
 
 import gpath._smo
-from gpath import IncrementalSVC, NotSeparableError, SimpleSVC
+from gpath import IncrementalSVC, NotSeparableError, PathError, SimpleSVC
 from gpath._array_api import to_host
 from gpath.datasets import load_digits_binary
 from gpath.reference import exact_svc, kernel_matrix
@@ -328,6 +328,20 @@ def test_hard_margin_unbounded_dual_detected_with_ridge_zero():
     with pytest.raises(NotSeparableError, match="not separable"):
         SimpleSVC(C=np.inf, kernel="linear", ridge=0.0).fit(Xx, (Xx[:, 0] * Xx[:, 1] > 0).astype(int))
 
+
+
+def test_a_squared_hinge_beyond_float64_is_not_called_inseparable():
+    # Features of 1e9 (K up to 1.6e18), copies with opposite labels: ridge + 1/C is below
+    # float64's resolution next to K, and the working-set matrix is singular in float64 only.
+    # The error said "C=inf (hard margin) ... use a finite C or loss='squared_hinge'" to a user
+    # who had both. (A randomized search.)
+    X = np.array([[1.2624499136577036e9], [1.2624499136577036e9], [4.7196459866747367e8]])
+    y = np.array([3, 0, 3])
+    model = SimpleSVC(kernel="linear", loss="squared_hinge", C=1.0)
+    with pytest.raises(PathError, match="singular in float64") as error:
+        model.fit(X, y)
+    assert not isinstance(error.value, NotSeparableError) and "model is unchanged" in str(error.value)
+    assert not hasattr(model, "dual_coef_")
 
 def test_hard_margin_linear_separable_ridge_zero():
     rng = np.random.default_rng(1)
