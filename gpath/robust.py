@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -113,6 +113,7 @@ class _RobustBase(SaveMixin, BaseEstimator):
         p = self.path_
         if at is None:
             return p.alpha[self.selected_index_]
+        at = _checked_at(at)
         order = self._order(p)
         if not order * p.params[0] <= order * float(at) <= order * p.params[-1]:
             raise ValueError(f"at must lie on the path, between {p.params[0]:.6g} and {p.params[-1]:.6g}; got {at!r}")
@@ -285,7 +286,8 @@ class _RobustClassifier(ClassifierMixin):
             features than in ``fit``, holds NaN or inf, or (fitted on a DataFrame) has other
             column names or another column order.
         TypeError
-            X in another namespace or on another device than the training data.
+            X in another namespace or on another device than the training data, or ``at``
+            not a real number (a string, a bool).
         """
         return self._values(X, at)
 
@@ -387,7 +389,8 @@ class _RobustRegressor(RegressorMixin):
             features than in ``fit``, holds NaN or inf, or (fitted on a DataFrame) has other
             column names or another column order.
         TypeError
-            X in another namespace or on another device than the training data.
+            X in another namespace or on another device than the training data, or ``at``
+            not a real number (a string, a bool).
         """
         return self._values(X, at)
 
@@ -642,7 +645,8 @@ class _CCCPEstimator(_RobustBase):
     def _alpha_at(self, at):
         if at is None:
             return self.path_.alpha[self.selected_index_]
-        hit = np.flatnonzero(self.path_.params == float(at))
+        at = _checked_at(at)
+        hit = np.flatnonzero(self.path_.params == at)
         if hit.size == 0:
             raise ValueError(f"at must be one of the grid values {self.path_.params.tolist()}; got {at!r}")
         return self.path_.alpha[hit[-1]]
@@ -713,3 +717,16 @@ class CCCPRobustSVR(_RobustRegressor, _CCCPEstimator):
         self.C, self.kernel, self.gamma, self.degree, self.coef0 = C, kernel, gamma, degree, coef0
         self.path, self.s, self.s_min, self.grid, self.max_iter = path, s, s_min, grid, max_iter
         self.ridge, self.fit_intercept = ridge, fit_intercept
+
+
+def _checked_at(at) -> float:
+    """``at`` as a float: a real number (θ or s), not a string or a bool.
+
+    Raises
+    ------
+    TypeError
+        Anything else (a string such as "0.5" was read as its number before).
+    """
+    if isinstance(at, bool) or not isinstance(at, Real | np.floating | np.integer):
+        raise TypeError(f"at must be a real number (θ or s on the path) or None; got {type(at).__name__} {at!r}")
+    return float(at)

@@ -157,6 +157,10 @@ def test_evaluation_along_the_path_and_selection(noisy_cancer):
     assert model.score(Xv, yv) == pytest.approx(1 - errors[model.selected_index_])
     with pytest.raises(ValueError, match="at must lie on the path"):
         model.decision_function(Xv, at=1.5)
+    for bad in ("0.5", True):  # a string was read as its number
+        with pytest.raises(TypeError, match="at must be a real number"):
+            model.decision_function(Xv, at=bad)
+    np.testing.assert_array_equal(model.decision_function(Xv, at=np.float32(0.5)), model.decision_function(Xv, at=0.5))
 
 
 @pytest.mark.parametrize("estimator,path", [(CCCPRobustSVC, "theta"), (CCCPRobustSVC, "s")])
