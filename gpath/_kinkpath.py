@@ -99,6 +99,8 @@ class KinkPath:
         Scale of the coefficients (for round-off thresholds).
     ridge : float
         Added to the diagonal of Q.
+    refines : bool
+        Whether each jump's μ-path is followed by :meth:`refine`.
 
     Attributes
     ----------
@@ -111,8 +113,10 @@ class KinkPath:
         The points at a kink: their α is free in its range (factor of Q_AA, no border).
     """
 
-    def __init__(self, xp, device, X, y, kernel, C, ridge):
+    def __init__(self, xp, device, X, y, kernel, C, ridge, refines: bool = True):
         self.xp, self.device = xp, device
+        self.refines = refines  # repair the margins' drift after each jump (refine)
+        self.n_repairs = 0
         self.X, self.y, self.kernel = X, y, kernel
         self.C, self.ridge = float(C), float(ridge)
         n = X.shape[0]
@@ -291,7 +295,7 @@ class KinkPath:
                 # product with every α ≠ 0) only where that can reach the tolerance.
                 xp = self.xp
                 drift = _EPS * float(scalars(xp, xp.max(xp.abs(g)))[0]) * (1 + self.n_breakpoints - breakpoints)
-                if drift > _REFINE_TOL * (1.0 + float(scalars(xp, xp.max(xp.abs(self.z)))[0])):
+                if self.refines and drift > _REFINE_TOL * (1.0 + float(scalars(xp, xp.max(xp.abs(self.z)))[0])):
                     self.refine()
 
     def refine(self, tol: float = _REFINE_TOL) -> None:
@@ -324,11 +328,14 @@ class KinkPath:
             bound = 1.0 + float(scalars(xp, xp.max(scale))[0])
             if _EPS * bound > _UNRESOLVED * max([1.0] + [abs(v) for v in levels]):
                 return
+            g = self.z - z  # the drift, with the active margins taken on their kinks
+            for k, level in zip(act.tolist(), levels):
+                g[k] = level - z[k]
+            if float(scalars(xp, xp.max(xp.abs(g)))[0]) <= tol * bound:
+                return  # (z as it was: moving it by round-off made later paths cycle among ties)
             for k, level in zip(act.tolist(), levels):
                 self.z[k] = level
-            g = self.z - z
-            if float(scalars(xp, xp.max(xp.abs(g)))[0]) <= tol * bound:
-                return
+            self.n_repairs += 1
             self.segment(-g, 1.0)
 
     # ------------------------------------------------------------------ segments

@@ -223,10 +223,12 @@ class Regression:
 
 
 # ---------------------------------------------------------------------- drivers
-def start(xp, device, X, y_dev, y_host, kernel, problem, C, ridge) -> KinkPath:
+def start(xp, device, X, y_dev, y_host, kernel, problem, C, ridge, refines=True) -> KinkPath:
     """The ordinary SVM without bias (θ = 1): every point jumps from α = 0 to the hinge
-    (resp. absolute) loss's α, closed by one μ-path (Appendix C)."""
-    path = KinkPath(xp, device, X, y_dev if isinstance(problem, Classification) else None, kernel, C, ridge)
+    (resp. absolute) loss's α, closed by one μ-path (Appendix C); ``refines``: as
+    :class:`gpath._kinkpath.KinkPath`'s."""
+    path = KinkPath(xp, device, X, y_dev if isinstance(problem, Classification) else None, kernel, C, ridge,
+                    refines)
     path.retable(np.arange(path.n), problem.plain(path.n, y_host))
     return path
 

@@ -433,3 +433,39 @@ def test_more_classes_through_one_vs_rest():
     model = OneVsRestClassifier(RobustSVC(gamma=0.5, fit_intercept=True)).fit(X, y)
     assert [len(e.classes_) for e in model.estimators_] == [2, 2, 2]
     assert model.score(X, y) > 0.9
+
+
+def test_a_path_that_cycles_after_its_margins_were_repaired_is_followed_without_the_repair(monkeypatch):
+    # The repair (KinkPath.refine) puts margins exactly on kinks that drifted ones missed; in 3
+    # of 9,200 random problems the path then cycled among those ties. Such a fit is followed
+    # again without the repair; a path that cycles without any repair still raises.
+    import pathlib
+
+    from gpath import PathError, _outlier
+
+    data = np.load(pathlib.Path(__file__).parent / "data" / "robust_large_features.npz")
+    X, y = data["X"], data["y"]  # features of 10⁶: the start's margins are repaired
+    op_s = _outlier.op_s
+    tried = []
+
+    def cycles_after_a_repair(path, *args):
+        tried.append(path.n_repairs)
+        if path.n_repairs:
+            raise PathError("the outlier path did not advance: degenerate cycling")
+        return op_s(path, *args)
+
+    monkeypatch.setattr(_outlier, "op_s", cycles_after_a_repair)
+    model = RobustSVC(C=37.34172515676713, kernel="linear", path="s").fit(X, y)
+    assert tried[0] > 0 and tried[1] == 0  # repaired, then followed without the repair
+    assert np.all(np.isfinite(model.path_.alpha))
+
+    def always_cycles(path, *args):
+        tried.append(path.n_repairs)
+        raise PathError("the outlier path did not advance: degenerate cycling")
+
+    monkeypatch.setattr(_outlier, "op_s", always_cycles)
+    X_small, y_small = dataset("breast_cancer")
+    tried.clear()
+    with pytest.raises(PathError):
+        RobustSVC(C=1.0, path="s").fit(X_small[:60], y_small[:60])
+    assert tried == [0]  # no repair: raised at once, not followed again
