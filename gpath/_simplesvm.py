@@ -40,6 +40,7 @@ device n-vector, changed by one cached column when a variable enters or leaves S
 from __future__ import annotations
 
 import logging
+import math
 import time
 from dataclasses import dataclass
 
@@ -287,8 +288,9 @@ def _concluded(run, status: str, violation: float, capped: bool, loss: str, pair
     """
     state = run.s
     xp = state.xp
-    relative = violation / (abs(state.b) + state.kkt_scale()) if status != "converged" else 0.0
-    if status == "max_iter" and capped and relative <= _STALL_RELATIVE and state.kernel.kind != "sigmoid":
+    judged = status == "stalled" or (status == "max_iter" and capped and state.kernel.kind != "sigmoid")
+    relative = violation / (abs(state.b) + state.kkt_scale()) if judged else math.inf
+    if status == "max_iter" and judged and relative <= _STALL_RELATIVE:
         # Cycling among ties at round-off: duplicate points whose margin matrix only the
         # ridge keeps regular (six copies of one point, K = 3e6, ridge 1e-6: condition 1e13)
         # swap in and out with violations of 1e-13 of the scale of y f, above the iteration's
