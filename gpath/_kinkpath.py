@@ -111,6 +111,9 @@ class KinkPath:
         for the points at a kink); ``lo_b + lo_s·s`` and ``hi_b + hi_s·s``.
     active : ActiveSet
         The points at a kink: their α is free in its range (factor of Q_AA, no border).
+    n_repairs : int
+        μ-paths :meth:`refine` has followed to remove the margins' drift (0 where none was
+        needed, or ``refines`` is False).
     """
 
     def __init__(self, xp, device, X, y, kernel, C, ridge, refines: bool = True):
