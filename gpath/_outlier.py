@@ -20,7 +20,8 @@ from ._kinkpath import KinkPath, table_rows
 from ._path import PathError
 from .persistence import record
 
-__all__ = ["Classification", "OutlierPath", "Recorder", "Regression", "cccp", "op_s", "op_theta", "start"]
+__all__ = ["Classification", "OutlierPath", "Recorder", "Regression", "cccp", "op_s", "op_theta", "start",
+           "violation"]
 
 INF = np.inf
 
@@ -163,6 +164,15 @@ class Classification:
     def start_s(self, z, y):
         return float(z.min())
 
+    def conditions(self, y, theta, s):
+        """The optimality conditions of eq. 16 as the graph of α_i against z_i = y_i f(x_i),
+        for :func:`violation`: outliers z < s have α = Cθ, inliers the hinge's α (C below 1,
+        anywhere in [0, C] at 1, 0 above), and a point at z = s, on the boundary of both
+        partitions, α between Cθ and C."""
+        C = self.C
+        return [((-INF, s), (C * theta, C * theta)), ((s, s), (C * theta, C)), ((s, 1.0), (C, C)),
+                ((1.0, 1.0), (0.0, C)), ((1.0, INF), (0.0, 0.0))]
+
 
 class Regression:
     """Robust LAD regression (section 2.2): z = f, kinks at y − s, y, y + s (eq. 25)."""
@@ -220,6 +230,46 @@ class Regression:
 
     def start_s(self, z, y):
         return float(np.abs(y - z).max())
+
+    def conditions(self, y, theta, s):
+        """The optimality conditions of eq. 25 as the graph of α_i against z_i = f(x_i), for
+        :func:`violation`: α = C·sign(r) for a residual r = y − f with 0 < |r| < s, anywhere
+        in [−C, C] at r = 0, sign(r)·θC beyond s, and between θC and C (times sign(r)) at
+        |r| = s, on the boundary of both partitions."""
+        C, tc = self.C, self.C * theta
+        return [((-INF, y - s), (tc, tc)), ((y - s, y - s), (tc, C)), ((y - s, y), (C, C)), ((y, y), (-C, C)),
+                ((y, y + s), (-C, -C)), ((y + s, y + s), (-C, -tc)), ((y + s, INF), (-tc, -tc))]
+
+
+def violation(z, alpha, conditions, scale, C) -> float:
+    """The largest distance of the points (z_i, α_i) from the graph of their optimality
+    conditions (:meth:`Classification.conditions`, :meth:`Regression.conditions`): for each
+    point the least, over the pieces of the graph, of the larger of its distance in z divided
+    by ``scale`` and its distance in α divided by C.
+
+    Parameters
+    ----------
+    z, alpha : ndarray of shape (n,)
+        Margins (z = Q α, from scratch) and coefficients.
+    conditions : list of ``((z_lo, z_hi), (alpha_lo, alpha_hi))``
+        The graph's pieces (scalars or arrays of shape (n,)): a horizontal piece has one α,
+        a vertical one one z.
+    scale : float
+        The size of the terms a margin sums, so that the result is relative round-off.
+    C : float
+
+    Returns
+    -------
+    float
+        0 for an exact solution; float64 round-off gives about 1e-16 … 1e-12.
+    """
+    def gap(v, lo, hi):
+        return np.maximum(np.maximum(lo - v, v - hi), 0.0)
+
+    d = np.full(z.shape[0], INF)
+    for (z_lo, z_hi), (a_lo, a_hi) in conditions:
+        d = np.minimum(d, np.maximum(gap(z, z_lo, z_hi) / scale, gap(alpha, a_lo, a_hi) / C))
+    return float(np.max(d, initial=0.0))
 
 
 # ---------------------------------------------------------------------- drivers

@@ -212,6 +212,82 @@ class _RobustBase(SaveMixin, BaseEstimator):
         self.path_ = dataclasses.replace(self.path_, validation_error=err)
         return self
 
+    def check_kkt(self, at=None) -> float:
+        """Largest violation of the optimality conditions at a point of the path, recomputed
+        from scratch, relative to the scale of the problem.
+
+        Recomputes the margins ``z = Q α`` (``Q = diag(y) K diag(y)``, z = y f, for
+        classification; ``Q = K``, z = f, for regression; K with ``ridge_`` on its diagonal,
+        the problem the path solves) with fresh kernel values (O(n·n_α) kernel evaluations,
+        n_α the points with α ≠ 0), and measures how far each point's (z_i, α_i) lies from
+        the graph of the robust loss's conditions at the point's θ and s: eq. 16
+        (classification: α = Cθ below s, C between s and 1, in [0, C] at 1, 0 above) or
+        eq. 25 (regression: α = C sign(r) inside s, sign(r) θC beyond, r = y − f), with
+        α anywhere between the two sides' values at a kink. Distances in z are divided by
+        ``1 + max_i Σ_j |Q_ij α_j|`` (plus max_i |y_i| for regression): a margin sums terms
+        of that size, so its round-off grows with it; distances in α by C.
+
+        Every path point, the one before a jump included (it is the optimum of its
+        partition, with its boundary points at α = C), gives about 1e-16 … 1e-12 when
+        exact. Local optimality (Theorem 4 / 5: no point exactly at z = s) is a strict
+        inequality that round-off cannot judge, and is not part of the measure. CCCP's
+        points are fixed points of its linearization, which satisfy the same conditions.
+
+        Parameters
+        ----------
+        at : float or None
+            θ or s, as in ``decision_function`` / ``predict``; None: the selected point
+            (``param_``).
+
+        Returns
+        -------
+        violation : float
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+        ValueError
+            If ``at`` is off the path (or not a grid value of a CCCP model), or C is not
+            positive (C is the estimator's parameter: refit after ``set_params(C=...)``).
+        TypeError
+            If ``at`` is not a real number.
+
+        References
+        ----------
+        Suzumura et al. 2015, eqs. 16 and 25 (sections 3.2, 3.3).
+        """
+        check_is_fitted(self, "path_")
+        C = check_positive(self.C, "C")
+        alpha = self._alpha_at(at)
+        p = self.path_
+        param = p.params[self.selected_index_] if at is None else _checked_at(at)
+        theta, s = (param, p.s) if p.kind == "theta" else (p.theta, param)
+        y = self._y_host
+        problem = Classification(C) if self._classification else Regression(C)
+        z, size = self._margins_from_scratch(alpha)
+        scale = 1.0 + float(np.max(size, initial=0.0)) + (0.0 if self._classification else float(np.max(np.abs(y))))
+        return _outlier.violation(z, alpha, problem.conditions(y, theta, s), scale, C)
+
+    def _margins_from_scratch(self, alpha, block=2048):
+        """``(z, size)``: the margins ``Q α`` of the training rows from fresh kernel values,
+        and each row's ``Σ_j |Q_ij α_j|`` (host arrays of shape (n,)); kernel blocks of
+        ``block`` rows against the points with α ≠ 0."""
+        xp, device = get_namespace_and_device(self._X)
+        w = alpha * self._y_host if self._classification else alpha
+        used = np.flatnonzero(w != 0)
+        n = alpha.shape[0]
+        f, size = np.zeros(n), np.zeros(n)
+        if used.size:
+            X_used = xp.take(self._X, to_device(used, xp, device), axis=0)
+            w_used = to_device(np.ascontiguousarray(w[used]), xp, device)
+            for lo in range(0, n, block):
+                hi = min(lo + block, n)
+                K = self.kernel_(self._X[lo:hi, :], X_used)
+                f[lo:hi], size[lo:hi] = to_host(K @ w_used), to_host(xp.abs(K) @ xp.abs(w_used))
+        sign = self._y_host if self._classification else 1.0
+        return sign * f + self.ridge_ * alpha, size + self.ridge_ * np.abs(alpha)
+
     def _check_loaded(self) -> None:
         """A loaded path fits together: finite arrays, shapes of the path and the training
         data, the selected point on the path, a kernel gpath fits. (α's box, [0, C] or [−C, C],

@@ -79,6 +79,11 @@ def _check_path(model, K, y_pm, regression=False):
         theta, s = _svr_params(model, i) if regression else _svc_params(model, i)
         v, _ = check(p.alpha[i], K, y_pm, C, theta, s)
         assert v <= 1e-9, f"KKT (eq. 16/25) violated by {v:.2e} at path point {i} ({p.kind} = {p.params[i]:.4g})"
+    # The model's own check, from scratch and relative to the scale of z, agrees: every
+    # parameter value (at a jump, the point after it) and halfway between breakpoints.
+    values = np.unique(p.params)
+    for at in np.concatenate([values, (values[1:] + values[:-1]) / 2]):
+        assert model.check_kkt(at=float(at)) <= 1e-12
     # The end point is locally optimal (Theorem 4 / 5, (19e)/(26d) included).
     theta, s = _svr_params(model, -1) if regression else _svc_params(model, -1)
     v, _ = check(p.alpha[-1], K, y_pm, C, theta, s, strict=True)
@@ -176,6 +181,7 @@ def test_cccp_svc_fixed_points(backend, noisy_cancer, estimator, path):
         # A CCCP fixed point: hinge KKT for z ≥ s, α = Cθ below (the tangent's slope).
         v, _ = svc_violation(to_host(p.alpha[i]), K, y_pm, model.C, theta, s)
         assert v <= 1e-9
+        assert model.check_kkt(at=p.params[i]) <= 1e-12  # the same conditions, from scratch
     # The model's values at a grid point are those of its α there, on the backend's device
     # (new rows: the kernel without the training diagonal's ridge).
     K_new = K - model.ridge_ * np.eye(len(y))
@@ -195,6 +201,7 @@ def test_cccp_svr_fixed_points(backend, noisy_diabetes):
         assert out.any()
         # Outliers at the linearization: α = C(sign r − (1 − θ) sign r) = θ C sign r.
         np.testing.assert_allclose(alpha[out], theta * model.C * np.sign(r[out]), atol=1e-9)
+        assert model.check_kkt(at=theta) <= 1e-12
     K_new = K - model.ridge_ * np.eye(len(y))
     p = model.path_
     f = backend.check(model.predict(backend.asarray(X), at=p.params[2]), (len(y),))
@@ -290,6 +297,7 @@ def test_random_paths_keep_alpha_in_the_box(seed):
     assert p.alpha.min() >= lo - 1e-12 * C and p.alpha.max() <= hi + 1e-12 * C
     for i in range(len(p.params)):
         assert _partition_violation(model, X, y, i) <= 1e-9, f"path point {i} ({p.kind} = {p.params[i]:.4g})"
+        assert model.check_kkt(at=p.params[i]) <= 1e-12
 
 
 def _locally_optimal(model, X, y, i):
@@ -469,3 +477,48 @@ def test_a_path_that_cycles_after_its_margins_were_repaired_is_followed_without_
     with pytest.raises(PathError):
         RobustSVC(C=1.0, path="s").fit(X_small[:60], y_small[:60])
     assert tried == [0]  # no repair: raised at once, not followed again
+
+
+@pytest.mark.parametrize("cls", [RobustSVC, RobustSVR, CCCPRobustSVC, CCCPRobustSVR], ids=lambda c: c.__name__)
+def test_check_kkt_measures_a_wrong_alpha_and_refuses_bad_calls(cls, noisy_cancer, noisy_diabetes, tmp_path):
+    import dataclasses
+
+    from sklearn.exceptions import NotFittedError
+
+    import gpath
+
+    X, y, _, _ = noisy_cancer if cls._classification else noisy_diabetes
+    model = cls(C=2.0, gamma=0.1)
+    with pytest.raises(NotFittedError):
+        model.check_kkt()
+    model.fit(X, y)
+    exact = model.check_kkt()
+    assert exact <= 1e-12
+    gpath.save(model, tmp_path / "m.gpath")
+    assert gpath.load(tmp_path / "m.gpath").check_kkt() == exact
+    # One α moved by δ = 1e-6 C. A point in a piece, far from every kink (its α fixed by the
+    # loss): the check reports δ / C. A point at a kink with α inside its range: its margin
+    # moves off the kink by Q_kk δ, reported relative to the scale of z.
+    p, C = model.path_, model.C
+    theta, s = (model.param_, p.s) if p.kind == "theta" else (p.theta, model.param_)
+    alpha = p.alpha[model.selected_index_]
+    y_pm = np.where(y == model.classes_[1], 1.0, -1.0) if cls._classification else np.ones(len(y))
+    Q = y_pm[:, None] * y_pm[None, :] * gram(model, X)
+    z = Q @ alpha
+    scale = 1.0 + np.max(np.abs(Q) @ np.abs(alpha)) + (0.0 if cls._classification else np.max(np.abs(y)))
+    levels = np.array([[s, 1.0]] * len(y)) if cls._classification else y[:, None] + np.array([-s, 0.0, s])
+    far = int(np.argmax(np.min(np.abs(z[:, None] - levels), axis=1)))
+    at_kink = np.flatnonzero(np.any(np.abs(z[:, None] - levels) <= 1e-9, axis=1)
+                             & (np.abs(alpha) < C * (1 - 1e-6)) & (np.abs(alpha) > C * max(theta, 1e-6)))
+    assert at_kink.size
+    delta = 1e-6 * C
+    for k, expected in ((far, 1e-6), (int(at_kink[0]), Q[at_kink[0], at_kink[0]] * delta / scale)):
+        moved = p.alpha.copy()
+        moved[model.selected_index_, k] += delta if moved[model.selected_index_, k] <= 0 else -delta
+        wrong = cls(**model.get_params())
+        wrong.__dict__.update({**model.__dict__, "path_": dataclasses.replace(p, alpha=moved)})
+        assert wrong.check_kkt() == pytest.approx(expected, rel=1e-3)
+    for bad, error in (("0.5", TypeError), (True, TypeError), (2.0, ValueError)):
+        with pytest.raises(error, match="at"):
+            model.check_kkt(at=bad)
+    assert model.check_kkt() == exact  # refused calls changed nothing
