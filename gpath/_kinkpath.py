@@ -35,11 +35,8 @@ __all__ = ["KinkPath", "Tables", "table_rows"]
 
 INF = np.inf
 _EPS = float(np.finfo(np.float64).eps)
-# z whose round-off ε·(1 + max_i Σ_j |Q_ij α_j|) exceeds this share of the kink levels is beyond
-# what float64 resolves: nothing to refine (KinkPath.refine).
-_UNRESOLVED = 1e-6
 # The margins' round-off, relative to their scale, that KinkPath.refine repairs.
-_REFINE_TOL = 1e-10
+_REFINE_TOL = 1e-12
 # μ-paths of the repair at most (one sufficed with NumPy's compiled steps, two with the readable
 # ones on the 45-point case of KinkPath.refine).
 _REFINE_PASSES = 3
@@ -303,22 +300,27 @@ class KinkPath:
 
     def refine(self, tol: float = _REFINE_TOL) -> None:
         """Repair the round-off of the margins the path keeps where it exceeds ``tol`` of their
-        scale ``1 + max_i Σ_j |Q_ij α_j|``: the drift ``g = z − Q α`` (the kept z, active
-        margins on their kinks, less z from fresh kernel values) is an offset like a jump's,
-        and is removed the same way, by a μ-path (Appendix C) that holds the active margins
-        on their kinks. Points that the drift had put on the wrong side of a kink, or active
-        α that the exact margins put beyond their range, leave or join the active set on the
-        way, as events of the path; its own round-off is ε·|g|, of the drift's size.
+        scale ``1 + max_i Σ_j |Q_ij α_j|``. The margins z from fresh kernel values are what
+        the conditions judge: a point in a piece must have its z between the piece's levels,
+        an active point its z on its kink. Where they are not, the kept margins are replaced
+        by the fresh ones moved just into the conditions (clipped into the piece; the kink's
+        level), and the offset ``g`` between the two is removed like a jump's, by a μ-path
+        (Appendix C) from the conditions at μ = 1 to the fresh margins at μ = 0: points whose
+        fresh margin lies beyond a level, or active α that the exact margins put beyond their
+        range, leave or join the active set on the way, as events of the path; its own
+        round-off is ε·|g|, of the drift's size.
 
         The drift comes from removing a jump's offset ``g = Q (α_before − α_after)`` that can
         be far larger than the solution: from α = 0 every point jumps to its piece value
         (C), and where the kernel is large (features of 10⁶, a linear kernel) g is some 10¹⁴
         while the margins end near 1. The kept margins then carry an error of ε·|g|: 0.2 at
-        C = 100 on five such points (a float64 solve of the same sets: 1e-10), 1.0 on 45. A
-        problem beyond float64 (z's round-off ε·scale above ``_UNRESOLVED`` of the kink
-        levels: features of 10¹², where sharper margins only made the next μ-path cycle among
-        its ties) is left as it is. The drift is measured again after each repair, which is
-        repeated while it exceeds ``tol`` (``_REFINE_PASSES`` at most)."""
+        C = 100 on five such points (a float64 solve of the same sets: 1e-10), 1.0 on 45;
+        with features of 10⁹ the drift put margins on the wrong side of their levels (a kept
+        margin −4e5 for a point whose piece lies above 1, fresh 1e6: the kept margins' own
+        path never crossed the level); with features of 10¹² the kept margins are garbage (a
+        drift of 1e12 where the margins' scale is 1e6) and two or three repairs bring them to
+        round-off. The margins are measured again after each repair, which is repeated while
+        they are off by more than ``tol`` (``_REFINE_PASSES`` at most)."""
         xp = self.xp
         for _ in range(_REFINE_PASSES):
             act = self.active.members
@@ -327,17 +329,14 @@ class KinkPath:
                 return
             z, scale = self.engine.q_matvecs(self.kernel, self.X, nonzero, [self.alpha[nonzero]] * 2, self.y,
                                              self.ridge, [False, True])
-            levels = [self.kink_level(k, int(self.pos[k]) // 2) for k in act.tolist()]
             bound = 1.0 + float(scalars(xp, xp.max(scale))[0])
-            if _EPS * bound > _UNRESOLVED * max([1.0] + [abs(v) for v in levels]):
-                return
-            g = self.z - z  # the drift, with the active margins taken on their kinks
-            for k, level in zip(act.tolist(), levels):
-                g[k] = level - z[k]
+            held = xp.minimum(xp.maximum(z, self.lo), self.hi)  # the conditions nearest z
+            for k in act.tolist():
+                held[k] = self.kink_level(k, int(self.pos[k]) // 2)
+            g = held - z
             if float(scalars(xp, xp.max(xp.abs(g)))[0]) <= tol * bound:
                 return  # (z as it was: moving it by round-off made later paths cycle among ties)
-            for k, level in zip(act.tolist(), levels):
-                self.z[k] = level
+            self.z = held
             self.n_repairs += 1
             self.segment(-g, 1.0)
 

@@ -80,9 +80,11 @@ def test_robust_paths_are_equivariant_under_feature_scale(make):
     f_scaled = make(1.0).fit(X * 1e3, y).decision_function(X * 1e3)
     # Agreement to the round-off that C = 1e6 leaves (the condition of its margin matrix).
     np.testing.assert_allclose(f_scaled, f_small, rtol=0, atol=1e-5 * np.abs(f_small).max())
-    # At s = 1e12 (the problem of C = 1e24 on X: beyond what float64 resolves, so only that the
-    # path runs and stays in its box is checked) the fit no longer fails.
+    # At s = 1e12 (the problem of C = 1e24 on X) the fit no longer fails, and it is exact: the
+    # start's μ-path removes an offset of 1e26 and leaves margins of pure round-off (a drift of
+    # 1e12 where their scale is 1e6), which two or three repairs of the margins bring back.
     huge = make(1.0).fit(X * 1e12, y)
+    assert max(huge.check_kkt(at=float(at)) for at in np.unique(huge.path_.params)) <= 1e-12
     # In its box to round-off relative to C, at check_kkt's tolerance for the feasibility rule
     # (1e-9 of C): the α of its margin points come from solves of a matrix of entries 1e24,
     # 8e-11 below 0 on an AMD EPYC's OpenBLAS (Haswell kernels), within 1e-12 of the box on

@@ -11,7 +11,7 @@ import pathlib
 import numpy as np
 import pytest
 
-from gpath import IncrementalSVC, PathError, RobustSVC, SimpleSVC, SingularMarginError
+from gpath import CCCPRobustSVC, IncrementalSVC, PathError, RobustSVC, SimpleSVC, SingularMarginError
 from gpath._array_api import to_host
 from gpath.reference import exact_svc, kernel_matrix
 
@@ -393,24 +393,54 @@ def test_the_outlier_path_repairs_its_margins_where_a_jump_left_them_off(backend
     X, y = data["X"], data["y"]
     C = 37.34172515676713
     model = RobustSVC(C=C, kernel="linear", path=path).fit(backend.asarray(X), y)
-    Q = np.outer(y, y) * (X @ X.T) + model.ridge_ * np.eye(y.size)
-    for alpha, param, objective in zip(model.path_.alpha, model.path_.params, model.path_.objective):
+    _assert_robust_svc_exact(model, X, y, C)
+
+
+def _assert_robust_svc_exact(model, X, y, C, intercept=0.0):
+    """Every point of a linear-kernel RobustSVC / CCCPRobustSVC path is the optimum of its
+    partition to round-off of the scale of z (an independent float64 check), its objective is
+    that of its α, and the model's own check_kkt agrees."""
+    p = model.path_
+    y = np.where(y == model.classes_[1], 1.0, -1.0)
+    Q = np.outer(y, y) * (X @ X.T + intercept) + model.ridge_ * np.eye(y.size)
+    for alpha, param, objective in zip(p.alpha, p.params, p.objective):
         alpha = np.asarray(alpha)
-        theta, s = (param, model.path_.s) if path == "theta" else (0.0, param)
+        theta, s = (param, p.s) if p.kind == "theta" else (0.0, param)
         z = Q @ alpha
         scale = 1.0 + float(np.max(np.abs(Q) @ alpha))
         tol = 1e-12 * scale
         inlier = z >= s - tol
         # Inliers (y f ≥ s) carry the hinge: α ∈ [0, C], free ones on the margin; outliers θC.
         a, zi = alpha[inlier], z[inlier]
-        assert np.all((a >= 0.0) & (a <= C))
-        assert np.all(zi[a < C] >= 1.0 - tol) and np.all(zi[a > 0.0] <= 1.0 + tol)
+        assert np.all((a >= -1e-12 * C) & (a <= C))
+        assert np.all(zi[a < C] >= 1.0 - tol) and np.all(zi[a > 1e-12 * C] <= 1.0 + tol)
         assert np.allclose(alpha[~inlier], theta * C, rtol=0, atol=1e-12 * C)
         loss = np.where(z >= s, np.maximum(0.0, 1.0 - z), 1.0 - theta * z - (1.0 - theta) * s)
         exact = 0.5 * alpha @ z + C * loss.sum()
         assert abs(objective - exact) <= 1e-12 * C * y.size * scale
     # The model's own from-scratch check agrees at every parameter value.
-    assert max(model.check_kkt(at=float(at)) for at in np.unique(model.path_.params)) <= 1e-12
+    assert max(model.check_kkt(at=float(at)) for at in np.unique(p.params)) <= 1e-12
+
+
+@pytest.mark.parametrize("case", ["svc_s", "cccp"])
+def test_the_outlier_path_repairs_margins_the_drift_put_beyond_their_levels(backend, case):
+    # Features of 10⁸–10⁹ (linear kernel, a relative ridge of 3e-4 and 1e-3): the start's
+    # μ-path ended with kept margins on the wrong side of their levels (−4e5 for a point whose
+    # piece lies above 1, fresh 1e6), and the repair's path, which starts from the kept
+    # margins, never crossed the level: points with y f = 0.58 and α = 0 (OP-s, 71 points),
+    # outliers with α = 0 instead of θC (CCCP, 53 points), 4e-5 and 3e-4 of the scale of z
+    # (check_kkt). The repair now starts from the fresh margins clipped into each point's
+    # piece. (Found by check_kkt in a randomized search.)
+    data = np.load(pathlib.Path(__file__).parent / "data" / "robust_drift_wrong_side.npz")
+    X, y = data[f"X_{case}"], data[f"y_{case}"]
+    if case == "svc_s":
+        C = 32.66355173342544
+        model = RobustSVC(C=C, kernel="linear", path="s", ridge=0.000280855689728549, fit_intercept=True)
+    else:
+        C = 21545.636459485828
+        model = CCCPRobustSVC(C=C, kernel="linear", path="theta", ridge=0.00098241648129649, s=-0.13948568193084354)
+    model.fit(backend.asarray(X), y)
+    _assert_robust_svc_exact(model, X, y, C, intercept=1.0 if case == "svc_s" else 0.0)
 
 
 def test_robust_check_kkt_reports_margins_left_off_their_kinks(monkeypatch):
