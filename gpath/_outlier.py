@@ -241,35 +241,35 @@ class Regression:
                 ((y, y + s), (-C, -C)), ((y + s, y + s), (-C, -tc)), ((y + s, INF), (-tc, -tc))]
 
 
-def violation(z, alpha, conditions, scale, C) -> float:
+def violation(z, alpha, conditions, scale, C) -> np.ndarray:
     """The largest distance of the points (z_i, α_i) from the graph of their optimality
-    conditions (:meth:`Classification.conditions`, :meth:`Regression.conditions`): for each
-    point the least, over the pieces of the graph, of the larger of its distance in z divided
-    by ``scale`` and its distance in α divided by C.
+    conditions (:meth:`Classification.conditions`, :meth:`Regression.conditions`), at each of
+    several path points: for each point the least, over the pieces of the graph, of the
+    larger of its distance in z divided by ``scale`` and its distance in α divided by C.
 
     Parameters
     ----------
-    z, alpha : ndarray of shape (n,)
-        Margins (z = Q α, from scratch) and coefficients.
+    z, alpha : ndarray of shape (n, n_points)
+        Margins (z = Q α, from scratch) and coefficients, a column per path point.
     conditions : list of ``((z_lo, z_hi), (alpha_lo, alpha_hi))``
-        The graph's pieces (scalars or arrays of shape (n,)): a horizontal piece has one α,
-        a vertical one one z.
-    scale : float
+        The graph's pieces (arrays that broadcast to (n, n_points)): a horizontal piece has
+        one α, a vertical one one z.
+    scale : ndarray of shape (n_points,)
         The size of the terms a margin sums, so that the result is relative round-off.
     C : float
 
     Returns
     -------
-    float
+    ndarray of shape (n_points,)
         0 for an exact solution; float64 round-off gives about 1e-16 … 1e-12.
     """
     def gap(v, lo, hi):
         return np.maximum(np.maximum(lo - v, v - hi), 0.0)
 
-    d = np.full(z.shape[0], INF)
+    d = np.full(z.shape, INF)
     for (z_lo, z_hi), (a_lo, a_hi) in conditions:
         d = np.minimum(d, np.maximum(gap(z, z_lo, z_hi) / scale, gap(alpha, a_lo, a_hi) / C))
-    return float(np.max(d, initial=0.0))
+    return np.max(d, axis=0, initial=0.0)
 
 
 # ---------------------------------------------------------------------- drivers

@@ -51,6 +51,11 @@ from .persistence import SaveMixin
 __all__ = ["CCCPRobustSVC", "CCCPRobustSVR", "OutlierPath", "RobustSVC", "RobustSVR"]
 
 
+# Every point of a fitted path satisfies its conditions to this share of their scale (check_kkt's
+# measure); the fit raises otherwise (SimpleSVC's limit).
+_FIT_LIMIT = 1e-8
+
+
 # ---------------------------------------------------------------------- estimators
 class _RobustBase(SaveMixin, BaseEstimator):
     """Shared fitting, evaluation along the path, and model selection."""
@@ -262,31 +267,8 @@ class _RobustBase(SaveMixin, BaseEstimator):
         alpha = self._alpha_at(at)
         p = self.path_
         param = p.params[self.selected_index_] if at is None else _checked_at(at)
-        theta, s = (param, p.s) if p.kind == "theta" else (p.theta, param)
-        y = self._y_host
-        problem = Classification(C) if self._classification else Regression(C)
-        z, size = self._margins_from_scratch(alpha)
-        scale = 1.0 + float(np.max(size, initial=0.0)) + (0.0 if self._classification else float(np.max(np.abs(y))))
-        return _outlier.violation(z, alpha, problem.conditions(y, theta, s), scale, C)
-
-    def _margins_from_scratch(self, alpha, block=2048):
-        """``(z, size)``: the margins ``Q α`` of the training rows from fresh kernel values,
-        and each row's ``Σ_j |Q_ij α_j|`` (host arrays of shape (n,)); kernel blocks of
-        ``block`` rows against the points with α ≠ 0."""
-        xp, device = get_namespace_and_device(self._X)
-        w = alpha * self._y_host if self._classification else alpha
-        used = np.flatnonzero(w != 0)
-        n = alpha.shape[0]
-        f, size = np.zeros(n), np.zeros(n)
-        if used.size:
-            X_used = xp.take(self._X, to_device(used, xp, device), axis=0)
-            w_used = to_device(np.ascontiguousarray(w[used]), xp, device)
-            for lo in range(0, n, block):
-                hi = min(lo + block, n)
-                K = self.kernel_(self._X[lo:hi, :], X_used)
-                f[lo:hi], size[lo:hi] = to_host(K @ w_used), to_host(xp.abs(K) @ xp.abs(w_used))
-        sign = self._y_host if self._classification else 1.0
-        return sign * f + self.ridge_ * alpha, size + self.ridge_ * np.abs(alpha)
+        return float(_violations(self.kernel_, self._X, self._y_host, self.ridge_, self._classification, C,
+                                 alpha[None, :], *_theta_s(p, np.array([param])))[0])
 
     def _check_loaded(self) -> None:
         """A loaded path fits together: finite arrays, shapes of the path and the training
@@ -325,6 +307,25 @@ class _RobustBase(SaveMixin, BaseEstimator):
                 raise invalid("_y_host must hold -1 and +1 labels")
 
     def _finish(self, fitted, path_record):
+        """Set the fitted attributes, once every point of the path passes :meth:`check_kkt`'s
+        measure at ``_FIT_LIMIT``.
+
+        Raises
+        ------
+        PathError
+            A point beyond the limit; the estimator is unchanged.
+        """
+        C = check_positive(self.C, "C")
+        p = path_record
+        v = _violations(fitted["kernel_"], fitted["_X"], fitted["_y_host"], fitted["ridge_"], self._classification, C,
+                        p.alpha, *_theta_s(p, p.params))
+        worst = int(np.argmax(v))
+        if v[worst] > _FIT_LIMIT:
+            raise PathError(
+                f"the path's point at {'θ' if p.kind == 'theta' else 's'}={p.params[worst]:.6g} violates its "
+                f"optimality conditions (eq. {16 if self._classification else 25}) by {v[worst]:.3g} of their scale "
+                f"(limit {_FIT_LIMIT:g}); the estimator is unchanged. The margins are too ill-conditioned for "
+                f"float64 here: raise ridge (e.g. ridge=1e-4), lower C, or standardize the features")
         self._set_fitted({**fitted, "path_": path_record, "selected_index_": len(path_record.params) - 1,
                           "param_": float(path_record.params[-1]), "alpha_": path_record.alpha[-1]})
         return self
@@ -532,7 +533,9 @@ class _OutlierPathEstimator(_RobustBase):
         PathError
             If the path cycles (degenerate data), also when followed again without the
             repair of its margins (a path that cycles only after that repair is followed
-            without it); the estimator is then unchanged.
+            without it), or a point of the path violates its optimality conditions by more
+            than 1e-8 of their scale (:meth:`check_kkt`'s measure, taken at every point before
+            the path is returned); the estimator is then unchanged.
         """
         start = time.perf_counter()
 
@@ -679,7 +682,10 @@ class _CCCPEstimator(_RobustBase):
             the start of OP-s, or bad data, as in :meth:`RobustSVC.fit`. A failed fit leaves
             the estimator as it was.
         PathError
-            If CCCP does not settle within ``max_iter`` iterations at some grid value.
+            If CCCP does not settle within ``max_iter`` iterations at some grid value, or a
+            grid point violates its optimality conditions by more than 1e-8 of their scale
+            (:meth:`check_kkt`'s measure, taken at every point); the estimator is then
+            unchanged.
         """
         start = time.perf_counter()
 
@@ -829,3 +835,54 @@ def _checked_at(at) -> float:
     if isinstance(at, bool) or not isinstance(at, Real | np.floating | np.integer):
         raise TypeError(f"at must be a real number (θ or s on the path) or None; got {type(at).__name__} {at!r}")
     return float(at)
+
+
+def _theta_s(path: OutlierPath, params: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(θ, s)`` at the path's parameter values ``params``, arrays of their shape (the
+    parameter the path does not move is its fixed one)."""
+    fixed = np.full(params.shape, path.s if path.kind == "theta" else path.theta)
+    return (params, fixed) if path.kind == "theta" else (fixed, params)
+
+
+def _violations(kernel, X, y, ridge, classification, C, alphas, thetas, ss, block=2048) -> np.ndarray:
+    """:meth:`_RobustBase.check_kkt`'s measure at several points of a path at once.
+
+    Parameters
+    ----------
+    kernel : Kernel
+    X : device array of shape (n, d)
+    y : ndarray of shape (n,)
+        Labels ±1 (classification) or targets.
+    ridge, C : float
+    classification : bool
+    alphas : ndarray of shape (n_points, n)
+    thetas, ss : ndarray of shape (n_points,)
+        θ and s at each point.
+    block : int
+        Rows of kernel values at a time, against the points with α ≠ 0 at any of the points
+        (one kernel pass and two matrix products for all of them).
+
+    Returns
+    -------
+    ndarray of shape (n_points,)
+    """
+    xp, device = get_namespace_and_device(X)
+    A = alphas.T
+    W = A * y[:, None] if classification else A
+    used = np.flatnonzero(np.any(W != 0, axis=1))
+    n, n_points = W.shape
+    F, size = np.zeros((n, n_points)), np.zeros((n, n_points))
+    if used.size:
+        X_used = xp.take(X, to_device(used, xp, device), axis=0)
+        W_used = to_device(np.ascontiguousarray(W[used]), xp, device)
+        W_abs = xp.abs(W_used)
+        for lo in range(0, n, block):
+            hi = min(lo + block, n)
+            K = kernel(X[lo:hi, :], X_used)
+            F[lo:hi], size[lo:hi] = to_host(K @ W_used), to_host(xp.abs(K) @ W_abs)
+    z = (y[:, None] if classification else 1.0) * F + ridge * A
+    scale = 1.0 + np.max(size + ridge * np.abs(A), axis=0, initial=0.0)
+    if not classification:
+        scale = scale + float(np.max(np.abs(y), initial=0.0))
+    problem = Classification(C) if classification else Regression(C)
+    return _outlier.violation(z, A, problem.conditions(y[:, None], thetas[None, :], ss[None, :]), scale, C)

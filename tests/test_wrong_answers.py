@@ -10,6 +10,7 @@ import pathlib
 
 import numpy as np
 import pytest
+from helpers import snapshot
 
 from gpath import CCCPRobustSVC, IncrementalSVC, PathError, RobustSVC, SimpleSVC, SingularMarginError
 from gpath._array_api import to_host
@@ -445,13 +446,20 @@ def test_the_outlier_path_repairs_margins_the_drift_put_beyond_their_levels(back
 
 def test_robust_check_kkt_reports_margins_left_off_their_kinks(monkeypatch):
     # Without the repair of the margins (the code before it), the 45 points of features of 10⁶
-    # end with margins 1.4e-7 of the scale of z off their kinks: check_kkt, from scratch,
-    # reports it, so a user of the robust estimators can see such a fault.
-    from gpath import _outlier
+    # end with margins 6e-8 of the scale of z off their kinks: check_kkt, from scratch, reports
+    # it, and fit, which checks every point of its path the same way, raises rather than
+    # return such a path, leaving the estimator as it was.
+    from gpath import _outlier, robust
 
     data = np.load(pathlib.Path(__file__).parent / "data" / "robust_large_features.npz")
     X, y = data["X"], data["y"]
+    model = RobustSVC(C=37.34172515676713, kernel="linear", path="s").fit(X, y)
+    before = snapshot(model)
     start = _outlier.start
     monkeypatch.setattr(_outlier, "start", lambda *args: start(*args[:-1], False))
-    model = RobustSVC(C=37.34172515676713, kernel="linear", path="s").fit(X, y)
+    with pytest.raises(PathError, match=r"violates its optimality conditions \(eq. 16\).*estimator is unchanged"):
+        model.fit(X, y)
+    assert snapshot(model) == before
+    monkeypatch.setattr(robust, "_FIT_LIMIT", np.inf)
+    model.fit(X, y)
     assert model.check_kkt(at=float(model.path_.params[0])) > 1e-8
