@@ -14,7 +14,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from . import persistence
-from ._array_api import get_namespace_and_device, to_host
+from ._array_api import get_namespace_and_device, to_device, to_host
 from ._cpath import (
     CPath,
     CVErrorPath,
@@ -72,6 +72,30 @@ def start_state(X, y, kernel, C_min, ridge):
                         f"(relative to the scale of y f) > {_LOADED_TOL:g}; standardize the features or raise "
                         f"ridge; the estimator is unchanged")
     return state
+
+
+def kkt_at(kernel, X, y_host, ridge, alpha, b, C, block=2048) -> float:
+    """:meth:`SVCPath.check_kkt`'s measure of one point (α, b) of a C path at C.
+
+    The margins ``y_i f(x_i) + ridge·α_i`` of the training rows X (device) from fresh kernel
+    values (blocks of ``block`` rows against the points with α ≠ 0), and the rule of
+    :func:`gpath._path.kkt_violation` with the scale ``max_i Σ_j |Q_ij| α_j``.
+    """
+    xp, device = get_namespace_and_device(X)
+    n = alpha.shape[0]
+    used = np.flatnonzero(alpha)
+    f, size = np.full(n, float(b)), np.zeros(n)
+    if used.size:
+        X_used = xp.take(X, to_device(used, xp, device), axis=0)
+        w = to_device(alpha[used] * y_host[used], xp, device)
+        for lo in range(0, n, block):
+            hi = min(lo + block, n)
+            K = kernel(X[lo:hi, :], X_used)
+            f[lo:hi] += to_host(K @ w)
+            size[lo:hi] = to_host(xp.abs(K) @ xp.abs(w))
+    yf = y_host * f + ridge * alpha
+    scale = float(np.max(size + ridge * alpha, initial=0.0))
+    return kkt_violation(yf, y_host, alpha, np.full(n, float(C)), scale, float(C))
 
 
 def check_C_range(C_min, C_max) -> tuple[float, float]:
@@ -229,6 +253,12 @@ class SVCPath(PathEvaluation, SaveMixin, ClassifierMixin, BaseEstimator):
         kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X)
         state = start_state(X, signed_labels(labels, classes, xp, device), kernel, params["C_min"], params["ridge"])
         path = c_path(state, params["C_max"], start_time=start)
+        violation = kkt_at(kernel, state.X, state.y_host, params["ridge"], path.alpha[-1], path.intercept[-1],
+                           path.Cs[-1])
+        if violation > _LOADED_TOL:
+            raise PathError(f"the path at C_max={path.Cs[-1]:g} violates the KKT conditions by {violation:.3g} "
+                            f"(relative to the scale of y f, recomputed from scratch) > {_LOADED_TOL:g}; standardize "
+                            f"the features or raise ridge; the estimator is unchanged")
         # Published all at once, so that a failure changes nothing.
         fitted = {"path_": path, "C_": float(path.Cs[-1]), "classes_": classes, "kernel_": state.kernel,
                   "n_features_in_": int(state.X.shape[1]), "_X": state.X, "_y_host": state.y_host.copy(),
@@ -237,6 +267,39 @@ class SVCPath(PathEvaluation, SaveMixin, ClassifierMixin, BaseEstimator):
         return self
 
     # ------------------------------------------------------------------ evaluation
+    def check_kkt(self, C=None) -> float:
+        """Largest KKT violation of the solution at C, recomputed from scratch, relative to
+        the scale of the problem.
+
+        :meth:`gpath.IncrementalSVC.check_kkt`'s rule on the training rows with fresh kernel
+        values (O(n·n_SV) kernel evaluations): the stationarity violations (``1 − y f`` where
+        α_i < C, ``y f − 1`` where α_i > 0, y f with ``ridge·α_i``) divided by
+        ``1 + max_i Σ_j |Q_ij| α_j``, those of yᵀα = 0 and of the box [0, C] divided by C.
+        Exact between breakpoints too (α and b are linear in C there). ``fit`` checks the
+        path's two ends this way (C_min, C_max) at 1e-9.
+
+        Parameters
+        ----------
+        C : float or None
+            In [C_min, C_max]; None: ``C_``.
+
+        Returns
+        -------
+        violation : float
+            About 1e-16 … 1e-12 for an exact solution.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+        ValueError
+            C outside the path or not a real number.
+        """
+        check_is_fitted(self, "path_")
+        C = self.C_ if C is None else self._check_C(C)
+        alpha, b = interpolate(self.path_, C)
+        return kkt_at(self.kernel_, self._X, self._y_host, self._check_params()["ridge"], alpha, b, C)
+
     def decision_function(self, X, C=None):
         """Decision values ``f(x) = Σ_j α_j(C) y_j K(x, x_j) + b(C)`` on the path.
 
@@ -346,8 +409,7 @@ class SVCPath(PathEvaluation, SaveMixin, ClassifierMixin, BaseEstimator):
         """A loaded path fits together: the shapes of the path and of the training data,
         increasing Cs with ``C_`` among them, α in its box [0, C] at every point, and the KKT
         conditions at both ends recomputed from scratch from X, y, α and b, to
-        ``_LOADED_TOL`` relative to the scale of y f (bounded by ``1 + max K_ii · Σ α``, as
-        |K_ij| ≤ max K_ii for a positive semi-definite kernel).
+        ``_LOADED_TOL`` (:meth:`check_kkt`'s measure).
 
         Raises
         ------
@@ -381,14 +443,9 @@ class SVCPath(PathEvaluation, SaveMixin, ClassifierMixin, BaseEstimator):
             ridge = self._check_params()["ridge"]
         except ValueError as exc:
             raise invalid(f"bad parameter: {exc}") from None
-        ends = [0, k - 1]
-        xp, device = get_namespace_and_device(self._X)
-        F = to_host(decision_values(self.kernel_, self._X, y, alpha[ends], b[ends], self._X, xp, device))
-        diag = float(np.max(to_host(self.kernel_.diagonal(self._X))))
-        for column, (end, C) in enumerate(zip(ends, Cs[ends])):
-            a = alpha[end]
-            violation = kkt_violation(y * F[:, column] + ridge * a, y, a, np.full(n, C), (diag + ridge) * float(a.sum()),
-                                      float(C))
+        for end in (0, k - 1):
+            C = Cs[end]
+            violation = kkt_at(self.kernel_, self._X, y, ridge, alpha[end], b[end], C)
             if violation > _LOADED_TOL:
                 raise invalid(f"the path at C={C:g} violates the KKT conditions by {violation:.3g} relative to the "
                               f"scale of y f, recomputed from scratch (allowed: {_LOADED_TOL:g})")

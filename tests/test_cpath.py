@@ -93,6 +93,35 @@ def test_every_breakpoint_is_kkt_exact():
     mids = 0.5 * (p.Cs[1:] + p.Cs[:-1])
     worst = max(kkt_from_scratch(X, y_pm, *interpolate(p, C), C, 10.0) for C in mids[::5])
     assert worst <= 1e-9, worst
+    # The model's own check (the same rule, its kernel) agrees at both, to round-off.
+    for C in np.concatenate([p.Cs[::7], mids[::5]]):
+        own, ref = model.check_kkt(float(C)), kkt_from_scratch(X, y_pm, *interpolate(p, C), C, 10.0)
+        assert own <= 1e-12 and abs(own - ref) <= 1e-13
+    assert model.check_kkt() == model.check_kkt(1e4)  # at C_
+
+
+def test_check_kkt_measures_a_wrong_alpha_and_refuses_a_C_off_the_path():
+    import dataclasses
+
+    X, y = subset("breast_cancer", 80, seed=2)
+    model = SVCPath(C_min=0.1, C_max=10.0, gamma=0.05)
+    with pytest.raises(NotFittedError):
+        model.check_kkt()
+    model.fit(X, y)
+    before = snapshot(model)
+    for C in (0.01, 11.0, "1", True):
+        with pytest.raises(ValueError, match=r"C must be a real number in \[C_min, C_max\]"):
+            model.check_kkt(C)
+    assert snapshot(model) == before
+    # α of a margin point moved by 1e-6 C: yᵀα is off by that share of C, its margin by
+    # Q_kk·1e-6 C; the check reports it as the test's own float64 check does.
+    p = model.path_
+    alpha = p.alpha.copy()
+    k = int(np.flatnonzero((alpha[-1] > 0) & (alpha[-1] < p.Cs[-1]))[0])
+    alpha[-1, k] += 1e-6 * p.Cs[-1]
+    model.path_ = dataclasses.replace(p, alpha=alpha)
+    expected = kkt_from_scratch(X, np.where(y == model.classes_[1], 1.0, -1.0), alpha[-1], p.intercept[-1], 10.0, 0.05)
+    assert expected >= 1e-6 and model.check_kkt() == pytest.approx(expected, rel=1e-9)
 
 
 def test_events_are_the_paths_and_match_the_numpy_path(backend):
