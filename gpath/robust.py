@@ -56,6 +56,11 @@ __all__ = ["CCCPRobustSVC", "CCCPRobustSVR", "OutlierPath", "RobustSVC", "Robust
 _FIT_LIMIT = 1e-8
 
 
+# OP-s of regression needs a start s (the largest residual of the LAD regression) above this
+# share of the targets' scale: below it the loss's levels y ± s are y's round-off.
+_S_RESOLUTION = 1e-9
+
+
 # ---------------------------------------------------------------------- estimators
 class _RobustBase(SaveMixin, BaseEstimator):
     """Shared fitting, evaluation along the path, and model selection."""
@@ -347,7 +352,7 @@ class _RobustClassifier(ClassifierMixin):
         name = type(self).__name__
         return check_nonpositive(self.s, "s", owner=name), check_nonpositive(self.s_max, "s_max", owner=name)
 
-    def _s_range(self, min_margin, s_max):
+    def _s_range(self, min_margin, s_max, y):
         """OP-s runs s from min_i y_i f(x_i) up to s_max. If no margin lies below s_max, the
         ordinary SVM is already the solution at s_max: the path is that single point."""
         return min(min_margin, s_max), s_max
@@ -437,14 +442,22 @@ class _RobustRegressor(RegressorMixin):
         s_min = None if self.s_min is None else check_positive(self.s_min, "s_min")
         return check_positive(self.s, "s"), s_min
 
-    def _s_range(self, max_residual, s_min):
+    def _s_range(self, max_residual, s_min, y):
         """OP-s runs s from max_i |y_i − f(x_i)| down to s_min (default 0.2 × the start).
 
         Raises
         ------
         ValueError
-            If s_min lies above the start: the path would not move.
+            If s_min lies above the start: the path would not move; or the start is round-off
+            of the targets (the LAD regression fits every y_i: a large C, a kernel that
+            interpolates): the levels y_i ± s of the loss would not differ from y_i in
+            float64.
         """
+        if max_residual <= _S_RESOLUTION * (1.0 + float(np.max(np.abs(y)))):
+            raise ValueError(
+                f"{type(self).__name__}: the LAD regression without bias where OP-s starts fits every target to "
+                f"round-off (largest residual {max_residual:.3g}, targets up to {float(np.max(np.abs(y))):.3g}), "
+                f"so there is no s to start from: lower C, raise ridge, or use path='theta'")
         if s_min is None:
             return max_residual, 0.2 * max_residual
         if s_min > max_residual:
@@ -526,7 +539,9 @@ class _OutlierPathEstimator(_RobustBase):
         ------
         ValueError
             For a bad parameter (naming it: C, ridge, path, s, s_max/s_min, fit_intercept),
-            RobustSVR's ``s_min`` above the start of OP-s, or bad data (X not 2-D or with NaN
+            RobustSVR's ``s_min`` above the start of OP-s or a start that is round-off of the
+            targets (the LAD regression fits every one: 1e-9 of their scale), or bad data (X
+            not 2-D or with NaN
             or inf; y of another length, with NaN or inf, or not two classes for RobustSVC).
             Parameters are checked before anything is computed; a failed fit leaves the
             estimator as it was.
@@ -543,7 +558,7 @@ class _OutlierPathEstimator(_RobustBase):
             y_h = fitted["_y_host"]
             if params["path"] == "theta":
                 return _outlier.op_theta(path, problem, y_h, params["s"], start)
-            s_start, s_end = self._s_range(problem.start_s(to_host(path.z), y_h), params["s_end"])
+            s_start, s_end = self._s_range(problem.start_s(to_host(path.z), y_h), params["s_end"], y_h)
             return _outlier.op_s(path, problem, y_h, s_start, s_end, start)
 
         record, fitted = self._followed(X, y, follow)
@@ -679,7 +694,8 @@ class _CCCPEstimator(_RobustBase):
         ValueError
             For a bad parameter (naming it; ``grid`` values not finite, out of the range of
             the path's parameter or not strictly monotone in its direction), ``s_min`` above
-            the start of OP-s, or bad data, as in :meth:`RobustSVC.fit`. A failed fit leaves
+            the start of OP-s or a start that is round-off of the targets (an ``int`` grid of
+            ``path="s"``), or bad data, as in :meth:`RobustSVC.fit`. A failed fit leaves
             the estimator as it was.
         PathError
             If CCCP does not settle within ``max_iter`` iterations at some grid value, or a
@@ -698,7 +714,7 @@ class _CCCPEstimator(_RobustBase):
                 theta_s = [(t, params["s"]) for t in grid]
             else:
                 if isinstance(grid, int):
-                    grid = np.linspace(*self._s_range(problem.start_s(to_host(path.z), y_h), params["s_end"]), grid)
+                    grid = np.linspace(*self._s_range(problem.start_s(to_host(path.z), y_h), params["s_end"], y_h), grid)
                 theta_s = [(0.0, v) for v in grid]
             return _outlier.cccp(path, problem, y_h, params["path"], grid, theta_s, params["max_iter"], start)
 

@@ -522,3 +522,22 @@ def test_check_kkt_measures_a_wrong_alpha_and_refuses_bad_calls(cls, noisy_cance
         with pytest.raises(error, match="at"):
             model.check_kkt(at=bad)
     assert model.check_kkt() == exact  # refused calls changed nothing
+
+
+@pytest.mark.parametrize("cls", [RobustSVR, CCCPRobustSVR], ids=lambda c: c.__name__)
+def test_s_path_of_a_regression_that_fits_every_target_is_refused(cls):
+    # A narrow RBF kernel and a large C: the LAD regression where OP-s starts fits all 40
+    # targets, its largest residual is round-off (5e-13), and the loss's levels y ± s would be
+    # y in float64. The path ran from there before (s = 0 or 4e-16 repeated; CCCP raised a
+    # PathError on one such problem): now a ValueError says why, the estimator unchanged.
+    from sklearn.datasets import load_diabetes
+
+    X, y = load_diabetes(return_X_y=True)
+    X, y = X[:40] / X.std(0), (y[:40] - y.mean()) / y.std()
+    model = cls(C=1.0, gamma=1.0, path="s").fit(X, y)
+    before = snapshot(model)
+    with pytest.raises(ValueError, match="fits every target to round-off.*lower C, raise ridge, or use path='theta'"):
+        model.set_params(C=1e3).fit(X, y)
+    model.set_params(C=1.0)
+    assert snapshot(model) == before
+    assert cls(C=1e3, gamma=1.0, path="theta", s=0.5).fit(X, y).check_kkt() <= 1e-12
