@@ -47,7 +47,8 @@ class OutlierPath:
     discontinuous : ndarray of shape (n_points,), bool
         True for the point right after a D-step jump (the end of the chain).
     objective : ndarray of shape (n_points,)
-        The robust objective (eq. 2 or 6) at each point, with the kernel K + ridge·I.
+        The robust objective (eq. 2 or 6) at each point, with the kernel K + ridge·I, from
+        margins recomputed with fresh kernel values when the path is fitted.
     kind : str
         ``"theta"`` or ``"s"``.
     theta, s : float or None

@@ -273,7 +273,7 @@ class _RobustBase(SaveMixin, BaseEstimator):
         p = self.path_
         param = p.params[self.selected_index_] if at is None else _checked_at(at)
         return float(_violations(self.kernel_, self._X, self._y_host, self.ridge_, self._classification, C,
-                                 alpha[None, :], *_theta_s(p, np.array([param])))[0])
+                                 alpha[None, :], *_theta_s(p, np.array([param])))[0][0])
 
     def _check_loaded(self) -> None:
         """A loaded path fits together: finite arrays, shapes of the path and the training
@@ -322,8 +322,10 @@ class _RobustBase(SaveMixin, BaseEstimator):
         """
         C = check_positive(self.C, "C")
         p = path_record
-        v = _violations(fitted["kernel_"], fitted["_X"], fitted["_y_host"], fitted["ridge_"], self._classification, C,
-                        p.alpha, *_theta_s(p, p.params))
+        y = fitted["_y_host"]
+        thetas, ss = _theta_s(p, p.params)
+        v, z = _violations(fitted["kernel_"], fitted["_X"], y, fitted["ridge_"], self._classification, C, p.alpha,
+                           thetas, ss)
         worst = int(np.argmax(v))
         if v[worst] > _FIT_LIMIT:
             raise PathError(
@@ -331,6 +333,10 @@ class _RobustBase(SaveMixin, BaseEstimator):
                 f"optimality conditions (eq. {16 if self._classification else 25}) by {v[worst]:.3g} of their scale "
                 f"(limit {_FIT_LIMIT:g}); the estimator is unchanged. The margins are too ill-conditioned for "
                 f"float64 here: raise ridge (e.g. ridge=1e-4), lower C, or standardize the features")
+        # The objective from the same fresh margins (the path's own carry their round-off × C·n).
+        problem = Classification(C) if self._classification else Regression(C)
+        objective = np.array([problem.objective(p.alpha[i], z[:, i], y, thetas[i], ss[i]) for i in range(len(thetas))])
+        path_record = dataclasses.replace(p, objective=objective)
         self._set_fitted({**fitted, "path_": path_record, "selected_index_": len(path_record.params) - 1,
                           "param_": float(path_record.params[-1]), "alpha_": path_record.alpha[-1]})
         return self
@@ -880,7 +886,9 @@ def _violations(kernel, X, y, ridge, classification, C, alphas, thetas, ss, bloc
 
     Returns
     -------
-    ndarray of shape (n_points,)
+    violations : ndarray of shape (n_points,)
+    z : ndarray of shape (n, n_points)
+        The margins from scratch (z = y f + ridge·α, or f + ridge·α), a column per point.
     """
     xp, device = get_namespace_and_device(X)
     A = alphas.T
@@ -901,4 +909,4 @@ def _violations(kernel, X, y, ridge, classification, C, alphas, thetas, ss, bloc
     if not classification:
         scale = scale + float(np.max(np.abs(y), initial=0.0))
     problem = Classification(C) if classification else Regression(C)
-    return _outlier.violation(z, A, problem.conditions(y[:, None], thetas[None, :], ss[None, :]), scale, C)
+    return _outlier.violation(z, A, problem.conditions(y[:, None], thetas[None, :], ss[None, :]), scale, C), z
