@@ -98,6 +98,22 @@ def kkt_at(kernel, X, y_host, ridge, alpha, b, C, block=2048) -> float:
     return kkt_violation(yf, y_host, alpha, np.full(n, float(C)), scale, float(C))
 
 
+def check_end(path, state, ridge) -> None:
+    """The C path's end at C_max checked from scratch (:func:`kkt_at`) at 1e-9, as its start
+    (:func:`start_state`) and a loaded path's ends are; ``state``: the one the path followed.
+
+    Raises
+    ------
+    PathError
+        Beyond 1e-9 of the scale of y f.
+    """
+    violation = kkt_at(state.kernel, state.X, state.y_host, ridge, path.alpha[-1], path.intercept[-1], path.Cs[-1])
+    if violation > _LOADED_TOL:
+        raise PathError(f"the path at C_max={path.Cs[-1]:g} violates the KKT conditions by {violation:.3g} (relative "
+                        f"to the scale of y f, recomputed from scratch) > {_LOADED_TOL:g}; standardize the features or "
+                        f"raise ridge; the estimator is unchanged")
+
+
 def check_C_range(C_min, C_max) -> tuple[float, float]:
     """``(C_min, C_max)`` as floats: both finite and > 0, C_min ≤ C_max; ValueError otherwise."""
     C_min, C_max = check_positive(C_min, "C_min"), check_positive(C_max, "C_max")
@@ -253,12 +269,7 @@ class SVCPath(PathEvaluation, SaveMixin, ClassifierMixin, BaseEstimator):
         kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X)
         state = start_state(X, signed_labels(labels, classes, xp, device), kernel, params["C_min"], params["ridge"])
         path = c_path(state, params["C_max"], start_time=start)
-        violation = kkt_at(kernel, state.X, state.y_host, params["ridge"], path.alpha[-1], path.intercept[-1],
-                           path.Cs[-1])
-        if violation > _LOADED_TOL:
-            raise PathError(f"the path at C_max={path.Cs[-1]:g} violates the KKT conditions by {violation:.3g} "
-                            f"(relative to the scale of y f, recomputed from scratch) > {_LOADED_TOL:g}; standardize "
-                            f"the features or raise ridge; the estimator is unchanged")
+        check_end(path, state, params["ridge"])
         # Published all at once, so that a failure changes nothing.
         fitted = {"path_": path, "C_": float(path.Cs[-1]), "classes_": classes, "kernel_": state.kernel,
                   "n_features_in_": int(state.X.shape[1]), "_X": state.X, "_y_host": state.y_host.copy(),

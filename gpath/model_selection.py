@@ -50,7 +50,7 @@ from ._validation import (
     numeric_targets,
     signed_labels,
 )
-from .cpath import check_C_range, start_state
+from .cpath import check_C_range, check_end, start_state
 from .incremental import IncrementalSVC
 from .kernels import Kernel
 from .persistence import ModelFileError, SaveMixin, fitted_attribute, fitted_n_features
@@ -321,6 +321,7 @@ def _fold_steps(X, labels, classes, train, test, params, saved):
     state, _ = state.follow(X[:0, :], state.y[:0], others)  # the kept rows stay in order: sorted(train)
     state.refine()
     path = c_path(state, params["C_max"], start_time=start)
+    check_end(path, state, params["ridge"])
     knots, errors = path_error_steps(path, state.kernel, state.X, state.y_host, _take_rows(X, test),
                                      labels[test] == classes[1])
     return (knots, errors, int(test.size)), path.n_breakpoints, time.perf_counter() - start

@@ -192,6 +192,27 @@ def test_cv_error_path_equals_reference_errors_at_random_C(backend):
         assert diff <= unsure, (C, curve.fold_errors[:, j], ref_errors)
 
 
+def test_cv_error_path_checks_each_folds_path_from_scratch(monkeypatch):
+    # Each fold's C path ends checked from scratch at C_max, as SVCPath's: the measure is the
+    # model's (SVCPath.check_kkt), and a fold beyond 1e-9 raises rather than give its errors.
+    from gpath import PathError, cpath
+
+    X, y = waterflow(80, seed=2)
+    measured = []
+    kkt_at = cpath.kkt_at
+
+    def recording(*args):
+        measured.append(kkt_at(*args))
+        return measured[-1]
+
+    monkeypatch.setattr(cpath, "kkt_at", recording)
+    cv_error_path(X, y, cv=3, C_min=0.1, C_max=100.0, gamma=10.0)
+    assert len(measured) == 3 and max(measured) <= 1e-12
+    monkeypatch.setattr(cpath, "kkt_at", lambda *args: 1e-6)
+    with pytest.raises(PathError, match="the path at C_max=100 violates the KKT conditions by 1e-06"):
+        cv_error_path(X, y, cv=3, C_min=0.1, C_max=100.0, gamma=10.0)
+
+
 def test_cv_error_path_refuses_bad_ranges():
     X, y = waterflow(60, seed=4)
     with pytest.raises(ValueError, match="C_min must be <= C_max"):
