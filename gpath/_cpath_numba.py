@@ -107,7 +107,7 @@ def run(state, factor, slots, cache, kernel, columns, cpath, work, events, rec):
             x[0] = 0.0
         limit = C_max - C
         t_c, k_c, up_c = _step(yf, lo, hi, data, top, rows, slots[:m], x[1 : m + 1], x[0], y, 1.0, u,
-                               min(t_b, limit), prod, psi)
+                               min(t_b, limit), prod, psi, 1.0)
         # gpath._ratio.first_event, not taken at the limit.
         if t_c < t_b or (t_c == t_b and k_c < k_b):
             t, kind, k, up = t_c, CROSSING, k_c, up_c

@@ -228,7 +228,7 @@ class Engine:
         return max(values, default=0.0) / divisor
 
     # ------------------------------------------------------------------ the passes
-    def step(self, z, lo, hi, cache, slots, phi, a, v, c, u, limit):
+    def step(self, z, lo, hi, cache, slots, phi, a, v, c, u, limit, unit=1.0):
         """The ratio test over the points and the move of their margins.
 
         Parameters
@@ -245,12 +245,15 @@ class Engine:
         v, u : device arrays of shape (n,) or None
         limit : float
             How far the segment may go (from the host part of the ratio test).
+        unit : float
+            The unit of the margins (1 for y f; the targets' for the robust regression's f):
+            the least size of the rates the round-off threshold is relative to.
 
         Returns
         -------
         t : float
             The first crossing (``inf`` if none; slack already below zero counts as 0); rates
-            below ``EPS · max(max |ψ|, 1)`` are round-off and never cross.
+            below ``EPS · max(max |ψ|, unit)`` are round-off and never cross.
         k : int
             The point that crosses first (the smallest index among ties; -1 if none).
         upward : bool
@@ -260,7 +263,7 @@ class Engine:
         if z.shape[0] == 0:
             return math.inf, -1, True
         psi = self._psi(cache, slots, phi, a, v, c, u)
-        tiny = EPS * xp.maximum(xp.max(xp.abs(psi)), 1.0)
+        tiny = EPS * xp.maximum(xp.max(xp.abs(psi)), unit)
         up, down = psi > tiny, psi < -tiny
         inf = xp.asarray(math.inf, dtype=z.dtype, device=self.device)
         t_up = xp.where(up, xp.maximum(hi - z, 0.0) / xp.where(up, psi, 1.0), inf)
@@ -478,12 +481,12 @@ class NumbaEngine(Engine):
         return _stationarity(yf, lo, hi, np.ascontiguousarray(members, dtype=np.int64),
                              _vec(shift), float(scale))
 
-    def step(self, z, lo, hi, cache, slots, phi, a, v, c, u, limit):
+    def step(self, z, lo, hi, cache, slots, phi, a, v, c, u, limit, unit=1.0):
         if z.shape[0] == 0:
             return math.inf, -1, True
         psi, prod = self._work(z.shape[0], cache)
         return _step(z, lo, hi, cache.data, cache.top, _rows(cache), slots, phi, float(a), _vec(v), float(c),
-                     _vec(u), float(limit), prod, psi)
+                     _vec(u), float(limit), prod, psi, float(unit))
 
     def margins(self, z, lo, hi, cache, slots, coef, a, v, c, u):
         _, prod = self._work(z.shape[0], cache)
@@ -495,7 +498,7 @@ class CupyEngine(Engine):
     """:class:`Engine` with its step fused into CuPy kernels (CUDA arrays only).
 
     ψ = a·v + (coef @ cache)[rows] + c·u is one cuBLAS product and one elementwise kernel; the
-    round-off threshold (EPS · max(max |ψ|, 1)) stays on the device; the crossing times are
+    round-off threshold (EPS · max(max |ψ|, unit)) stays on the device; the crossing times are
     one elementwise kernel, their first minimum CuPy's argmin (the smallest index among ties,
     as everywhere); the move reads the step from the device; the only copy to the host is
     (t, k, upward).
@@ -532,7 +535,7 @@ class CupyEngine(Engine):
             )
         return cls._kernels
 
-    def step(self, z, lo, hi, cache, slots, phi, a, v, c, u, limit):
+    def step(self, z, lo, hi, cache, slots, phi, a, v, c, u, limit, unit=1.0):
         import cupy
 
         if z.shape[0] == 0:
@@ -549,7 +552,7 @@ class CupyEngine(Engine):
         zero = cupy.zeros(n) if v is None or u is None else None  # MID and the C path give both
         psi = psi_kernel(prod, rows, cache._rows is None, float(a), zero if v is None else v, float(c),
                          zero if u is None else u)
-        tiny = EPS * cupy.maximum(cupy.max(cupy.abs(psi)), 1.0).reshape(1)
+        tiny = EPS * cupy.maximum(cupy.max(cupy.abs(psi)), float(unit)).reshape(1)
         t = crossing(psi, z, lo, hi, tiny)
         k = cupy.argmin(t)
         t_k = t[k].reshape(1)
@@ -916,9 +919,9 @@ def _combine(data, top, rows, slots, phi, a, v, c, u, prod, out):
 
 
 @njit(cache=True)
-def _step(z, lo, hi, data, top, rows, slots, phi, a, v, c, u, limit, prod, psi):
+def _step(z, lo, hi, data, top, rows, slots, phi, a, v, c, u, limit, prod, psi, unit):
     big = _combine(data, top, rows, slots, phi, a, v, c, u, prod, psi)
-    tiny = EPS * max(big, 1.0)
+    tiny = EPS * max(big, unit)
     best, k, up = math.inf, -1, True
     for i in range(z.shape[0]):
         p = psi[i]

@@ -256,13 +256,15 @@ class KinkPath:
         old_slope = np.array([self._slope(int(k)) for k in rows])
         t = self.tables
         t.kbase[rows], t.ksign[rows], t.vbase[rows], t.vslope[rows] = tables
+        unit = self.level_scale()
         for i, k in enumerate(rows):
             k = int(k)
             levels = t.kbase[k] + t.ksign[k] * self.s
             if held[i] is None:
-                # A margin within round-off of a kink is on it (s may come from y − z).
+                # A margin within round-off of a kink is on it (s may come from y − z), in the
+                # unit of the kinks (1 for classification, y's for regression).
                 at = np.flatnonzero(np.isfinite(levels)
-                                    & (np.abs(levels - z_h[i]) <= 1e-12 * np.maximum(1.0, np.abs(levels))))
+                                    & (np.abs(levels - z_h[i]) <= 1e-12 * np.maximum(unit, np.abs(levels))))
             else:
                 at = np.flatnonzero(levels == held[i])
             if at.size:
@@ -295,12 +297,22 @@ class KinkPath:
                 # product with every α ≠ 0) only where that can reach the tolerance.
                 xp = self.xp
                 drift = _EPS * float(scalars(xp, xp.max(xp.abs(g)))[0]) * (1 + self.n_breakpoints - breakpoints)
-                if self.refines and drift > _REFINE_TOL * (1.0 + float(scalars(xp, xp.max(xp.abs(self.z)))[0])):
+                size = float(scalars(xp, xp.max(xp.abs(self.z)))[0]) + self.level_scale()
+                if self.refines and drift > _REFINE_TOL * size:
                     self.refine()
+
+    def level_scale(self) -> float:
+        """The largest |kink level| at the current s (1 where there is none or all are 0): the
+        unit of the margins, dimensionless for classification (1 and s), that of y for
+        regression (y ± s), so that the tolerances on z scale with the problem."""
+        levels = self.tables.kbase + self.tables.ksign * self._s
+        finite = np.abs(levels[np.isfinite(levels)])
+        return float(finite.max()) if finite.size and finite.max() > 0 else 1.0
 
     def refine(self, tol: float = _REFINE_TOL) -> None:
         """Repair the round-off of the margins the path keeps where it exceeds ``tol`` of their
-        scale ``1 + max_i Σ_j |Q_ij α_j|``. The margins z from fresh kernel values are what
+        scale ``max_i Σ_j |Q_ij α_j|`` plus the largest |kink level| (:meth:`level_scale`).
+        The margins z from fresh kernel values are what
         the conditions judge: a point in a piece must have its z between the piece's levels,
         an active point its z on its kink. Where they are not, the kept margins are replaced
         by the fresh ones moved just into the conditions (clipped into the piece; the kink's
@@ -319,17 +331,20 @@ class KinkPath:
         margin −4e5 for a point whose piece lies above 1, fresh 1e6: the kept margins' own
         path never crossed the level); with features of 10¹² the kept margins are garbage (a
         drift of 1e12 where the margins' scale is 1e6) and two or three repairs bring them to
-        round-off. The margins are measured again after each repair, which is repeated while
-        they are off by more than ``tol`` (``_REFINE_PASSES`` at most)."""
+        round-off. A start whose every α is 0 (each point at a kink, or in a piece of α = 0)
+        is repaired too: its fresh margins are 0, its kept ones whatever removing the jump left.
+        The margins are measured again after each repair, which is repeated while they are off
+        by more than ``tol`` (``_REFINE_PASSES`` at most)."""
         xp = self.xp
         for _ in range(_REFINE_PASSES):
             act = self.active.members
             nonzero = np.flatnonzero(self.alpha)
-            if nonzero.size == 0:
-                return
-            z, scale = self.engine.q_matvecs(self.kernel, self.X, nonzero, [self.alpha[nonzero]] * 2, self.y,
-                                             self.ridge, [False, True])
-            bound = 1.0 + float(scalars(xp, xp.max(scale))[0])
+            if nonzero.size:
+                z, scale = self.engine.q_matvecs(self.kernel, self.X, nonzero, [self.alpha[nonzero]] * 2, self.y,
+                                                 self.ridge, [False, True])
+                bound = float(scalars(xp, xp.max(scale))[0]) + self.level_scale()
+            else:
+                z, bound = xp.zeros_like(self.z), self.level_scale()
             held = xp.minimum(xp.maximum(z, self.lo), self.hi)  # the conditions nearest z
             for k in act.tolist():
                 held[k] = self.kink_level(k, int(self.pos[k]) // 2)
@@ -361,6 +376,7 @@ class KinkPath:
             True if it stopped because a point reached a wall (with ``stop_at_wall``).
         """
         t_done = 0.0
+        unit = self.level_scale()  # (s is fixed along a segment)
         driven, slopes = self._driven() if dtheta_dt else (np.zeros(0, dtype=np.int64), np.zeros(0))
         zero_steps, guard = 0, 50 * (self.n + 10)
         active, engine = self.active, self.engine
@@ -381,7 +397,7 @@ class KinkPath:
                 phi = np.zeros(0)
                 bound = (INF, -1, True)
             crossing = engine.step(self.z, self.lo, self.hi, self.cache, active.slots, phi, 0.0, None, 1.0, u,
-                                   min(bound[0], remaining))
+                                   min(bound[0], remaining), unit)
             step, event = first_event(bound, crossing, remaining, take_at_limit=True)
             if step > 0:
                 self.alpha[act] += step * phi
@@ -438,15 +454,22 @@ class KinkPath:
 
     def next_wall(self, direction: float):
         """OP-s C-step (section 4.3): the next s, moving in ``direction`` (±1), at which a
-        point in a piece meets a wall, as ``(s, k, kink)``; ``(None, -1, -1)`` if none."""
+        point in a piece meets a wall, as ``(s, k, kink)``; ``(None, -1, -1)`` if none.
+
+        A point already beyond its wall meets it at the current s: two points that reach
+        their walls at one s (tied targets) are entered one after the other, and the D-step of
+        the first can leave the second's margin a rounding beyond its level, behind the
+        path's s, where it was never entered before (a wrong path, 0.065 off on diabetes)."""
         xp = self.xp
         inf = float("inf")
         cands = []
-        for base, sign, offset in ((self.lo_b, self.lo_s, -1), (self.hi_b, self.hi_s, 0)):
+        for base, sign, offset, beyond in ((self.lo_b, self.lo_s, -1, self.z < self.lo),
+                                           (self.hi_b, self.hi_s, 0, self.z > self.hi)):
             walls = sign != 0.0
             s_at = (self.z - base) / xp.where(walls, sign, 1.0)
             ahead = walls & (direction * (s_at - self._s) >= 0.0)
             score = xp.where(ahead, direction * s_at, inf)
+            score = xp.where(walls & beyond, direction * self._s, score)
             k, best = scalars(xp, xp.argmin(score), xp.min(score))
             if best < inf:
                 cands.append((best, int(k), offset))

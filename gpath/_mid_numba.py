@@ -231,7 +231,7 @@ def run(state, factor, slots, cache, kernel, path, work, events):
         else:
             x[0] = 0.0
         t_c, k_c, up_c = _step(yf, lo, hi, data, top, rows, slots[:m], x[1 : m + 1], x[0], y, r, u, min(t_b, 1.0),
-                               prod, psi)
+                               prod, psi, 1.0)
         # gpath._ratio.first_event with the limit 1, not taken at the limit.
         if t_c < t_b or (t_c == t_b and k_c < k_b):
             eta, kind, k, up = t_c, CROSSING, k_c, up_c

@@ -59,6 +59,8 @@ class OutlierPath:
         Breakpoints passed, those of the D-steps' μ-paths included.
     time : float
         Wall time of the path, seconds.
+    C : float or None
+        The C every point solves for (None in files written before it was recorded).
     """
 
     params: np.ndarray
@@ -71,6 +73,7 @@ class OutlierPath:
     validation_error: np.ndarray | None = None
     n_breakpoints: int = 0
     time: float = 0.0
+    C: float | None = None
 
     @property
     def selectable(self) -> np.ndarray:
@@ -306,6 +309,22 @@ def _d_steps(path, problem, rec, param, y_host) -> None:
         rec.add(param(), path.alpha, _objective(problem, path, y_host), discontinuous=True)
 
 
+class _Stall:
+    """Raises once the path's parameter has not moved for more rounds of wall and D-step
+    than there are points (2n + 10): a point exactly at a wall whose flip cannot move its
+    margin (a kernel of 1e-12 next to targets of 1) flips back and forth for ever."""
+
+    def __init__(self, path):
+        self.limit, self.count, self.last = 2 * path.n + 10, 0, None
+
+    def __call__(self, param: float) -> None:
+        self.count = self.count + 1 if param == self.last else 0
+        self.last = param
+        if self.count > self.limit:
+            raise PathError("the outlier path did not advance: degenerate cycling (a point flips between "
+                            "inlier and outlier at one parameter value)")
+
+
 def op_theta(path, problem, y_host, s, start_time) -> OutlierPath:
     """OP-θ (section 4): θ from 1 down to 0 at fixed s, C-steps (eq. 27) and D-steps."""
     rec = Recorder()
@@ -313,11 +332,13 @@ def op_theta(path, problem, y_host, s, start_time) -> OutlierPath:
     path.retable(np.arange(path.n), problem.partition(to_host(path.z), y_host, path.s))
     rec.add(1.0, path.alpha, _objective(problem, path, y_host))
     record = lambda: rec.add(path.theta, path.alpha, _objective(problem, path, y_host))
+    stalled = _Stall(path)
     while True:
         if path.theta < 1.0:
             _d_steps(path, problem, rec, lambda: path.theta, y_host)
         if path.theta <= 0.0:
             break
+        stalled(path.theta)
         _, wall = path.segment(-path.u_theta, path.theta, dtheta_dt=-1.0, stop_at_wall=True,
                                on_breakpoint=record)
         if not wall:
@@ -336,8 +357,10 @@ def op_s(path, problem, y_host, s_start, s_end, start_time) -> OutlierPath:
     path.retable(np.arange(path.n), problem.partition(to_host(path.z), y_host, path.s))
     rec.add(path.s, path.alpha, _objective(problem, path, y_host))
     d = problem.direction
+    stalled = _Stall(path)
     while True:
         _d_steps(path, problem, rec, lambda: path.s, y_host)
+        stalled(path.s)
         s_next, k, j = path.next_wall(d)
         if s_next is None or d * (s_next - s_end) > 0:
             path.s = s_end

@@ -212,7 +212,7 @@ class SVCPath(PathEvaluation, SaveMixin, ClassifierMixin, BaseEstimator):
     """
 
     _FITTED_ATTRIBUTES = frozenset({"path_", "C_", "validation_error_", "classes_", "kernel_", "n_features_in_",
-                                    "feature_names_in_", "_X", "_y_host"})
+                                    "feature_names_in_", "_X", "_y_host", "_ridge"})
 
     def __init__(self, C_min=0.01, C_max=1000.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, ridge=1e-6):
         self.C_min = C_min
@@ -273,7 +273,7 @@ class SVCPath(PathEvaluation, SaveMixin, ClassifierMixin, BaseEstimator):
         # Published all at once, so that a failure changes nothing.
         fitted = {"path_": path, "C_": float(path.Cs[-1]), "classes_": classes, "kernel_": state.kernel,
                   "n_features_in_": int(state.X.shape[1]), "_X": state.X, "_y_host": state.y_host.copy(),
-                  "feature_names_in_": names, "validation_error_": None}
+                  "_ridge": params["ridge"], "feature_names_in_": names, "validation_error_": None}
         self._set_fitted(fitted)
         return self
 
@@ -309,7 +309,11 @@ class SVCPath(PathEvaluation, SaveMixin, ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "path_")
         C = self.C_ if C is None else self._check_C(C)
         alpha, b = interpolate(self.path_, C)
-        return kkt_at(self.kernel_, self._X, self._y_host, self._check_params()["ridge"], alpha, b, C)
+        return kkt_at(self.kernel_, self._X, self._y_host, self._fitted_ridge(), alpha, b, C)
+
+    def _fitted_ridge(self) -> float:
+        """The ridge of the fit (a file written before it was kept: the parameter's)."""
+        return self._ridge if hasattr(self, "_ridge") else self._check_params()["ridge"]
 
     def decision_function(self, X, C=None):
         """Decision values ``f(x) = Σ_j α_j(C) y_j K(x, x_j) + b(C)`` on the path.
@@ -451,7 +455,7 @@ class SVCPath(PathEvaluation, SaveMixin, ClassifierMixin, BaseEstimator):
         if curve is not None and not isinstance(curve, CVErrorPath):
             raise invalid(f"validation_error_ must be a CVErrorPath; got {type(curve).__name__}")
         try:
-            ridge = self._check_params()["ridge"]
+            ridge = self._fitted_ridge()
         except ValueError as exc:
             raise invalid(f"bad parameter: {exc}") from None
         for end in (0, k - 1):

@@ -234,8 +234,9 @@ class _RobustBase(SaveMixin, BaseEstimator):
         (classification: α = Cθ below s, C between s and 1, in [0, C] at 1, 0 above) or
         eq. 25 (regression: α = C sign(r) inside s, sign(r) θC beyond, r = y − f), with
         α anywhere between the two sides' values at a kink. Distances in z are divided by
-        ``1 + max_i Σ_j |Q_ij α_j|`` (plus max_i |y_i| for regression): a margin sums terms
-        of that size, so its round-off grows with it; distances in α by C.
+        ``max_i Σ_j |Q_ij α_j|`` plus the unit of the kinks (1 for classification, whose
+        kinks are 1 and s; max_i |y_i| + s for regression, in the units of y): a margin sums
+        terms of that size, so its round-off grows with it; distances in α by C.
 
         Every path point, the one before a jump included (it is the optimum of its
         partition, with its boundary points at α = C), gives about 1e-16 … 1e-12 when
@@ -258,8 +259,7 @@ class _RobustBase(SaveMixin, BaseEstimator):
         sklearn.exceptions.NotFittedError
             Before ``fit``.
         ValueError
-            If ``at`` is off the path (or not a grid value of a CCCP model), or C is not
-            positive (C is the estimator's parameter: refit after ``set_params(C=...)``).
+            If ``at`` is off the path (or not a grid value of a CCCP model).
         TypeError
             If ``at`` is not a real number.
 
@@ -268,10 +268,11 @@ class _RobustBase(SaveMixin, BaseEstimator):
         Suzumura et al. 2015, eqs. 16 and 25 (sections 3.2, 3.3).
         """
         check_is_fitted(self, "path_")
-        C = check_positive(self.C, "C")
         alpha = self._alpha_at(at)
         p = self.path_
         param = p.params[self.selected_index_] if at is None else _checked_at(at)
+        # The C of the fit (a file written before OutlierPath held it: the parameter's).
+        C = p.C if p.C is not None else float(self.C)
         return float(_violations(self.kernel_, self._X, self._y_host, self.ridge_, self._classification, C,
                                  alpha[None, :], *_theta_s(p, np.array([param])))[0][0])
 
@@ -336,7 +337,7 @@ class _RobustBase(SaveMixin, BaseEstimator):
         # The objective from the same fresh margins (the path's own carry their round-off × C·n).
         problem = Classification(C) if self._classification else Regression(C)
         objective = np.array([problem.objective(p.alpha[i], z[:, i], y, thetas[i], ss[i]) for i in range(len(thetas))])
-        path_record = dataclasses.replace(p, objective=objective)
+        path_record = dataclasses.replace(p, objective=objective, C=C)
         self._set_fitted({**fitted, "path_": path_record, "selected_index_": len(path_record.params) - 1,
                           "param_": float(path_record.params[-1]), "alpha_": path_record.alpha[-1]})
         return self
@@ -455,15 +456,16 @@ class _RobustRegressor(RegressorMixin):
         ------
         ValueError
             If s_min lies above the start: the path would not move; or the start is round-off
-            of the targets (the LAD regression fits every y_i: a large C, a kernel that
-            interpolates): the levels y_i ± s of the loss would not differ from y_i in
+            of the targets (the LAD regression fits every y_i: a large C or ridge, a kernel
+            that interpolates): the levels y_i ± s of the loss would not differ from y_i in
             float64.
         """
-        if max_residual <= _S_RESOLUTION * (1.0 + float(np.max(np.abs(y)))):
+        if max_residual <= _S_RESOLUTION * float(np.max(np.abs(y))):
             raise ValueError(
-                f"{type(self).__name__}: the LAD regression without bias where OP-s starts fits every target to "
-                f"round-off (largest residual {max_residual:.3g}, targets up to {float(np.max(np.abs(y))):.3g}), "
-                f"so there is no s to start from: lower C, raise ridge, or use path='theta'")
+                f"{type(self).__name__}: the LAD regression without bias where OP-s starts fits every target "
+                f"(largest residual {max_residual:.3g}, round-off of targets up to {float(np.max(np.abs(y))):.3g}), "
+                f"so there is no residual for s to start from: lower C or ridge (both let it fit the targets), or "
+                f"use path='theta'")
         if s_min is None:
             return max_residual, 0.2 * max_residual
         if s_min > max_residual:
@@ -866,7 +868,8 @@ def _theta_s(path: OutlierPath, params: np.ndarray) -> tuple[np.ndarray, np.ndar
     return (params, fixed) if path.kind == "theta" else (fixed, params)
 
 
-def _violations(kernel, X, y, ridge, classification, C, alphas, thetas, ss, block=2048) -> np.ndarray:
+def _violations(kernel, X, y, ridge, classification, C, alphas, thetas, ss,
+                block=2048) -> tuple[np.ndarray, np.ndarray]:
     """:meth:`_RobustBase.check_kkt`'s measure at several points of a path at once.
 
     Parameters
@@ -905,8 +908,8 @@ def _violations(kernel, X, y, ridge, classification, C, alphas, thetas, ss, bloc
             K = kernel(X[lo:hi, :], X_used)
             F[lo:hi], size[lo:hi] = to_host(K @ W_used), to_host(xp.abs(K) @ W_abs)
     z = (y[:, None] if classification else 1.0) * F + ridge * A
-    scale = 1.0 + np.max(size + ridge * np.abs(A), axis=0, initial=0.0)
-    if not classification:
-        scale = scale + float(np.max(np.abs(y), initial=0.0))
+    unit = 1.0 if classification else float(np.max(np.abs(y), initial=0.0)) + ss
+    scale = np.max(size + ridge * np.abs(A), axis=0, initial=0.0) + unit
+    scale = np.where(scale > 0, scale, 1.0)  # (regression: y, s and α all 0)
     problem = Classification(C) if classification else Regression(C)
     return _outlier.violation(z, A, problem.conditions(y[:, None], thetas[None, :], ss[None, :]), scale, C), z

@@ -528,7 +528,7 @@ def test_check_kkt_measures_a_wrong_alpha_and_refuses_bad_calls(cls, noisy_cance
 def test_s_path_of_a_regression_that_fits_every_target_is_refused(cls):
     # A narrow RBF kernel and a large C: the LAD regression where OP-s starts fits all 40
     # targets, its largest residual is round-off (5e-13), and the loss's levels y ± s would be
-    # y in float64. The path ran from there before (s = 0 or 4e-16 repeated; CCCP raised a
+    # y in float64 (a large ridge does the same: z = (K + ridge·I) α fits y). The path ran from there before (s = 0 or 4e-16 repeated; CCCP raised a
     # PathError on one such problem): now a ValueError says why, the estimator unchanged.
     from sklearn.datasets import load_diabetes
 
@@ -536,7 +536,7 @@ def test_s_path_of_a_regression_that_fits_every_target_is_refused(cls):
     X, y = X[:40] / X.std(0), (y[:40] - y.mean()) / y.std()
     model = cls(C=1.0, gamma=1.0, path="s").fit(X, y)
     before = snapshot(model)
-    with pytest.raises(ValueError, match="fits every target to round-off.*lower C, raise ridge, or use path='theta'"):
+    with pytest.raises(ValueError, match="fits every target.*lower C or ridge .*or use path='theta'"):
         model.set_params(C=1e3).fit(X, y)
     model.set_params(C=1.0)
     assert snapshot(model) == before
@@ -560,3 +560,86 @@ def test_path_objective_is_that_of_its_alpha_from_fresh_kernel_values():
         z = Q @ alpha
         exact = 0.5 * alpha @ z + model.C * np.where(z >= s, np.maximum(0.0, 1.0 - z), 1.0 - s).sum()  # θ = 0
         assert abs(objective - exact) <= 1e-11 * abs(exact)
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e-10])
+def test_regression_check_and_s_path_scale_with_the_targets(noisy_diabetes, scale):
+    # RobustSVR is homogeneous: (y, C, s) → λ(y, C, s) scales α, f and the residuals by λ. The
+    # check's unit is that of y (an absolute "1 +" made any feasible α pass at λ = 1e-10), and
+    # so is OP-s's test of a start that fits every target (it refused this path at λ = 1e-10).
+    X, y, _, _ = noisy_diabetes
+    base = RobustSVR(C=1.0, gamma=0.1, path="theta", s=1.0).fit(X, y)
+    model = RobustSVR(C=scale, gamma=0.1, path="theta", s=scale).fit(X, scale * y)
+    np.testing.assert_allclose(model.path_.alpha, scale * base.path_.alpha, rtol=0, atol=1e-9 * scale)
+    assert model.check_kkt() <= 1e-12
+    negated = model.path_.alpha.copy()
+    negated[-1] = -negated[-1]
+    wrong = _with_alpha(model, negated).check_kkt()
+    assert wrong > 1e-3 and wrong == pytest.approx(_with_alpha(base, negated / scale).check_kkt(), rel=1e-6)
+    s_path = RobustSVR(C=scale, gamma=0.1, path="s").fit(X, scale * y)
+    assert len(s_path.path_.params) == len(RobustSVR(C=1.0, gamma=0.1, path="s").fit(X, y).path_.params)
+
+
+def _with_alpha(model, alpha):
+    import dataclasses
+
+    other = type(model)(**model.get_params())
+    other.__dict__.update({**model.__dict__, "path_": dataclasses.replace(model.path_, alpha=alpha)})
+    return other
+
+
+def _degenerate(name):
+    import pathlib
+
+    data = np.load(pathlib.Path(__file__).parent / "data" / "robust_degenerate.npz")
+    return data[f"X_{name}"], data[f"y_{name}"]
+
+
+def test_a_start_whose_every_alpha_is_zero_has_its_margins_repaired(backend):
+    # One feature of 1e12 (linear kernel): removing the start's jump leaves every α at 0 and
+    # the kept margins at −3e10 … 3e11 where the fresh ones are 0; the repair returned early
+    # for want of an α ≠ 0, and fit raised (2.2e-6 of the scale). (Found by a review.)
+    X, y = _degenerate("zero")
+    model = RobustSVC(C=100.0, kernel="linear", path="theta", s=-0.3).fit(backend.asarray(X), y)
+    assert max(model.check_kkt(at=float(at)) for at in np.unique(model.path_.params)) <= 1e-12
+
+
+def test_op_s_enters_a_point_a_tied_wall_left_beyond_its_level():
+    # Tied targets, features of 1e-6 (linear kernel): two points reach their walls at one s;
+    # the D-step of the first left the second's margin a rounding beyond its level, behind
+    # the path's s, and it was never entered: a wrong path (0.065 off at s = 0.49), which
+    # fit's check now refused. Such a point meets its wall at the current s. (Found by a
+    # review.)
+    from sklearn.datasets import load_diabetes
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = load_diabetes(return_X_y=True)
+    X = StandardScaler().fit_transform(X)[:60, :4] * 1e-6
+    y = ((y - y.mean()) / y.std())[:60]
+    model = RobustSVR(C=1e-3, kernel="linear", path="s", ridge=0.0).fit(X, y)
+    assert max(model.check_kkt(at=float(at)) for at in np.unique(model.path_.params)) <= 1e-12
+
+
+def test_a_point_that_flips_for_ever_at_one_s_raises():
+    # Features of 1e-6 next to targets of 2: a point exactly at its wall flips between inlier
+    # and outlier without moving its margin; OP-s looped for ever (1 GB of path points in
+    # minutes). It now raises once the parameter has not moved for 2n + 10 rounds.
+    from gpath import PathError
+
+    X, y = _degenerate("flip")
+    with pytest.raises(PathError, match="degenerate cycling"):
+        RobustSVR(C=1e-3, kernel="linear", path="s", s_min=0.3).fit(X, y)
+
+
+def test_check_kkt_judges_the_fitted_problem_after_set_params(noisy_cancer):
+    # check_kkt read C from the parameters: after set_params(C=2) an exact fit at C = 1
+    # reported 0.04. The path records its C (SVCPath keeps its ridge the same way).
+    from gpath import SVCPath
+
+    X, y, _, _ = noisy_cancer
+    model = RobustSVC(C=1.0, gamma=1 / 30).fit(X, y)
+    exact = model.check_kkt()
+    assert model.set_params(C=2.0).check_kkt() == exact <= 1e-12
+    path = SVCPath(C_min=0.5, C_max=5.0, gamma=1 / 30).fit(X, y)
+    exact = path.check_kkt()
+    assert path.set_params(ridge=0.5, C_min=-1.0).check_kkt() == exact <= 1e-12
