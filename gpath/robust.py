@@ -361,7 +361,8 @@ class _RobustClassifier(ClassifierMixin):
 
     def _s_range(self, min_margin, s_max, y):
         """OP-s runs s from min_i y_i f(x_i) up to s_max. If no margin lies below s_max, the
-        ordinary SVM is already the solution at s_max: the path is that single point."""
+        ordinary SVM is already the solution at s_max: the path is that single point. (``y``,
+        the labels, is the regressor's argument: margins have no unit to test against.)"""
         return min(min_margin, s_max), s_max
 
     def decision_function(self, X, at=None):
