@@ -22,6 +22,7 @@ from ._options import (
     seed_value,
     task_name,
 )
+from ._path import PathError
 from .experiments import SELECT_DATA, run_demo, run_path, run_select
 
 __all__ = ["UsageError", "build_parser", "main", "run_demo", "run_path", "run_select"]
@@ -147,7 +148,8 @@ def main(argv=None) -> int:
     """Entry point of the ``gpath`` command (``gpath demo``, ``gpath path``, ``gpath select``,
     ``gpath --version``); returns 0. Bad options, and a missing package of the ``demo`` extra
     (the message names ``pip install 'gpath[demo]'``), end in an argparse error (exit code 2)
-    before anything runs."""
+    before anything runs. A problem the estimators refuse (a ValueError such as OP-s of a
+    regression that fits every target, or a PathError) is printed as one line, exit code 1."""
     args = build_parser().parse_args(argv)
     try:
         if args.command == "select":
@@ -161,6 +163,9 @@ def main(argv=None) -> int:
                      task=args.task, epsilon=args.epsilon)
     except (UsageError, MissingExtraError) as exc:
         args.parser.error(str(exc))
+    except (ValueError, PathError) as exc:  # the data and options are valid, the problem is not
+        print(f"gpath {args.command}: error: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 

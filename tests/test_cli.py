@@ -59,6 +59,14 @@ def test_cli_entry_point(capsys):
     assert np.isfinite(float(out.split("online accuracy ")[1].split()[0]))
 
 
+def test_a_problem_the_estimator_refuses_is_one_line_and_exit_code_1(capsys):
+    # Valid options whose problem the estimator refuses (OP-s of a regression whose LAD start
+    # fits every target at C = 1e6) printed a traceback.
+    assert main(["path", "--data", "diabetes", "--path", "s", "--C", "1e6"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("gpath path: error: RobustSVR: the LAD regression") and "Traceback" not in err
+
+
 # ---------------------------------------------------------------- bad options, help, version (issue 11, item 9)
 
 @pytest.fixture
