@@ -257,8 +257,9 @@ class SVCPath(PathEvaluation, SaveMixin, ClassifierMixin, BaseEstimator):
         TypeError
             X sparse or not numeric.
         PathError, SingularMarginError
-            A numerical failure (degenerate cycling; duplicate margin points with
-            ``ridge=0``); the estimator is then unchanged.
+            A numerical failure (degenerate cycling; an end of the path beyond 1e-9 of the
+            KKT check; duplicate margin points with ``ridge=0``); the estimator is then
+            unchanged.
         """
         start = time.perf_counter()
         name = type(self).__name__
@@ -287,7 +288,8 @@ class SVCPath(PathEvaluation, SaveMixin, ClassifierMixin, BaseEstimator):
         α_i < C, ``y f − 1`` where α_i > 0, y f with ``ridge·α_i``) divided by
         ``1 + max_i Σ_j |Q_ij| α_j``, those of yᵀα = 0 and of the box [0, C] divided by C.
         Exact between breakpoints too (α and b are linear in C there). ``fit`` checks the
-        path's two ends this way (C_min, C_max) at 1e-9.
+        path's end at C_max this way at 1e-9 (its start at C_min, by the same rule on margins
+        refined from α), and so does ``gpath.load`` at both ends.
 
         Parameters
         ----------

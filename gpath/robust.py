@@ -550,8 +550,8 @@ class _OutlierPathEstimator(_RobustBase):
             For a bad parameter (naming it: C, ridge, path, s, s_max/s_min, fit_intercept),
             RobustSVR's ``s_min`` above the start of OP-s or a start that is round-off of the
             targets (the LAD regression fits every one: 1e-9 of their scale), or bad data (X
-            not 2-D or with NaN
-            or inf; y of another length, with NaN or inf, or not two classes for RobustSVC).
+            not 2-D or with NaN or inf; y of another length, with NaN or inf, or not two
+            classes for RobustSVC).
             Parameters are checked before anything is computed; a failed fit leaves the
             estimator as it was.
         PathError
