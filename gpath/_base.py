@@ -24,7 +24,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from . import _sparse, persistence
-from ._array_api import get_namespace_and_device, to_device, to_host
+from ._array_api import get_namespace_and_device, scalars, to_device, to_host
 from ._multiclass import (
     ovo_layout,
     ovr_decision,
@@ -38,7 +38,7 @@ from ._multiclass import (
 from ._path import PathError, kkt_violation
 from ._platt import couple, sigmoid_predict
 from ._validation import check_choice, check_labels, check_rows, is_precomputed
-from .kernels import PRECOMPUTED, with_index
+from .kernels import PRECOMPUTED, kernel_products, with_index
 from .persistence import SaveMixin
 
 __all__ = ["Locked", "MemoizedParams", "OneVsOneSVC", "check_every_class_weighted", "serialized"]
@@ -554,15 +554,10 @@ class OneVsOneSVC(Locked, SaveMixin, ClassifierMixin, BaseEstimator):
         k = len(self.classes_)
         sv, coef = pair_coefficients(_sparse.dense(self.dual_coef_), self.n_support_, k, p, xp)
         SV = _sparse.take_rows(self.support_vectors_, sv, xp, device)
-        sign = pair_sign(k)
-        f, size = [], []
-        n = X.shape[0]
-        for lo in range(0, n, block):
-            K = self.kernel_(X[lo : min(lo + block, n), :], SV)
-            f.append(to_host(K @ coef + self.intercept_[p]))
-            size.append(to_host(xp.abs(K) @ xp.abs(coef)))
-        yf = y_pm * sign * np.concatenate(f) + diag * alpha
-        scale = float(np.max(np.concatenate(size) + diag * alpha, initial=0.0))
+        f, size = kernel_products(self.kernel_, X, SV, coef, block)
+        b = float(scalars(xp, self.intercept_[p])[0])
+        yf = y_pm * pair_sign(k) * (f + b) + diag * alpha
+        scale = float(np.max(size + diag * alpha, initial=0.0))
         return yf, scale
 
     def _kkt_violation(self, yf, y_pm, alpha, upper, scale) -> float:

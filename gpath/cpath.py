@@ -34,7 +34,7 @@ from ._validation import (
     feature_names,
     signed_labels,
 )
-from .kernels import Kernel
+from .kernels import Kernel, kernel_products
 from .persistence import SaveMixin
 
 __all__ = ["CPath", "CVErrorPath", "PathEvaluation", "SVCPath"]
@@ -82,20 +82,12 @@ def kkt_at(kernel, X, y_host, ridge, alpha, b, C, block=2048) -> float:
     :func:`gpath._path.kkt_violation` with the scale ``max_i Σ_j |Q_ij| α_j``.
     """
     xp, device = get_namespace_and_device(X)
-    n = alpha.shape[0]
     used = np.flatnonzero(alpha)
-    f, size = np.full(n, float(b)), np.zeros(n)
-    if used.size:
-        X_used = xp.take(X, to_device(used, xp, device), axis=0)
-        w = to_device(alpha[used] * y_host[used], xp, device)
-        for lo in range(0, n, block):
-            hi = min(lo + block, n)
-            K = kernel(X[lo:hi, :], X_used)
-            f[lo:hi] += to_host(K @ w)
-            size[lo:hi] = to_host(xp.abs(K) @ xp.abs(w))
-    yf = y_host * f + ridge * alpha
+    f, size = kernel_products(kernel, X, xp.take(X, to_device(used, xp, device), axis=0),
+                              to_device(alpha[used] * y_host[used], xp, device), block)
+    yf = y_host * (f + float(b)) + ridge * alpha
     scale = float(np.max(size + ridge * alpha, initial=0.0))
-    return kkt_violation(yf, y_host, alpha, np.full(n, float(C)), scale, float(C))
+    return kkt_violation(yf, y_host, alpha, np.full(alpha.shape[0], float(C)), scale, float(C))
 
 
 def check_end(path, state, ridge) -> None:

@@ -30,10 +30,10 @@ from numbers import Real
 import numpy as np
 
 from . import _sparse
-from ._array_api import get_namespace_and_device, is_array_api, scalars, to_device
+from ._array_api import get_namespace_and_device, is_array_api, scalars, to_device, to_host
 from ._sparse import is_sparse
 
-__all__ = ["KERNELS", "PRECOMPUTED", "Kernel", "check_saveable", "q_columns", "with_index"]
+__all__ = ["KERNELS", "PRECOMPUTED", "Kernel", "check_saveable", "kernel_products", "q_columns", "with_index"]
 
 KERNELS = ("linear", "rbf", "poly", "sigmoid")
 # The names only the C-SVCs take (module docstring).
@@ -436,6 +436,37 @@ def _squared_distances(xp, X1, X2, gamma, rows: CenteredRows | None = None):
     inner += n1c[:, None]
     inner += n2c[None, :]
     return xp.maximum(inner, 0.0)
+
+
+def kernel_products(kernel, X, Z, coef, block: int = 2048):
+    """``K(X, Z) @ coef`` and ``|K(X, Z)| @ |coef|`` from fresh kernel values, as host arrays:
+    the margins a from-scratch KKT check recomputes, and the size of the terms they sum (the
+    scale its round-off is relative to).
+
+    Parameters
+    ----------
+    kernel : Kernel or callable
+    X : device array (or sparse rows) of shape (n, d)
+        The rows whose values are computed, ``block`` at a time (``8·block·m`` bytes of kernel
+        values at once).
+    Z : device array (or sparse rows) of shape (m, d)
+    coef : device array of shape (m,) or (m, k), float64
+
+    Returns
+    -------
+    products, sizes : ndarray of shape (n,) or (n, k), float64
+        Zeros where Z has no row.
+    """
+    xp, _ = get_namespace_and_device(coef)
+    n = X.shape[0]
+    products, sizes = np.zeros((n, *coef.shape[1:])), np.zeros((n, *coef.shape[1:]))
+    if Z.shape[0]:
+        coef_abs = xp.abs(coef)
+        for lo in range(0, n, block):
+            hi = min(lo + block, n)
+            K = kernel(X[lo:hi, :], Z)
+            products[lo:hi], sizes[lo:hi] = to_host(K @ coef), to_host(xp.abs(K) @ coef_abs)
+    return products, sizes
 
 
 def q_columns(kernel: Kernel, X, X_cols, col_rows: np.ndarray, ridge: float, y=None, y_cols=None,

@@ -44,7 +44,7 @@ from ._validation import (
     numeric_targets,
     signed_labels,
 )
-from .kernels import Kernel
+from .kernels import Kernel, kernel_products
 from .linalg import single_threaded_host_blas
 from .persistence import SaveMixin
 
@@ -898,16 +898,8 @@ def _violations(kernel, X, y, ridge, classification, C, alphas, thetas, ss,
     A = alphas.T
     W = A * y[:, None] if classification else A
     used = np.flatnonzero(np.any(W != 0, axis=1))
-    n, n_points = W.shape
-    F, size = np.zeros((n, n_points)), np.zeros((n, n_points))
-    if used.size:
-        X_used = xp.take(X, to_device(used, xp, device), axis=0)
-        W_used = to_device(np.ascontiguousarray(W[used]), xp, device)
-        W_abs = xp.abs(W_used)
-        for lo in range(0, n, block):
-            hi = min(lo + block, n)
-            K = kernel(X[lo:hi, :], X_used)
-            F[lo:hi], size[lo:hi] = to_host(K @ W_used), to_host(xp.abs(K) @ W_abs)
+    F, size = kernel_products(kernel, X, xp.take(X, to_device(used, xp, device), axis=0),
+                              to_device(np.ascontiguousarray(W[used]), xp, device), block)
     z = (y[:, None] if classification else 1.0) * F + ridge * A
     unit = 1.0 if classification else float(np.max(np.abs(y), initial=0.0)) + ss
     scale = np.max(size + ridge * np.abs(A), axis=0, initial=0.0) + unit

@@ -59,7 +59,7 @@ from ._validation import (
 from ._warmup import warm_compiled_update
 from .cache import max_columns
 from .incremental import _refit_is_cheaper
-from .kernels import Kernel, check_saveable
+from .kernels import Kernel, check_saveable, kernel_products
 from .persistence import ModelFileError, SaveMixin
 
 __all__ = ["IncrementalSVR"]
@@ -687,13 +687,8 @@ def kkt_violation_svr(kernel, X_sv, coef, b, X, y, alpha, upper, epsilon, ridge,
         Stationarity violations (units of f) divided by ``1 + max_i Σ_j |K_ij| |β_j| + |1 + ε ∓
         y_i|``, those of Σβ = 0 and of the boxes by C.
     """
-    xp, _ = get_namespace_and_device(X)
     n = X.shape[0]
-    f, size = np.zeros(n), np.zeros(n)
-    for lo in range(0, n if X_sv.shape[0] else 0, 2048):  # no support vector: f = b
-        hi = min(lo + 2048, n)
-        K = kernel(X[lo:hi, :], X_sv)
-        f[lo:hi], size[lo:hi] = to_host(K @ coef), to_host(xp.abs(K) @ xp.abs(coef))
+    f, size = kernel_products(kernel, X, X_sv, coef)  # (no support vector: f = b)
     y2 = np.tile([1.0, -1.0], n)
     f2, y_rep = np.repeat(f + b, 2), np.repeat(y, 2)
     shift = 1.0 + epsilon - y2 * y_rep
