@@ -8,6 +8,7 @@ from contextlib import ExitStack
 
 import numpy as np
 import scipy.sparse
+from numba import njit
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
@@ -616,12 +617,25 @@ class IncrementalSVC(MemoizedParams, OneVsOneSVC):
         m = X_add.shape[0]
         weights_add = check_sample_weight(sample_weight_add, m, w_name, allow_all_zero=True, inert_negative=True)
         rows = check_ids([] if remove is None else remove, self.sample_ids_)
-        # The classes after the update: those that keep a point, and the labels added.
-        alive = np.ones(self._class_index.shape[0], dtype=bool)  # the rows the update keeps
-        alive[rows] = False
-        kept_index = self._class_index[alive]
-        present = np.bincount(kept_index, minlength=k_old) > 0
-        classes = old_classes if known and np.all(present) else np.union1d(old_classes[present], labels)
+        if known:  # (the usual case: the added labels among the classes, checked as each keeps a point)
+            add_index = np.searchsorted(old_classes, labels) if m else np.zeros(0, dtype=np.int64)
+            w_add = self.class_weight_[add_index] * (1.0 if weights_add is None else weights_add)  # boxes over C
+            alive, class_index, weights, ids, points, weighted = _rows_after(
+                rows, np.ascontiguousarray(self._class_index, dtype=np.int64),
+                np.ascontiguousarray(self._weights, dtype=np.float64),
+                np.ascontiguousarray(self.sample_ids_, dtype=np.int64), add_index, w_add, self._next_id, k_old)
+            known = bool(points.all())
+        if known:
+            classes = old_classes
+            if not weighted.all():
+                check_every_class_weighted(weights, class_index, classes)  # (raises, naming the class)
+        else:
+            # The classes after the update: those that keep a point, and the labels added.
+            alive = np.ones(self._class_index.shape[0], dtype=bool)  # the rows the update keeps
+            alive[rows] = False
+            kept_index = self._class_index[alive]
+            present = np.bincount(kept_index, minlength=k_old) > 0
+            classes = np.union1d(old_classes[present], labels)
         if classes.shape[0] < 2:
             what = f"only class {classes.tolist()}" if classes.size else "no points"
             raise ValueError(f"the update would leave {what} in the model; an SVC needs at least two classes "
@@ -639,17 +653,18 @@ class IncrementalSVC(MemoizedParams, OneVsOneSVC):
         start = time.perf_counter()
         same = classes is old_classes
         k = classes.shape[0]
-        # Class of every row after the update, in the new numbering.
-        remap = np.searchsorted(classes, old_classes)  # only read for the classes still present
-        add_index = np.searchsorted(classes, labels) if m else np.zeros(0, dtype=np.int64)
-        class_index = np.concatenate([kept_index if same else remap[kept_index], add_index])
-        cw = self.class_weight_ if same else self._class_weights_after(classes, old_classes, class_index)
-        w_add = cw[add_index] * (1.0 if weights_add is None else weights_add)  # boxes over C
+        cw = self.class_weight_
+        if not same:
+            # Class of every row after the update, in the new numbering.
+            remap = np.searchsorted(classes, old_classes)  # only read for the classes still present
+            add_index = np.searchsorted(classes, labels) if m else np.zeros(0, dtype=np.int64)
+            class_index = np.concatenate([remap[kept_index], add_index])
+            cw = self._class_weights_after(classes, old_classes, class_index)
+            w_add = cw[add_index] * (1.0 if weights_add is None else weights_add)  # boxes over C
+            weights = np.concatenate([self._weights[alive], w_add])
+            check_every_class_weighted(weights, class_index, classes)
+            ids = np.concatenate([self.sample_ids_[alive], self._next_id + np.arange(m, dtype=np.int64)])
         upper_add = params["C"] * w_add
-        weights = np.concatenate([self._weights[alive], w_add])
-        check_every_class_weighted(weights, class_index, classes)
-        new_ids = self._next_id + np.arange(m, dtype=np.int64)
-        ids = np.concatenate([self.sample_ids_[alive], new_ids])
         # A model of sparse rows or of a precomputed kernel: its rows after the update (every
         # changed pair refits on them, beside the states it starts from).
         rows_after = None
@@ -1061,6 +1076,35 @@ class IncrementalSVC(MemoizedParams, OneVsOneSVC):
 
 
 # ---------------------------------------------------------------------- helpers
+@njit(cache=True)
+def _rows_after(rows, class_index, weights, ids, add_index, w_add, next_id, k):  # pragma: no cover - compiled
+    """An update's bookkeeping where its labels are among the model's k classes: the rows it
+    keeps (``alive``), then each point's class, box over C and id after it (the kept points,
+    then the m added ones, ids from ``next_id``), and per class its points and those of
+    positive weight, in one pass (a stream's one-point update paid some 70 µs for the dozen
+    NumPy steps this replaces). ``rows``: the removed rows, distinct (check_ids)."""
+    n, m = class_index.shape[0], add_index.shape[0]
+    alive = np.ones(n, dtype=np.bool_)
+    for r in rows:
+        alive[r] = False
+    size = n - rows.shape[0] + m
+    index, boxes, new_ids = np.empty(size, dtype=np.int64), np.empty(size), np.empty(size, dtype=np.int64)
+    points, weighted = np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.int64)
+    t = 0
+    for i in range(n + m):
+        if i < n:
+            if not alive[i]:
+                continue
+            c, w, point_id = class_index[i], weights[i], ids[i]
+        else:
+            c, w, point_id = add_index[i - n], w_add[i - n], next_id + i - n
+        index[t], boxes[t], new_ids[t] = c, w, point_id
+        points[c] += 1
+        weighted[c] += w > 0.0
+        t += 1
+    return alive, index, boxes, new_ids, points, weighted
+
+
 def _old(old_classes, label) -> int:
     """Index of ``label`` among the classes of the model before an update, or −1."""
     pos = int(np.searchsorted(old_classes, label))
