@@ -101,13 +101,13 @@ class _Window:
         xp, device = get_namespace_and_device(self.like)
         return to_device(X, xp, device)
 
-    def _row(self, x) -> np.ndarray:
-        """x as one host row over ``features_`` (unknown names ignored, missing ones 0)."""
+    def _row(self, x):
+        """x as one row over ``features_`` (unknown names ignored, missing ones 0)."""
         if not isinstance(x, dict):
             raise TypeError(f"x must be a dict of feature name -> number; got {type(x).__name__}")
         columns = set(self.features_)
         point = self._vector_dict({k: v for k, v in x.items() if k in columns}, "x")
-        return self._matrix([(point, None)], self.features_)
+        return self._device(self._matrix([(point, None)], self.features_))
 
     @staticmethod
     def _decisions(model, rows) -> np.ndarray:
@@ -119,23 +119,8 @@ class _Window:
         return to_host(model.kernel_(rows, model.support_vectors_) @ model.dual_coef_[0, :] + model.intercept_[0])
 
     def _decision(self, model, row) -> float:
-        """:meth:`_decisions` of the one host row that :meth:`_row` built, kept with the row
-        and the SVM it came from for the learn_one that follows (:meth:`_screened`)."""
-        f = float(self._decisions(model, self._device(row))[0])
-        self._last_decision = (model, self.n_updates_ + self.n_refits_, row[0], f)
-        return f
-
-    def _kept_decision(self, model, X):
-        """f of the one host row X where the last prediction computed it with this SVM, as it
-        stands (no update or fit since), for the same row, else None. Progressive validation
-        predicts each point before it learns it: screening the point then needs that very f
-        (the same arithmetic on the same values), which cost another kernel row against the
-        support vectors."""
-        last = self.__dict__.get("_last_decision")
-        if (last is None or X.shape[0] != 1 or last[0] is not model or last[1] != self.n_updates_ + self.n_refits_
-                or not np.array_equal(last[2], X[0])):
-            return None
-        return np.array([last[3]])
+        """:meth:`_decisions` of the one row that :meth:`_row` built."""
+        return float(self._decisions(model, row)[0])
 
     @property
     def n_pending_(self) -> int:
@@ -155,10 +140,7 @@ class _Window:
         if (state.active.size == 0 or gone > len(self._window)
                 or not (np.all(state.alpha[:rows] == 0.0) and np.all(state.where[:rows] == O))):
             return False
-        X = self._matrix(batch, self.features_)
-        f = self._kept_decision(model, X)
-        if f is None:
-            f = self._decisions(model, self._device(X))
+        f = self._decisions(model, self._device(self._matrix(batch, self.features_)))
         return bool(np.all(self._beyond_margin(model, f, targets(batch))))
 
     def _take_batch(self, batch, targets, can_fit=True) -> None:

@@ -120,47 +120,6 @@ def test_screened_points_leave_the_model_exact_on_its_window(task, backend):
     np.testing.assert_array_equal(model.X_window_, final)
 
 
-@pytest.mark.parametrize("task", ["svc", "svr"])
-def test_screening_reuses_a_prediction_of_the_same_point_by_the_same_svm(task, monkeypatch):
-    # Progressive validation predicts each point, then learns it: screening takes that f
-    # instead of another kernel row, and only where the point and the SVM are the same.
-    from gpath.river import SlidingWindowSVR
-
-    if task == "svc":
-        stream = list(datasets.Bananas().take(260))
-        make = lambda: SlidingWindowSVC(window=80, batch=1, C=10.0, gamma=1.0)
-    else:
-        rng = np.random.default_rng(3)
-        X = rng.normal(size=(260, 3))
-        stream = [(dict(enumerate(row)), float(np.sin(row[0]) + 0.1 * row[1])) for row in X]
-        make = lambda: SlidingWindowSVR(window=80, batch=1, C=10.0, epsilon=0.2, gamma=0.5)
-    predicted, plain = make(), make()
-    rows = []
-    real = type(predicted)._decisions
-    monkeypatch.setattr(type(predicted), "_decisions", staticmethod(
-        lambda model, X: rows.append(X.shape[0]) or real(model, X)))
-    recomputed = 0
-    for t, (x, y) in enumerate(stream):
-        before = len(rows)
-        if predicted._svm is None:
-            predicted.learn_one(x, y)
-        elif t % 7 == 3:
-            predicted.predict_one(stream[t - 1][0])  # another point: screening computes its own f
-            predicted.learn_one(x, y)
-            recomputed += len(rows) - before == 2
-        else:
-            predicted.predict_one(x)
-            predicted.learn_one(x, y)
-            assert len(rows) - before == 1  # the prediction's own row only
-        plain.learn_one(x, y)
-    assert recomputed > 5 and predicted.n_screened_ > 20
-    # The same models, bit for bit, as a stream without predictions.
-    assert predicted.n_screened_ == plain.n_screened_ and predicted.n_updates_ == plain.n_updates_
-    a, b = (m.svc_ if task == "svc" else m.svr_ for m in (predicted, plain))
-    np.testing.assert_array_equal(to_host(a.dual_coef_), to_host(b.dual_coef_))
-    np.testing.assert_array_equal(to_host(a.intercept_), to_host(b.intercept_))
-
-
 def test_waits_for_two_classes_and_drops_the_svm_when_one_is_left():
     # A stream whose first 45 points and a later run of 60 are of one class: no SVM while the
     # window (40 points) holds one class; predictions are then the class frequencies.
