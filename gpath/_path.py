@@ -80,6 +80,17 @@ def _at_bounds(alpha, upper, members, rel, tiny):  # pragma: no cover - compiled
     return True
 
 
+@njit(cache=True)
+def _balanced_at_bounds(alpha, y, upper, members, rel):  # pragma: no cover - compiled
+    """:meth:`SVCState.release_bounded_margin`'s first pass: :func:`_balanced` (with members),
+    then ``max α`` and ``max C_i`` (0 for no point) and :func:`_at_bounds` with ``tiny`` 0."""
+    if members.shape[0]:
+        _balanced(alpha, y, upper, members)
+    a_max = alpha.max() if alpha.shape[0] else 0.0
+    c_max = upper.max() if upper.shape[0] else 0.0
+    return a_max, c_max, _at_bounds(alpha, upper, members, rel, 0.0)
+
+
 @njit(cache=True, fastmath={"reassoc"})
 def _signed_sum(y, alpha):  # pragma: no cover - compiled
     """``yᵀα``."""
@@ -813,7 +824,11 @@ class SVCState:
     def release_bounded_margin(self) -> None:
         """If no margin coefficient is strictly inside (0, C_i), the bias is not unique: move
         those points to O or I and take the middle of the bias interval, as LIBSVM does."""
-        self._balance()  # a lone member is pinned by yᵀα = 0: exactly 0 when every other α is
+        members = self.active.members
+        # _balance, then the largest α and box, and whether every member is at a bound (below):
+        # one compiled pass, every update runs it. A lone member is pinned by yᵀα = 0: exactly
+        # 0 when every other α is.
+        a_max, c_max, at_bounds = _balanced_at_bounds(self.alpha, self.y_host, self.upper, members, 1e-8)
         # At a bound to round-off of the coefficients' own size, the largest α of the model
         # (not C: features of size 1e12 give α near 1e-24; not the margin's alone, which a
         # lone member at round-off of 0 would set itself). An update's coefficients may all
@@ -826,15 +841,15 @@ class SVCState:
         # members of the other class: their α are at their boxes, not below 1e-12 of them),
         # and legitimately tiny ones (features of size 1e12: α near 1e-24) have large terms.
         tiny = 0.0
-        if self.active.size and float(self.alpha.max()) <= 1e-12 * float(self.upper.max()):
+        if members.size and a_max <= 1e-12 * c_max:
             diagonal = self._held_max_diagonal()
             if diagonal > 0.0 and np.all(self.alpha <= np.minimum(1e-10 / diagonal, 1e-12 * self.upper)):
                 tiny = 1e-10 / diagonal
-        if not _at_bounds(self.alpha, self.upper, self.active.members, 1e-8, tiny):
+                at_bounds = _at_bounds(self.alpha, self.upper, members, 1e-8, tiny)
+        if not at_bounds:
             return
-        members = self.active.members.copy()
+        members = members.copy()
         a, c = self.alpha[members], self.upper[members]
-        a_max = float(self.alpha.max()) if self.n else 0.0
         if members.size and a_max > 0.0:  # (every α = 0: the members are exactly at 0)
             # Every member is near a bound: judge them on α_M corrected by one solve of the
             # margin equations, since a path's steps or the working-set solves leave α_M off
