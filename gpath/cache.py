@@ -175,17 +175,6 @@ def _release(used, slot_of, free, counts, point):
     counts[0] += 1
 
 
-@njit(cache=True)
-def _books_copied(owner, used, free, counts, slot_of, n_points):  # pragma: no cover - compiled
-    """:meth:`QColumnCache._derived`'s copies of the bookkeeping, ``slot_of`` for ``n_points``
-    points (-1 past the old ones), in one call: every update derives a cache or two, and the
-    five NumPy copies cost more than their contents at n = 600."""
-    books = np.full(n_points, -1, dtype=np.int64)
-    keep = min(n_points, slot_of.shape[0])
-    books[:keep] = slot_of[:keep]
-    return owner.copy(), used.copy(), free.copy(), counts.copy(), books
-
-
 class QColumnCache:
     """Device-resident columns ``Q[:, k]`` of the margin points, one slot per column.
 
@@ -275,9 +264,11 @@ class QColumnCache:
         ``n_points`` points)."""
         new = object.__new__(QColumnCache)
         new.__dict__.update(self.__dict__)
-        new.owner, new.used, new.free, new.counts, new.slot_of = _books_copied(
-            self.owner, self.used, self.free, self.counts, self.slot_of,
-            self.slot_of.shape[0] if n_points is None else n_points)
+        new.owner, new.used, new.free, new.counts = (a.copy() for a in (self.owner, self.used, self.free, self.counts))
+        n_points = self.slot_of.shape[0] if n_points is None else n_points
+        new.slot_of = np.full(n_points, -1, dtype=np.int64)
+        keep = min(n_points, self.slot_of.shape[0])
+        new.slot_of[:keep] = self.slot_of[:keep]
         return new
 
     def with_rows_appended(self, extra) -> QColumnCache:
