@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import pickle
 
 import numpy as np
@@ -30,6 +31,22 @@ def dataset(name: str):
     raise KeyError(name)
 
 
+_REFERENCES: dict = {}
+
+
+def reference_svc(X, y_pm, C, kind, gamma, degree, coef0, ridge):
+    """:func:`gpath.reference.exact_svc` of a problem, computed once per test process: a
+    test that holds several models of one problem to it (every block size of SimpleSVM) asks
+    for the same reference each time, and LIBSVM takes half a minute for it at C = 1e5
+    (Bananas, 600 points). The key is the problem's bytes and parameters."""
+    X, y_pm = np.ascontiguousarray(X, dtype=np.float64), np.ascontiguousarray(y_pm, dtype=np.float64)
+    key = (X.shape, hashlib.sha256(X).hexdigest(), hashlib.sha256(y_pm).hexdigest(),
+           *(float(v) for v in (C, gamma, degree, coef0, ridge)), kind)
+    if key not in _REFERENCES:
+        _REFERENCES[key] = exact_svc(X, y_pm, C, kind, gamma, degree, coef0, ridge=ridge)
+    return _REFERENCES[key]
+
+
 def assert_exact(model, X, y, rtol=1e-7, kkt=1e-9, X_device=None):
     """The model equals the exact reference on its training set (X, y host, y in classes_).
 
@@ -40,7 +57,7 @@ def assert_exact(model, X, y, rtol=1e-7, kkt=1e-9, X_device=None):
     """
     y_pm = np.where(y == model.classes_[1], 1.0, -1.0)
     k = model.kernel_
-    ref = exact_svc(X, y_pm, model.C, k.kind, k.gamma, k.degree, k.coef0, ridge=model.ridge)
+    ref = reference_svc(X, y_pm, model.C, k.kind, k.gamma, k.degree, k.coef0, model.ridge)
     assert ref.kkt <= 1e-9, f"reference not exact (KKT {ref.kkt:.2e}): LIBSVM's index sets are off"
     if X_device is None:
         X_device = model.state_.X if hasattr(model, "state_") else X
