@@ -1,6 +1,9 @@
 """gpath: exact SVM solutions and solution paths by path following, on the array API."""
 
-from . import model_selection
+from . import (
+    _compile_notice,  # noqa: F401 (registers the line on stderr while Numba compiles gpath's code)
+    model_selection,
+)
 from ._path import PathError, PathStats
 from .cache import CacheFullError
 from .cpath import CPath, SVCPath
