@@ -46,6 +46,9 @@ def warm_compiled_update(xp) -> None:
         model.update(X_add=X[8:9], y_add=y[8:9], remove=model.sample_ids_[:1])
         model.update(X_add=X[9:], y_add=y[9:], remove=model.sample_ids_[:2])
         model.predict(X[:2])
+        from ._engine import decision_values  # (the river models' predictions)
+
+        decision_values(model.kernel_, X[:1], X[:2], np.ones(2), 0.0)
         # What the path hands back to Python (a point entering M where the compiled loop has no
         # free cache slot or factor room; a removed point leaving M) calls the factor's and the
         # kernel column's compiled functions from Python: load those too (7 ms seen mid-stream).

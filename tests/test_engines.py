@@ -178,7 +178,8 @@ def test_fit_loads_every_compiled_function_an_update_reaches(estimator, kernel):
 
     # Every compiled function of the package counts, also those the path's loop hands back to
     # Python (a point entering M without a free cache slot, a removed point leaving M: 7 ms seen
-    # mid-stream), over a stream of one-, five- and thirty-point updates and predictions.
+    # mid-stream), over a stream of one-, five- and thirty-point updates and predictions (the
+    # river models' too).
     script = f"""
 import importlib, pkgutil
 import numpy as np
@@ -201,6 +202,9 @@ for m in [1] * 40 + [30] * 8 + [5] * 8:
     model.update(X_add=X[lo : lo + m], y_add=y[lo : lo + m], remove=model.sample_ids_[:m])
     lo += m
 model.predict(X[:1]), model.predict(X[:5])
+# The river models' predictions and screening (one compiled pass a row).
+from gpath._engine import decision_values
+assert decision_values(model.kernel_, X[:1], model.support_vectors_, model.dual_coef_[0, :], 0.0) is not None
 now = {{f.py_func.__module__ + "." + f.py_func.__name__: len(f.signatures) for f in compiled}}
 assert now == loaded, {{k: (loaded[k], now[k]) for k in now if now[k] != loaded[k]}}
 """
@@ -430,3 +434,21 @@ def test_a_fit_or_load_makes_the_memory_its_first_update_writes(tmp_path, estima
         assert model.state_._x_rows[0] is buffer
     assert spare in (model.state_.factor, model.state_.factor.spare)  # the factor's arrays went round
     assert model.check_kkt() <= 1e-9
+
+
+@pytest.mark.parametrize("kind", ["rbf", "linear", "poly"])
+def test_decision_values_equal_the_kernel_blocks_product(kind):
+    # The river models' predictions: one compiled pass a row instead of the kernel block.
+    from gpath._engine import decision_values
+    from gpath.kernels import Kernel
+
+    rng = np.random.default_rng(3)
+    X, Z = rng.normal(size=(7, 5)) * 3.0, rng.normal(size=(40, 5)) * 3.0
+    coef = rng.normal(size=40)
+    kernel = Kernel.from_params(kind, gamma=0.3, degree=3, coef0=1.5, X=Z)
+    f = decision_values(kernel, X, Z, coef, -0.7)
+    expected = kernel(X, Z) @ coef - 0.7
+    assert np.abs(f - expected).max() <= 1e-12 * (np.abs(kernel(X, Z)) @ np.abs(coef)).max()
+    # Where it does not apply, None (the caller takes the kernel block).
+    assert decision_values(Kernel.from_params("sigmoid", 0.3, 3, 0.0, Z, svc=True), X, Z, coef, 0.0) is None
+    assert decision_values(kernel, X.astype(np.float32), Z, coef, 0.0) is None
