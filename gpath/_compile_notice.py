@@ -9,7 +9,7 @@ more than a second"). This module listens to Numba's compile events (``numba.cor
 sent only when a function is compiled, never when it is loaded from the cache) for gpath's
 own functions, and once such compiling has gone on for a second, says so; when it stops (no
 compile for a second, or the process ends), it says how long it took. Other code's compiles
-are not reported. The lines go to standard error where a person reads it (a terminal, or a
+are not reported. The lines go to standard error where a person reads them (a terminal, or a
 Jupyter kernel); not into a pipe or a captured stream (a CI log, pytest's capture), where a
 progress line would be noise in output that programs read.
 """

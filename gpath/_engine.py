@@ -919,6 +919,7 @@ def decision_values(kernel, X, Z, coef, b: float) -> np.ndarray | None:
 
 @njit(cache=True, fastmath=_FAST)
 def _decision_values(X, Z, coef, b, kind, gamma, degree, coef0, offset, out):  # pragma: no cover - compiled
+    """:func:`decision_values` into ``out``."""
     for i in range(X.shape[0]):
         f = 0.0
         for j in range(Z.shape[0]):
