@@ -17,6 +17,7 @@ progress line would be noise in output that programs read.
 from __future__ import annotations
 
 import atexit
+import os
 import sys
 import threading
 import time
@@ -34,6 +35,11 @@ class CompileNotice(event.Listener):
 
     def __init__(self, stream=None, after: float = _AFTER):
         self.stream, self.after = stream, after
+        self.reset()
+
+    def reset(self) -> None:
+        """No compile in progress, nothing announced (also in a forked child, where the
+        parent's lock may have been held and its timer thread does not exist)."""
         self._lock = threading.Lock()
         self._active = 0  # compiles in progress (they nest: a function compiles its callees)
         self._started = None  # when the current burst of compiles began
@@ -61,7 +67,7 @@ class CompileNotice(event.Listener):
         if not self._ours(ev):
             return
         with self._lock:
-            self._active -= 1
+            self._active = max(self._active - 1, 0)  # (0: a compile begun before a reset)
             if self._active == 0 and self._announced:
                 self._arm(self._finish)
 
@@ -124,3 +130,5 @@ def _isatty(stream) -> bool:
 NOTICE = CompileNotice()
 event.register("numba:compile", NOTICE)
 atexit.register(NOTICE.flush)
+if hasattr(os, "register_at_fork"):  # (not on Windows)
+    os.register_at_fork(after_in_child=NOTICE.reset)

@@ -108,3 +108,23 @@ def test_no_line_into_a_captured_stream(capsys):
         time.sleep(0.1)
         notice.flush()
     assert capsys.readouterr().err == ""
+
+
+def test_a_forked_child_starts_with_no_compile_in_progress():
+    # A fork during a compile in another thread: the child has neither that thread nor the
+    # timer's, and the lock may have been held at the fork (os.register_at_fork runs reset in
+    # the child); the child's own compiles are then announced as in a new process.
+    stream = io.StringIO()
+    notice = CompileNotice(stream=stream, after=0.05)
+    compiled = _gpath_function()
+    notice.on_start(event.Event("numba:compile", event.EventStatus.START, data={"dispatcher": compiled}))
+    notice._lock.acquire()  # held by the parent's compiling thread at the fork
+    notice.reset()
+    assert notice._lock.acquire(timeout=1.0)
+    notice._lock.release()
+    assert notice._active == 0 and notice._started is None
+    with event.install_listener("numba:compile", notice):
+        with event.trigger_event("numba:compile", data={"dispatcher": compiled}):
+            time.sleep(0.3)
+        _wait_for(lambda: "compiled in" in stream.getvalue())
+    assert [line.split(" in ")[0] for line in stream.getvalue().splitlines()][1:] == ["gpath: compiled"]
