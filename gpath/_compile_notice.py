@@ -40,6 +40,9 @@ class CompileNotice(event.Listener):
     def reset(self) -> None:
         """No compile in progress, nothing announced (also in a forked child, where the
         parent's lock may have been held and its timer thread does not exist)."""
+        timer = getattr(self, "_timer", None)
+        if timer is not None:
+            timer.cancel()
         self._lock = threading.Lock()
         self._active = 0  # compiles in progress (they nest: a function compiles its callees)
         self._started = None  # when the current burst of compiles began
