@@ -60,6 +60,14 @@ class ActiveSet:
         if slots is not None:
             self._slots[: len(slots)] = slots
 
+    @classmethod
+    def of(cls, factor, cache, column, slots: np.ndarray) -> ActiveSet:
+        """The set of ``factor`` with its ``slots`` array itself (capacity-sized, as the compiled
+        path loop leaves it), not a copy."""
+        new = object.__new__(cls)
+        new.factor, new.cache, new.column, new._slots = factor, cache, column, slots
+        return new
+
     def __getstate__(self):
         return {**self.__dict__, "_column": None}
 

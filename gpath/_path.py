@@ -154,6 +154,10 @@ def _kept_rows(keep, y, alpha, upper, where, yf, lo, hi, shift):  # pragma: no c
 
 
 _NO_SHIFT = np.zeros(0)
+# Whether SVCState._followed takes a one-point update in one compiled call (gpath._one_point);
+# tests turn it off to compare with the readable path.
+ONE_POINT = True
+_FEW_POINTS = 16  # the most added or removed points it is tried for
 # Spare cache rows of each slot written by SVCState.prepare_updates: a page of float64s. It
 # copies X and the factor only below _PREPARED_ENTRIES entries each (32 MB): a larger model's
 # update costs far more than its memory's first touch, and a model that is never updated
@@ -701,14 +705,7 @@ class SVCState:
         keep_dev = to_device(keep, xp, self.device)
         share, coef = self._held_share()
         if share is not None:
-            delta = -coef  # the dropped points' share
-            delta[keep] = 0.0
-            rows, columns = gone_columns if gone_columns is not None else (None, None)
-            if columns is not None and rows.size:  # their columns at hand; the others' computed
-                share = share + xp.abs(columns) @ to_device(delta[rows], xp, self.device)
-                delta[rows] = 0.0
-            share = self._add_columns(share, delta)
-            self._share, self._share_coef = xp.take(share, keep_dev), coef[keep]
+            self._share, self._share_coef = self._kept_share(share, coef, keep, gone_columns, keep_dev)
         keep_host = np.ascontiguousarray(keep, dtype=np.int64)
         if self.engine.name == "numba":  # NumPy: one compiled pass for the host and device rows
             (new_index, self.y_host, self.alpha, self.upper, self.where, consecutive, self.yf, self.lo, self.hi,
@@ -731,6 +728,21 @@ class SVCState:
             setattr(self, name, xp.take(getattr(self, name), keep_dev, axis=0))
         self.cache.keep_rows(keep)  # this state's own cache (derived for it by _extended or a fit)
         self.active.renumber(new_index)
+
+    def _kept_share(self, share, coef: np.ndarray, keep: np.ndarray, gone_columns, keep_dev=None):
+        """The kept share of the KKT scale (:meth:`_bound_share`) and its coefficients, of this
+        state's rows, on the rows ``keep``: the dropped points' part taken out (by their
+        columns, ``gone_columns`` where the caller has them, or this state's kernel values)."""
+        xp = self.xp
+        delta = -coef  # the dropped points' share
+        delta[keep] = 0.0
+        rows, columns = gone_columns if gone_columns is not None else (None, None)
+        if columns is not None and rows.size:  # their columns at hand; the others' computed
+            share = share + xp.abs(columns) @ to_device(delta[rows], xp, self.device)
+            delta[rows] = 0.0
+        share = self._add_columns(share, delta)
+        keep_dev = to_device(keep, xp, self.device) if keep_dev is None else keep_dev
+        return xp.take(share, keep_dev), coef[keep]
 
     # ------------------------------------------------------------------ the path
     def follow(self, X_add, y_add, remove: np.ndarray, max_columns=None, upper_add=None,
@@ -797,6 +809,12 @@ class SVCState:
     @single_threaded_host_blas
     def _followed(self, X_add, y_add, upper_add, shift_add, remove, max_columns, appended) -> tuple[SVCState, int]:
         """:meth:`follow`'s path (within its transaction): the new state and its breakpoints."""
+        if (0 < X_add.shape[0] <= _FEW_POINTS and remove.size <= _FEW_POINTS and ONE_POINT
+                and self._one_point_applies(X_add.shape[0], max_columns)):
+            appended = self._appended(X_add, y_add, shift_add) if appended is None else appended
+            done = self._one_point(appended, upper_add, remove, max_columns)
+            if done is not None:
+                return done
         state, QA = self._extended(X_add, y_add, upper_add, shift_add, appended)
         state.cache.max_columns = max_columns
         state.cache.check_limit()
@@ -814,6 +832,78 @@ class SVCState:
             state.release_bounded_margin()
             state.active.compact()
         return state, n_breakpoints
+
+    def _one_point_applies(self, m: int, max_columns) -> bool:
+        """Whether :meth:`_one_point` takes this state's update adding ``m`` rows: host arrays, a
+        C-SVC's rows (no shift, no twins), ``m`` rows free in the cache's buffer, and a cache
+        within ``max_columns`` (else the readable path raises)."""
+        cache = self.cache
+        return (self.engine.name == "numba" and self.shift is None and not self.twins and self.n > 0
+                and cache.top + m <= cache.data.shape[1]
+                and (max_columns is None or int(np.count_nonzero(cache.used)) <= max_columns))
+
+    def _one_point(self, appended: _Appended, upper_add, remove, max_columns) -> tuple[SVCState, int] | None:
+        """:meth:`_followed` of an update adding a few rows (``appended``) and removing a few, of
+        which at most one each moves, in one compiled call (:func:`gpath._one_point.followed`,
+        the same arithmetic); None, this state and its cache's books as they were, where more
+        points move or the path stops at an event that Python applies (the readable path then
+        follows the update from the start)."""
+        cache, n_old = self.cache, self.n
+        factor = self.factor.copy(into=getattr(self.factor, "spare", None))
+        slots = np.zeros(max(16, 2 * factor.size, factor.capacity), dtype=np.int64)
+        slots[: factor.size] = self.active.slots
+        written = np.zeros(cache.capacity, dtype=bool)
+        k = self.kernel
+        kernel = (appended.X, _mid_numba._KINDS[k.kind], float(k.gamma), float(k.degree), float(k.coef0),
+                  float(k.offset), self.ridge)
+        QA = appended.QA
+        (status, unmoved, n_breakpoints, computed, b, keep, kept, books, top, kept_rows, r_rows,
+         column) = _one_point.followed(
+            n_old, remove, appended.y, self.alpha, self.upper, self.where, self.yf, self.lo, self.hi, upper_add,
+            appended.yf_add, QA if QA.flags.c_contiguous else np.ascontiguousarray(QA), factor.arrays, slots,
+            (cache.owner, cache.used, cache.slot_of, cache.free, cache.counts), cache.data, cache.top,
+            _mid_numba._EMPTY_ROWS if cache.rows_host is None else cache.rows_host, cache._protected(), written,
+            np.array([-1 if max_columns is None else max_columns], dtype=np.int64), kernel, self.b, self.C)
+        txn = cache._txn
+        if txn is not None and txn.open and cache.data is txn.buffer:
+            txn.written |= written
+        if status != _mid_numba.DONE:
+            cache.forget(written)  # the loop's columns in free slots: not those of this state's books
+            return None
+        new = object.__new__(SVCState)
+        new.__dict__.update(self.__dict__)
+        if self._held_share()[0] is not None:  # (as _extended, then take_rows, on the rows before the drop)
+            new.X, new.y = appended.X, appended.y
+            self._carry_share(new, QA)
+            share, coef = new.__dict__.get("_share"), new.__dict__.get("_share_coef")
+            if share is not None:
+                gone = (r_rows, column[:, None] if r_rows.size else None)
+                new._share, new._share_coef = new._kept_share(share, coef, keep, gone)
+        (_, new.y, new.alpha, new.upper, new.where, consecutive, new.yf, new.lo, new.hi, _) = kept
+        new.y_host, new.b = new.y, float(b)
+        buffer, first, view = appended.x_rows if appended.x_rows is not None else (None, 0, None)
+        if view is appended.X and consecutive:  # a window: a view of the same row buffer (take_rows)
+            new.X = buffer[first + int(keep[0]) : first + int(keep[-1]) + 1, :]
+            new._x_rows = (buffer, first + int(keep[0]), new.X)
+        else:
+            new.X = np.take(appended.X, keep, axis=0)
+            new.__dict__.pop("_x_rows", None)
+        if "_diag_max" in self.__dict__:
+            new._diag_max = max(self._diag_max, self._max_diagonal(appended.X[n_old:]))
+        new_cache = object.__new__(QColumnCache)
+        new_cache.__dict__.update(cache.__dict__)
+        new_cache.owner, new_cache.used, new_cache.slot_of, new_cache.free, new_cache.counts = books
+        new_cache.top, new_cache.n_rows, new_cache.max_columns = int(top), keep.size, max_columns
+        new_cache.n_columns_computed += int(computed)
+        new_cache._set_rows(kept_rows)
+        if new_cache.top > keep.size + keep.size // 4 + 64:  # (QColumnCache.keep_rows's rebuild)
+            new_cache.__dict__.update(new_cache.with_spare_rows().__dict__)
+        new.active = ActiveSet.of(factor, new_cache, new.q_column, slots)
+        new.unmoved = bool(unmoved) and factor.size > 0
+        if not new.unmoved:
+            new.release_bounded_margin()
+            new.active.compact()
+        return new, int(n_breakpoints)
 
     def bias_interval(self):
         """Bounds ``(lo, hi)`` on the bias that keep every point of O, I and A in its set
@@ -1449,3 +1539,6 @@ def check_resolution(state: SVCState, unit: float = 1.0, unit_name: str = "the m
             f"KKT check cannot see errors below that round-off). Standardize the features (a linear or polynomial "
             f"kernel's values grow with their square) or lower C={state.C:g}; the model is unchanged"
         )
+
+
+from . import _one_point  # noqa: E402 (it compiles this module's helpers into its call)

@@ -12,6 +12,7 @@ set and out again from Python, as the events the compiled loop hands back do.
 
 from __future__ import annotations
 
+import copy
 import threading
 
 import numpy as np
@@ -42,9 +43,18 @@ def warm_compiled_update(xp) -> None:
         model = IncrementalSVC(C=10.0, gamma=1.0, method="multiple").fit(X[:8], y[:8])
         # One point (the new points' kernel block is then a single column, which Numba types
         # as C-ordered), then two (a Fortran-ordered block, as every larger update and each
-        # ε-SVR point's two rows).
-        model.update(X_add=X[8:9], y_add=y[8:9], remove=model.sample_ids_[:1])
-        model.update(X_add=X[9:], y_add=y[9:], remove=model.sample_ids_[:2])
+        # ε-SVR point's two rows), on the path a small update hands back to (gpath._path's
+        # _PathRun), and then on its compiled whole path (gpath._one_point).
+        from . import _path
+
+        for one_point in (False, True):
+            _path.ONE_POINT = one_point
+            try:
+                fitted = model if one_point else copy.deepcopy(model)
+                fitted.update(X_add=X[8:9], y_add=y[8:9], remove=fitted.sample_ids_[:1])
+                fitted.update(X_add=X[9:], y_add=y[9:], remove=fitted.sample_ids_[:2])
+            finally:
+                _path.ONE_POINT = True
         model.predict(X[:2])
         from ._engine import decision_values  # (the river models' predictions)
 

@@ -481,16 +481,20 @@ class QColumnCache:
         try:
             yield
         except BaseException:
-            written = np.flatnonzero(txn.written[: self.capacity])
-            for slot in written:
-                old = self.owner[slot]
-                if old >= 0 and self.slot_of[old] == slot:
-                    self.slot_of[old] = -1
-                self.owner[slot] = -1
+            self.forget(txn.written[: self.capacity])
             raise
         finally:
             txn.close()
             self._txn = None
+
+    def forget(self, written: np.ndarray) -> None:
+        """The free slots ``written`` (a host bool mask of slots) since this cache's books were
+        made lose their owners here: they no longer hold those columns."""
+        for slot in np.flatnonzero(written):
+            old = self.owner[slot]
+            if old >= 0 and self.slot_of[old] == slot:
+                self.slot_of[old] = -1
+            self.owner[slot] = -1
 
     # ------------------------------------------------------------------ products
     def column(self, slot: int):

@@ -30,7 +30,10 @@ CASES = [
 
 @pytest.fixture
 def recorded(monkeypatch):
-    """Every path's events, in order: a list per path (kind, point)."""
+    """Every path's events, in order: a list per path (kind, point). Every path runs through
+    :class:`gpath._path._PathRun` (a small update's compiled whole path, which logs none, is
+    held to it bit for bit in test_one_point.py)."""
+    monkeypatch.setattr(path_module, "ONE_POINT", False)
     paths: list[list] = []
     original = path_module._PathRun.__init__
 

@@ -1,0 +1,154 @@
+"""A small update's whole path on NumPy in one compiled call (issue 18).
+
+A stream's update adds a point and removes the oldest (Karasuyama & Takeuchi 2009, section
+3.2; with m = ℓ = 1 the path of Cauwenberghs & Poggio's single update, section 3.1). Its
+path costs some tens of microseconds; the Python steps around it (the state's rows appended,
+the cache's books derived, the sets placed, the rates and u of the path's start, the rows
+dropped at its end: some forty NumPy calls) cost several times that. :func:`followed` does
+all of them and the compiled loop (:func:`gpath._mid_numba.run`) in one call, on new arrays,
+and leaves the state it started from untouched; :meth:`gpath._path.SVCState._followed` then
+builds the new state from them.
+
+It takes updates in which at most one added point and one removed point move (the others go
+straight to O, or had α = 0): a stream's, one point at a time, or a few points of which the
+others were screened out (:mod:`gpath.river`). It is the readable code's arithmetic, step for
+step: the same compiled helpers (:func:`gpath._path._appended_rows`,
+:func:`gpath._path._path_sets`, the loop, :func:`gpath._path._kept_rows`), and the path's
+start u = Q[:, A] d_A − Q[:, R] d_R and δ₀ = y_A d_A − y_R d_R of one column each, which
+BLAS's products (the other columns' rates are 0) compute exactly so. Tests hold the two to the
+same bits. Where more points move, or the loop stops for an event that Python applies (a
+cache without a free slot, a factor without room, a tiny pivot, a refactor), it returns that
+status and the caller follows the update the readable way from the start.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from . import _mid_numba
+from ._engine import _q_column
+from ._path import _appended_rows, _kept_rows, _path_sets
+from .cache import _renumbered
+
+_R = 4  # gpath._path.R
+# What :func:`followed` returns where more than one added or removed point moves.
+MOVES_MORE = -1
+
+
+@njit(cache=True)
+def followed(n_old, remove, y, alpha, upper, where, yf, lo, hi, upper_add, yf_add, QA, factor, slots, books,
+             data, top, rows, protected, written, limits, kernel, b, C):  # pragma: no cover - compiled
+    """The path of an update adding the rows ``n_old..`` (their columns ``QA``, (n_old + m, m),
+    margins ``yf_add`` and boxes ``upper_add``, (m,)) and removing the rows ``remove``, from the
+    state's host arrays (``y`` with the added rows; the others without them).
+
+    ``factor`` is a copy of the state's factor (:attr:`gpath.linalg.BorderedFactor.arrays`)
+    and ``slots`` its active set's slots (capacity-sized), both changed in place; ``books`` the
+    cache's (owner, used, slot_of, free, counts), copied here; ``data``, ``top``, ``rows``
+    (empty: the identity) its buffer, whose rows ``top..top + m − 1`` are written with the
+    added points' entries; ``protected``, ``limits`` as :func:`gpath._mid_numba.loop_arrays`,
+    and ``written`` (zeros, (capacity,)) marks the slots the loop writes; ``kernel`` the loop's
+    kernel tuple (X with the added rows).
+
+    Returns ``(status, unmoved, breakpoints, columns computed, b, keep, kept, books, top,
+    rows, r_rows, column)``: :data:`gpath._mid_numba.DONE`, or :data:`MOVES_MORE`, or the event the loop stopped
+    at (then no row is kept, and ``written`` says which slots no longer hold the columns the
+    state's books give them); whether no coefficient moved; after the path, the rows kept and
+    their ``(new_index, y, α, C_i, where, consecutive, yf, lo, hi, shift)``
+    (:func:`gpath._path._kept_rows`), the new books, the buffer's rows in use, the kept
+    rows' buffer rows, and the removed row that moved (if any) with its column Q[:, R].
+    """
+    m = QA.shape[1]
+    n = n_old + m
+    no_shift = np.zeros(0)  # (made here: a global array is read-only in compiled code)
+    owner0, used0, slot_of0, free0, counts0 = books
+    # The rows appended (SVCState._extended): α = 0 in set A.
+    alpha2 = np.zeros(n)
+    alpha2[:n_old] = alpha
+    upper2, where2, yf2, lo2, hi2, _ = _appended_rows(upper, where, yf, lo, hi, upper_add, yf_add, no_shift, no_shift)
+    # The cache's books derived for n points, the new row written at ``top`` for every slot
+    # holding a column (QColumnCache.with_rows_appended).
+    owner, used, free, counts = owner0.copy(), used0.copy(), free0.copy(), counts0.copy()
+    slot_of = np.full(n, -1, dtype=np.int64)
+    held = min(n, slot_of0.shape[0])
+    slot_of[:held] = slot_of0[:held]
+    for s in range(owner.shape[0]):
+        for j in range(m):
+            data[s, top + j] = QA[owner[s], j] if owner[s] >= 0 else 0.0
+    identity = rows.shape[0] == 0
+    buffer_rows = np.empty(n, dtype=np.int64)
+    for i in range(n_old):
+        buffer_rows[i] = i if identity else rows[i]
+    for j in range(m):
+        buffer_rows[n_old + j] = top + j
+    top2 = top + m
+    loop_rows = buffer_rows
+    if identity and top == n_old:
+        loop_rows = rows  # still the identity
+    cache = (data, top2, loop_rows, owner, used, slot_of, free, counts, protected, written, limits)
+    # The path's sets (_PathRun.__init__); the removed margin points leave M.
+    a_rows, a_col, r_rows, in_margin = _path_sets(n_old, remove, yf2, lo2, hi2, where2, upper2, alpha2)
+    n_a, n_r = a_rows.shape[0], r_rows.shape[0]
+    status, breakpoints, computed = _mid_numba.DONE, 0, 0
+    if n_a > 1 or n_r > 1:
+        status = MOVES_MORE
+    else:
+        for k in in_margin:
+            _mid_numba._leave(k, factor, slots, cache)
+    unmoved = n_a == 0 and n_r == 0
+    column = np.empty(n if n_r and status == _mid_numba.DONE else 0)  # Q[:, R] of the removed point that moves
+    if status == _mid_numba.DONE and not unmoved:
+        d_a = upper2[a_rows[0]] - alpha2[a_rows[0]] if n_a else 0.0
+        d_r = alpha2[r_rows[0]] if n_r else 0.0
+        rate_scale = max(d_a, d_r)
+        delta0 = (y[a_rows[0]] * d_a if n_a else 0.0) - (y[r_rows[0]] * d_r if n_r else 0.0)
+        u = np.zeros(n)
+        if n_a:
+            c = a_col[a_rows[0]]
+            for i in range(n):
+                u[i] = QA[i, c] * d_a
+        if n_r:
+            X, kind, gamma, degree, coef0, offset, ridge = kernel
+            _q_column(X, r_rows[0], kind, gamma, degree, coef0, offset, y, ridge, column)
+            for i in range(n):
+                u[i] = u[i] - column[i] * d_r if n_a else -(column[i] * d_r)
+        a_left, d_left = np.zeros(1, dtype=np.int64), np.zeros(1)
+        if n_a:
+            a_left[0], d_left[0] = a_rows[0], d_a
+        pints = np.array([n_a, 0, 0, 0, 0, 0, 0, 0, n_r, 50 * (n + 10), 0], dtype=np.int64)
+        pfloats = np.array([1.0, delta0, b, C, rate_scale])
+        capacity = factor[0].shape[0]
+        work = (np.empty(n), np.empty(data.shape[1]), np.empty(capacity + 1), np.empty(capacity + 1), np.empty(n))
+        status = _mid_numba.run((yf2, lo2, hi2, y, alpha2, upper2, where2), factor, slots, cache, kernel,
+                                (u, QA, a_col, a_left, d_left, pints, pfloats), work,
+                                np.zeros((2, 0), dtype=np.int64))
+        breakpoints, computed, b = pints[1], pints[3], pfloats[2]
+        # At η = 1 (_PathRun.finish): the rest of A at C_i (I), R at 0.
+        for j in range(pints[0]):
+            alpha2[a_left[j]] = upper2[a_left[j]]
+            where2[a_left[j]] = 2  # I
+        for k in r_rows:
+            alpha2[k] = 0.0
+    # The rows kept (SVCState.take_rows); none after another status (the caller starts over).
+    n_keep = 0
+    for k in range(n if status == _mid_numba.DONE else 0):
+        n_keep += where2[k] != _R
+    keep = np.empty(n_keep, dtype=np.int64)
+    t = 0
+    for k in range(n if n_keep else 0):
+        if where2[k] != _R:
+            keep[t] = k
+            t += 1
+    kept = _kept_rows(keep, y, alpha2, upper2, where2, yf2, lo2, hi2, no_shift)
+    new_index = kept[0]
+    kept_rows = np.empty(n_keep, dtype=np.int64)
+    for t in range(n_keep):
+        kept_rows[t] = buffer_rows[keep[t]]
+    if n_keep:
+        basis = factor[4]
+        for i in range(factor[9][0]):
+            basis[i] = new_index[basis[i]]
+        slot_of = _renumbered(owner, new_index)
+    return (status, unmoved, breakpoints, computed, b, keep, kept, (owner, used, slot_of, free, counts), top2,
+            kept_rows, r_rows, column)

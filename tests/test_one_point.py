@@ -1,0 +1,145 @@
+"""A small update's whole path in one compiled call (gpath._one_point) against the path it
+replaces (gpath._path._PathRun, held to the readable loop in test_engines.py): the same
+state, bit for bit, and the same refusals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import dataset
+
+import gpath._path as path_module
+from gpath import _mid_numba
+from gpath import IncrementalSVC
+from gpath.cache import CacheFullError
+
+
+@pytest.fixture
+def taken(monkeypatch):
+    """Counts of the updates the compiled call finished and of those it handed back."""
+    counts = {"finished": 0, "handed back": 0}
+    original = path_module.SVCState._one_point
+
+    def counting(self, *args):
+        done = original(self, *args)
+        counts["finished" if done is not None else "handed back"] += 1
+        return done
+
+    monkeypatch.setattr(path_module.SVCState, "_one_point", counting)
+    return counts
+
+
+def _state(model) -> dict:
+    """Everything an update leaves in the model's state: its rows, sets, margins, factor,
+    active set and cache books, and the published attributes."""
+    s, f = model.state_, model.state_.factor
+    c = s.cache
+    return {"alpha": s.alpha, "yf": s.yf, "lo": s.lo, "hi": s.hi, "where": s.where, "upper": s.upper, "y": s.y,
+            "b": s.b, "X": s.X, "members": s.active.members, "slots": s.active.slots, "owner": c.owner,
+            "used": c.used, "slot_of": c.slot_of, "free": c.free[: c.counts[0]], "top": c.top,
+            "rows": c.rows_host, "n_rows": c.n_rows, "computed": c.n_columns_computed,
+            "R": f._r[: f.m, : f.m], "qs": f._qs[: f.m], "unmoved": s.unmoved,
+            "breakpoints": model.last_update_.n_breakpoints, "dual_coef_": model.dual_coef_,
+            "intercept_": model.intercept_, "support_": model.support_, "sample_ids_": model.sample_ids_,
+            # The kept share of the KKT scale (SVCState._bound_share), where a check read it.
+            "share": s.__dict__.get("_share", np.zeros(0)), "share_coef": s.__dict__.get("_share_coef", np.zeros(0))}
+
+
+def _assert_same(a: dict, b: dict) -> None:
+    for key, x in a.items():
+        y = b[key]
+        if isinstance(x, np.ndarray):
+            assert x.dtype == y.dtype and np.array_equal(x, y), key
+        else:
+            assert x == y, key
+
+
+def _both(models, X_add, y_add, remove, monkeypatch):
+    """The update of ``models`` (two equal models), of the first by the compiled call, of the
+    second by the path it replaces; per model None, or its refusal's (type, message)."""
+    out = []
+    for on, model in zip((True, False), models):
+        monkeypatch.setattr(path_module, "ONE_POINT", on)
+        try:
+            model.update(X_add=X_add, y_add=y_add, remove=remove)
+            out.append(None)
+        except (ValueError, CacheFullError) as exc:
+            out.append((type(exc), str(exc)))
+    monkeypatch.setattr(path_module, "ONE_POINT", True)
+    return out
+
+
+@pytest.mark.parametrize(("data", "kernel", "C", "gamma"), [
+    ("waterflow", "rbf", 10.0, 1.0),
+    ("breast_cancer", "rbf", 1e3, 0.05),
+    ("breast_cancer", "linear", 0.1, "scale"),
+    ("bananas", "poly", 1.0, 1.0),
+    ("bananas", "rbf", 1e5, 3.0),
+])
+def test_small_updates_are_the_readable_paths_bit_for_bit(data, kernel, C, gamma, taken, monkeypatch):
+    X, y = dataset(data)
+    rng = np.random.default_rng(11)
+    order = rng.permutation(y.size)
+    X, y = X[order], y[order]
+    n = 150
+    models = [IncrementalSVC(C=C, kernel=kernel, gamma=gamma).fit(X[:n], y[:n]) for _ in range(2)]
+    lo = n
+    for step in range(40):
+        # One point in, the oldest out (a window), or a few of each, or a point out anywhere.
+        m = (1, 1, 2, 3)[step % 4]
+        ids = models[0].sample_ids_
+        remove = ids[:m] if step % 5 else ids[[int(rng.integers(ids.size))]]
+        outcome = _both(models, X[lo : lo + m], y[lo : lo + m], remove, monkeypatch)
+        assert outcome[0] == outcome[1]
+        _assert_same(_state(models[0]), _state(models[1]))
+        if step % 6 == 0:  # a check from scratch keeps the scale's share, which updates carry
+            assert models[0].check_kkt() <= 1e-9 and models[1].check_kkt() <= 1e-9
+        lo += m
+    # The test is not vacuous: the compiled call took many of the updates that moved.
+    assert taken["finished"] >= 10, taken
+
+
+def test_a_handed_back_update_leaves_the_books_it_started_from_whole(taken, monkeypatch):
+    # Every compiled call runs its path, then is made to report an event for Python (as a full
+    # cache or factor would): the readable path then starts over from the same state, whose
+    # books must not name the columns the compiled loop wrote into its free slots. The result
+    # must be the readable path's, bit for bit.
+    import gpath._one_point as one_point
+
+    original, wrote = one_point.followed, []
+
+    def handed_back(*args):
+        out = original(*args)
+        wrote.append(bool(args[19].any()))  # (``written``: the slots the loop wrote)
+        return (_mid_numba.APPLY, *out[1:])
+
+    monkeypatch.setattr(one_point, "followed", handed_back)
+    X, y = dataset("breast_cancer")
+    models = [IncrementalSVC(C=100.0, gamma=0.05).fit(X[:200], y[:200]) for _ in range(2)]
+    for lo in range(200, 260):
+        outcome = _both(models, X[lo : lo + 1], y[lo : lo + 1], models[0].sample_ids_[:1], monkeypatch)
+        assert outcome == [None, None]
+        _assert_same(_state(models[0]), _state(models[1]))
+    assert models[0].check_kkt() <= 1e-9
+    assert taken["handed back"] >= 20 and any(wrote), (taken, wrote)
+
+
+def test_a_window_stream_predicts_the_same(monkeypatch):
+    # river's SlidingWindowSVC (batch 1: one point in, the oldest out, after screening) with
+    # and without the compiled call: the same decision values.
+    from river import datasets
+
+    from gpath.river import SlidingWindowSVC
+
+    values = []
+    for on in (True, False):
+        monkeypatch.setattr(path_module, "ONE_POINT", on)
+        model, seen = SlidingWindowSVC(window=100, batch=1, C=10.0), []
+        for i, (x, label) in enumerate(datasets.Phishing()):
+            if i >= 300:
+                break
+            if model.svc_ is not None:
+                seen.append(model.predict_proba_one(x))
+            model.learn_one(x, label)
+        values.append(seen)
+    assert values[0] == values[1] and len(values[0]) > 200
