@@ -852,7 +852,12 @@ class SVCState:
         factor = self.factor.copy(into=getattr(self.factor, "spare", None))
         slots = np.zeros(max(16, 2 * factor.size, factor.capacity), dtype=np.int64)
         slots[: factor.size] = self.active.slots
-        written = np.zeros(cache.capacity, dtype=bool)
+        # The slots the compiled loop writes go into the transaction's record at once (so an
+        # interrupt still finds them), and this call's are told from those before.
+        txn = cache._txn
+        in_txn = txn is not None and txn.open and cache.data is txn.buffer
+        written = txn.written if in_txn else np.zeros(cache.capacity, dtype=bool)
+        before = written.copy()
         k = self.kernel
         kernel = (appended.X, _mid_numba._KINDS[k.kind], float(k.gamma), float(k.degree), float(k.coef0),
                   float(k.offset), self.ridge)
@@ -864,11 +869,8 @@ class SVCState:
             (cache.owner, cache.used, cache.slot_of, cache.free, cache.counts), cache.data, cache.top,
             _mid_numba._EMPTY_ROWS if cache.rows_host is None else cache.rows_host, cache._protected(), written,
             np.array([-1 if max_columns is None else max_columns], dtype=np.int64), kernel, self.b, self.C)
-        txn = cache._txn
-        if txn is not None and txn.open and cache.data is txn.buffer:
-            txn.written |= written
         if status != _mid_numba.DONE:
-            cache.forget(written)  # the loop's columns in free slots: not those of this state's books
+            cache.forget(written & ~before)  # the loop's columns in free slots: not this state's books'
             return None
         new = object.__new__(SVCState)
         new.__dict__.update(self.__dict__)
@@ -1541,4 +1543,4 @@ def check_resolution(state: SVCState, unit: float = 1.0, unit_name: str = "the m
         )
 
 
-from . import _one_point  # noqa: E402 (it compiles this module's helpers into its call)
+from . import _one_point  # (last: it compiles this module's helpers into its call)

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import dataset
+from helpers import dataset, snapshot
 
 import gpath._path as path_module
-from gpath import _mid_numba
-from gpath import IncrementalSVC
+from gpath import IncrementalSVC, _mid_numba
 from gpath.cache import CacheFullError
 
 
@@ -110,7 +109,7 @@ def test_a_handed_back_update_leaves_the_books_it_started_from_whole(taken, monk
 
     def handed_back(*args):
         out = original(*args)
-        wrote.append(bool(args[19].any()))  # (``written``: the slots the loop wrote)
+        wrote.append(bool(args[19].any()))  # (``written``: the slots written in the transaction)
         return (_mid_numba.APPLY, *out[1:])
 
     monkeypatch.setattr(one_point, "followed", handed_back)
@@ -143,3 +142,40 @@ def test_a_window_stream_predicts_the_same(monkeypatch):
             model.learn_one(x, label)
         values.append(seen)
     assert values[0] == values[1] and len(values[0]) > 200
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt, RuntimeError("injected failure")])
+def test_an_interrupt_after_the_compiled_call_leaves_the_model_as_it_was(taken, monkeypatch, error):
+    # The compiled call has run its path (writing columns into the cache's free slots); the
+    # interrupt comes in the Python steps after it. The model and its cache's columns must be
+    # as they were, and the next update exact.
+    X, y = dataset("breast_cancer")
+    model = IncrementalSVC(C=100.0, gamma=0.05).fit(X[:200], y[:200])
+    for lo in range(200, 210):  # some updates first: a window's steady state
+        model.update(X_add=X[lo : lo + 1], y_add=y[lo : lo + 1], remove=model.sample_ids_[:1])
+    original = path_module.SVCState.release_bounded_margin
+
+    def failing(self):
+        raise error
+
+    finished, interrupted = taken["finished"], 0
+    for lo in range(210, 260):
+        before = snapshot(model)
+        monkeypatch.setattr(path_module.SVCState, "release_bounded_margin", failing)
+        try:  # (an update that moves nothing releases nothing: it goes through)
+            model.update(X_add=X[lo : lo + 1], y_add=y[lo : lo + 1], remove=model.sample_ids_[:1])
+            continue
+        except (KeyboardInterrupt, RuntimeError) as exc:
+            assert exc is error or isinstance(exc, error)
+            interrupted += 1
+        finally:
+            monkeypatch.setattr(path_module.SVCState, "release_bounded_margin", original)
+        assert snapshot(model) == before
+        state = model.state_
+        for slot, point in enumerate(state.cache.owner):  # every column the books name is its own
+            if point >= 0:
+                fresh = state.q_block(state.X[point : point + 1, :], state.y[point : point + 1], np.array([point]))
+                np.testing.assert_allclose(state.cache.column(slot), fresh[:, 0], rtol=0, atol=1e-13)
+        model.update(X_add=X[lo : lo + 1], y_add=y[lo : lo + 1], remove=model.sample_ids_[:1])
+    assert model.check_kkt() <= 1e-9
+    assert interrupted >= 15 and taken["finished"] - finished >= 15, (interrupted, taken)

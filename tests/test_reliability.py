@@ -21,7 +21,10 @@ def fitted():
 
 def _fail_part_way(monkeypatch, engine, error, calls):
     """Make the path raise ``error`` at its fifth breakpoint: in the readable loop when one of
-    its events is applied, in the compiled loop when it returns there."""
+    its events is applied, in the compiled loop when it returns there. (Every path through
+    gpath._path._PathRun: a small update's compiled whole path, gpath._one_point, has its
+    own interrupt test in test_one_point.py.)"""
+    monkeypatch.setattr(path_module, "ONE_POINT", False)
     if engine == "generic":
         original = path_module._PathRun._apply
 
