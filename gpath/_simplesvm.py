@@ -556,9 +556,8 @@ def exact_update(state: SVCState, X_add, y_add, remove: np.ndarray, limit, metho
     """
     new, breakpoints = follow_update(state, X_add, y_add, remove, limit, method, upper_add, shift_add,
                                      rows_per_point)
-    if not new.unmoved:  # (else its drift is that of the state it came from)
-        new.refine()
-    checked = new.kkt_check(tol)
+    # (An unmoved state's drift is that of the state it came from: no refinement.)
+    checked = new.refined_check(tol, refine=not new.unmoved)
     if checked[0] > tol:
         new.unmoved = False
         polish(new)
