@@ -842,7 +842,7 @@ class SVCState:
     def _followed(self, X_add, y_add, upper_add, shift_add, remove, max_columns, appended) -> tuple[SVCState, int]:
         """:meth:`follow`'s path (within its transaction): the new state and its breakpoints."""
         if (0 < X_add.shape[0] <= _FEW_POINTS and remove.size <= _FEW_POINTS and ONE_POINT
-                and self._one_point_applies(X_add.shape[0], max_columns)):
+                and self._one_point_applies(max_columns)):
             appended = self._appended(X_add, y_add, shift_add) if appended is None else appended
             done = self._one_point(appended, upper_add, remove, max_columns)
             if done is not None:
@@ -865,14 +865,12 @@ class SVCState:
             state.active.compact()
         return state, n_breakpoints
 
-    def _one_point_applies(self, m: int, max_columns) -> bool:
-        """Whether :meth:`_one_point` takes this state's update adding ``m`` rows: host arrays, a
-        C-SVC's rows (no shift, no twins), ``m`` rows free in the cache's buffer, and a cache
-        within ``max_columns`` (else the readable path raises)."""
-        cache = self.cache
+    def _one_point_applies(self, max_columns) -> bool:
+        """Whether :meth:`_one_point` takes this state's small update: host arrays, a C-SVC's
+        rows (no shift, no twins), and a cache within ``max_columns`` (else the readable path
+        raises)."""
         return (self.engine.name == "numba" and self.shift is None and not self.twins and self.n > 0
-                and cache.top + m <= cache.data.shape[1]
-                and (max_columns is None or int(np.count_nonzero(cache.used)) <= max_columns))
+                and (max_columns is None or int(np.count_nonzero(self.cache.used)) <= max_columns))
 
     def _one_point(self, appended: _Appended, upper_add, remove, max_columns) -> tuple[SVCState, int] | None:
         """:meth:`_followed` of an update adding a few rows (``appended``) and removing a few, of
@@ -880,7 +878,10 @@ class SVCState:
         the same arithmetic); None, this state and its cache's books as they were, where more
         points move or the path stops at an event that Python applies (the readable path then
         follows the update from the start)."""
-        cache, n_old = self.cache, self.n
+        m, n_old = appended.QA.shape[1], self.n
+        # Without m spare rows in its buffer, the cache's live rows go to a new one first (as
+        # QColumnCache.with_rows_appended), which this state does not hold.
+        cache = self.cache if self.cache.top + m <= self.cache.data.shape[1] else self.cache.with_spare_rows(m)
         factor = self.factor.copy(into=getattr(self.factor, "spare", None))
         slots = np.zeros(max(16, 2 * factor.size, factor.capacity), dtype=np.int64)
         slots[: factor.size] = self.active.slots
