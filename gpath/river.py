@@ -191,8 +191,7 @@ class _Window:
         if model is not None:
             added = pending[max(0, len(pending) - len(keep)):]
             try:
-                model.update(X_add=self._device(self._matrix(added, features)), y_add=targets(added),
-                             remove=model.sample_ids_[: len(points) - len(keep)])
+                self._update(model, self._device(self._matrix(added, features)), targets(added), len(points) - len(keep))
                 n_updates += 1
             except (PathError, SingularMarginError, CacheFullError):
                 model = None
@@ -348,6 +347,11 @@ class SlidingWindowSVC(_Window, base.Classifier):
     @staticmethod
     def _beyond_margin(model, f, codes) -> np.ndarray:
         return np.where(codes == 1, f, -f) > 1.0
+
+    @staticmethod
+    def _update(model, X_add, codes, n_oldest) -> None:
+        # The rows, codes and ids are the window's own: the update without the checks they pass.
+        model._window_update(X_add, codes, n_oldest)
 
     def _estimator(self) -> IncrementalSVC:
         return IncrementalSVC(C=self.C, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
@@ -609,6 +613,10 @@ class SlidingWindowSVR(_Window, base.Regressor):
     @staticmethod
     def _beyond_margin(model, f, targets) -> np.ndarray:
         return np.abs(targets - f) < model.epsilon
+
+    @staticmethod
+    def _update(model, X_add, targets, n_oldest) -> None:
+        model.update(X_add=X_add, y_add=targets, remove=model.sample_ids_[:n_oldest])
 
     def _estimator(self) -> IncrementalSVR:
         return IncrementalSVR(C=self.C, epsilon=self.epsilon, kernel=self.kernel, gamma=self.gamma,

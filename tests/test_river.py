@@ -369,7 +369,7 @@ def test_points_set_aside_survive_copies_failures_and_old_pickles(monkeypatch):
         raise PathError("injected")
 
     before = pickle.dumps(svm)
-    monkeypatch.setattr(IncrementalSVC, "update", failing)
+    monkeypatch.setattr(IncrementalSVC, "_window_update", failing)  # (the window's update)
     monkeypatch.setattr(IncrementalSVC, "fit", failing)
     with pytest.raises(PathError, match="injected"):
         _ = svm.svc_
@@ -387,3 +387,20 @@ def test_points_set_aside_survive_copies_failures_and_old_pickles(monkeypatch):
         svm.learn_one(x, y)
     assert [loaded.predict_one(x) for x, _ in stream[:50]] == [svm.predict_one(x) for x, _ in stream[:50]]
     np.testing.assert_array_equal(loaded.X_window_, svm.X_window_)
+
+
+def test_the_windows_update_is_the_public_update():
+    # SlidingWindowSVC updates its SVM through IncrementalSVC._window_update, which skips the
+    # checks of arguments the window built itself: the same model, bit for bit, as update().
+    from helpers import dataset
+
+    X, y = dataset("waterflow")
+    models = [IncrementalSVC(C=10.0, gamma=1.0).fit(X[:200], y[:200]) for _ in range(2)]
+    lo = 200
+    for m in [1] * 20 + [3, 2, 5]:
+        models[0]._window_update(X[lo : lo + m], y[lo : lo + m].astype(np.int64), m)
+        models[1].update(X_add=X[lo : lo + m], y_add=y[lo : lo + m], remove=models[1].sample_ids_[:m])
+        for name in ("dual_coef_", "intercept_", "support_", "sample_ids_", "alpha_"):
+            np.testing.assert_array_equal(getattr(models[0], name), getattr(models[1], name))
+        lo += m
+    assert models[0].check_kkt() <= 1e-9
