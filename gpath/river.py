@@ -616,7 +616,8 @@ class SlidingWindowSVR(_Window, base.Regressor):
 
     @staticmethod
     def _update(model, X_add, targets, n_oldest) -> None:
-        model.update(X_add=X_add, y_add=targets, remove=model.sample_ids_[:n_oldest])
+        # The rows, targets and ids are the window's own: the update without the checks they pass.
+        model._window_update(X_add, targets, n_oldest)
 
     def _estimator(self) -> IncrementalSVR:
         return IncrementalSVR(C=self.C, epsilon=self.epsilon, kernel=self.kernel, gamma=self.gamma,

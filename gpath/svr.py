@@ -318,9 +318,22 @@ class IncrementalSVR(MemoizedParams, Locked, SaveMixin, RegressorMixin, BaseEsti
         return update_or_refit(self._update, X_add, y_add, remove, sample_weight_add, "X_add", "y_add",
                                "sample_weight_add")
 
-    def _update(self, X_add, y_add, remove, sample_weight_add, x_name, y_name, w_name, refit=False):
+    @serialized
+    def _window_update(self, X_add, targets: np.ndarray, n_oldest: int):
+        """:meth:`update` for :mod:`gpath.river`'s window, which built its arguments itself: the
+        rows ``X_add`` (finite float64 rows of the model's features, in its namespace and on its
+        device) with their finite float64 ``targets`` added, the ``n_oldest`` oldest points
+        removed, no weights, and the model's parameters as it fitted them. The checks of
+        :meth:`update` that these pass by construction are not made (issue 18); the update
+        itself is :meth:`update`'s."""
+        return update_or_refit(self._update, X_add, targets, n_oldest, None, "X_add", "y_add", "sample_weight_add",
+                               trusted=True)
+
+    def _update(self, X_add, y_add, remove, sample_weight_add, x_name, y_name, w_name, refit=False,
+                trusted=False):
         params = self._check_params()
-        self._check_unchanged(params)
+        if not trusted:
+            self._check_unchanged(params)
         state = self._state
         xp, device = state.xp, state.device
         name = type(self).__name__
@@ -333,14 +346,19 @@ class IncrementalSVR(MemoizedParams, Locked, SaveMixin, RegressorMixin, BaseEsti
             if sample_weight_add is not None:
                 raise ValueError(f"{w_name} needs {x_name}: it weights the added points")
             X_add, y_new = xp.zeros((0, d), dtype=xp.float64, device=device), np.zeros(0)
+        elif trusted:  # (_window_update)
+            y_new = y_add
         else:
             check_feature_names(self, X_add, x_name)
             X_add, _, _ = check_X(X_add, x_name, d, xp, device, owner=name)
             y_new = check_targets(numeric_targets(y_add), X_add.shape[0], y_name, x_name)
         m = X_add.shape[0]
-        w_add = check_sample_weight(sample_weight_add, m, w_name, allow_all_zero=True, inert_negative=True)
-        w_add = np.ones(m) if w_add is None else w_add
-        rows = check_ids([] if remove is None else remove, self.sample_ids_)
+        if trusted:
+            w_add, rows = np.ones(m), np.arange(remove, dtype=np.int64)
+        else:
+            w_add = check_sample_weight(sample_weight_add, m, w_name, allow_all_zero=True, inert_negative=True)
+            w_add = np.ones(m) if w_add is None else w_add
+            rows = check_ids([] if remove is None else remove, self.sample_ids_)
         if rows.size > 1:
             rows = np.sort(rows)
         n_after = self._y.shape[0] - rows.size + m

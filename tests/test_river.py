@@ -404,3 +404,21 @@ def test_the_windows_update_is_the_public_update():
             np.testing.assert_array_equal(getattr(models[0], name), getattr(models[1], name))
         lo += m
     assert models[0].check_kkt() <= 1e-9
+
+
+def test_the_regression_windows_update_is_the_public_update():
+    # The same for SlidingWindowSVR's IncrementalSVR._window_update.
+    from gpath import IncrementalSVR
+    from gpath.datasets import load_waterflow_regression
+
+    X, y = load_waterflow_regression()
+    X, y = (X - X.mean(0)) / X.std(0), (y - y.mean()) / y.std()
+    models = [IncrementalSVR(C=10.0, epsilon=0.1, gamma=1 / 7).fit(X[:200], y[:200]) for _ in range(2)]
+    lo = 200
+    for m in [1] * 20 + [3, 2, 5]:
+        models[0]._window_update(X[lo : lo + m], y[lo : lo + m], m)
+        models[1].update(X_add=X[lo : lo + m], y_add=y[lo : lo + m], remove=models[1].sample_ids_[:m])
+        for name in ("dual_coef_", "intercept_", "support_", "sample_ids_"):
+            np.testing.assert_array_equal(getattr(models[0], name), getattr(models[1], name))
+        lo += m
+    assert models[0].check_kkt() <= 1e-9
