@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit
 
 from . import _mid_numba
-from ._engine import _q_column
+from ._engine import _q_column, _twin_columns
 from ._path import _appended_rows, _kept_rows, _path_sets
 from .cache import _renumbered
 
@@ -37,13 +37,15 @@ MOVES_MORE = -1
 
 
 @njit(cache=True)
-def followed(n_old, remove, y, alpha, upper, where, yf, lo, hi, upper_add, yf_add, QA, factor, slots, books,
-             data, top, rows, protected, written, limits, kernel, b, C):  # pragma: no cover - compiled
+def followed(n_old, remove, y, alpha, upper, where, yf, lo, hi, shift, upper_add, yf_add, shift_add, QA, factor,
+             slots, books, data, top, rows, protected, written, limits, kernel, twins, b, C):  # pragma: no cover - compiled
     """The path of an update adding the rows ``n_old..`` (their columns ``QA``, (n_old + m, m),
     margins ``yf_add`` and boxes ``upper_add``, (m,)) and removing the rows ``remove``, from the
     state's host arrays (``y`` with the added rows; the others without them).
 
-    ``factor`` is a copy of the state's factor (:attr:`gpath.linalg.BorderedFactor.arrays`)
+    ``shift`` and ``shift_add`` are the linear term's (empty: none), ``twins`` whether rows
+    2i and 2i + 1 are one point (ε-SVR's, :mod:`gpath.svr`: a removed row's column is then
+    its twin block's, :func:`gpath._engine._twin_columns`). ``factor`` is a copy of the state's factor (:attr:`gpath.linalg.BorderedFactor.arrays`)
     and ``slots`` its active set's slots (capacity-sized), both changed in place; ``books`` the
     cache's (owner, used, slot_of, free, counts), copied here; ``data``, ``top``, ``rows``
     (empty: the identity) its buffer, whose rows ``top..top + m − 1`` are written with the
@@ -61,12 +63,11 @@ def followed(n_old, remove, y, alpha, upper, where, yf, lo, hi, upper_add, yf_ad
     """
     m = QA.shape[1]
     n = n_old + m
-    no_shift = np.zeros(0)  # (made here: a global array is read-only in compiled code)
     owner0, used0, slot_of0, free0, counts0 = books
     # The rows appended (SVCState._extended): α = 0 in set A.
     alpha2 = np.zeros(n)
     alpha2[:n_old] = alpha
-    upper2, where2, yf2, lo2, hi2, _ = _appended_rows(upper, where, yf, lo, hi, upper_add, yf_add, no_shift, no_shift)
+    upper2, where2, yf2, lo2, hi2, shift2 = _appended_rows(upper, where, yf, lo, hi, upper_add, yf_add, shift, shift_add)
     # The cache's books derived for n points, the new row written at ``top`` for every slot
     # holding a column (QColumnCache.with_rows_appended).
     owner, used, free, counts = owner0.copy(), used0.copy(), free0.copy(), counts0.copy()
@@ -110,7 +111,12 @@ def followed(n_old, remove, y, alpha, upper, where, yf, lo, hi, upper_add, yf_ad
                 u[i] = QA[i, c] * d_a
         if n_r:
             X, kind, gamma, degree, coef0, offset, ridge = kernel
-            _q_column(X, r_rows[0], kind, gamma, degree, coef0, offset, y, ridge, column)
+            if twins:
+                block = np.empty((n, 1))
+                _twin_columns(X, r_rows[:1], kind, gamma, degree, coef0, offset, y, ridge, block)
+                column[:] = block[:, 0]
+            else:
+                _q_column(X, r_rows[0], kind, gamma, degree, coef0, offset, y, ridge, column)
             for i in range(n):
                 u[i] = u[i] - column[i] * d_r if n_a else -(column[i] * d_r)
         a_left, d_left = np.zeros(1, dtype=np.int64), np.zeros(1)
@@ -140,7 +146,7 @@ def followed(n_old, remove, y, alpha, upper, where, yf, lo, hi, upper_add, yf_ad
         if where2[k] != _R:
             keep[t] = k
             t += 1
-    kept = _kept_rows(keep, y, alpha2, upper2, where2, yf2, lo2, hi2, no_shift)
+    kept = _kept_rows(keep, y, alpha2, upper2, where2, yf2, lo2, hi2, shift2)
     new_index = kept[0]
     kept_rows = np.empty(n_keep, dtype=np.int64)
     for t in range(n_keep):

@@ -679,11 +679,13 @@ class SVCState:
             new.__dict__.pop("_x_rows", None)
         if m and "_diag_max" in self.__dict__:
             new._diag_max = max(self._diag_max, self._max_diagonal(X_add))
-        cache = self.cache.with_rows_appended(_held_rows(appended.QA, self.cache.owner)) if m else self.cache._derived()
-        cache.keep_rows(rows)
+        cache = self.cache.appended_kept(_held_rows(appended.QA, self.cache.owner), rows, new_index)
         self._carry_share(new, appended.QA, keep)
-        new.active = self.active.copy(cache, new.q_column, share=True)  # (M and its factor unmoved)
-        new.active.renumber(new_index)
+        factor = self.factor.share()  # (M and its factor unmoved)
+        factor.renumber(new_index)
+        slots = np.zeros(max(16, 2 * factor.size, factor.capacity), dtype=np.int64)
+        slots[: factor.size] = self.active.slots
+        new.active = ActiveSet.of(factor, cache, new.q_column, slots)
         new.unmoved = True
         return new, appended
 
@@ -844,7 +846,7 @@ class SVCState:
         if (0 < X_add.shape[0] <= _FEW_POINTS and remove.size <= _FEW_POINTS and ONE_POINT
                 and self._one_point_applies(max_columns)):
             appended = self._appended(X_add, y_add, shift_add) if appended is None else appended
-            done = self._one_point(appended, upper_add, remove, max_columns)
+            done = self._one_point(appended, upper_add, shift_add, remove, max_columns)
             if done is not None:
                 return done
         state, QA = self._extended(X_add, y_add, upper_add, shift_add, appended)
@@ -866,13 +868,12 @@ class SVCState:
         return state, n_breakpoints
 
     def _one_point_applies(self, max_columns) -> bool:
-        """Whether :meth:`_one_point` takes this state's small update: host arrays, a C-SVC's
-        rows (no shift, no twins), and a cache within ``max_columns`` (else the readable path
-        raises)."""
-        return (self.engine.name == "numba" and self.shift is None and not self.twins and self.n > 0
+        """Whether :meth:`_one_point` takes this state's small update: host arrays, and a cache
+        within ``max_columns`` (else the readable path raises)."""
+        return (self.engine.name == "numba" and self.n > 0
                 and (max_columns is None or int(np.count_nonzero(self.cache.used)) <= max_columns))
 
-    def _one_point(self, appended: _Appended, upper_add, remove, max_columns) -> tuple[SVCState, int] | None:
+    def _one_point(self, appended: _Appended, upper_add, shift_add, remove, max_columns) -> tuple[SVCState, int] | None:
         """:meth:`_followed` of an update adding a few rows (``appended``) and removing a few, of
         which at most one each moves, in one compiled call (:func:`gpath._one_point.followed`,
         the same arithmetic); None, this state and its cache's books as they were, where more
@@ -897,11 +898,13 @@ class SVCState:
         QA = appended.QA
         (status, unmoved, n_breakpoints, computed, b, keep, kept, books, top, kept_rows, r_rows,
          column) = _one_point.followed(
-            n_old, remove, appended.y, self.alpha, self.upper, self.where, self.yf, self.lo, self.hi, upper_add,
-            appended.yf_add, QA if QA.flags.c_contiguous else np.ascontiguousarray(QA), factor.arrays, slots,
-            (cache.owner, cache.used, cache.slot_of, cache.free, cache.counts), cache.data, cache.top,
-            _mid_numba._EMPTY_ROWS if cache.rows_host is None else cache.rows_host, cache._protected(), written,
-            np.array([-1 if max_columns is None else max_columns], dtype=np.int64), kernel, self.b, self.C)
+            n_old, remove, appended.y, self.alpha, self.upper, self.where, self.yf, self.lo, self.hi,
+            _NO_SHIFT if self.shift is None else self.shift, upper_add, appended.yf_add,
+            _NO_SHIFT if self.shift is None else shift_add, QA if QA.flags.c_contiguous else np.ascontiguousarray(QA),
+            factor.arrays, slots, (cache.owner, cache.used, cache.slot_of, cache.free, cache.counts), cache.data,
+            cache.top, _mid_numba._EMPTY_ROWS if cache.rows_host is None else cache.rows_host, cache._protected(),
+            written, np.array([-1 if max_columns is None else max_columns], dtype=np.int64), kernel, self.twins,
+            self.b, self.C)
         if status != _mid_numba.DONE:
             cache.forget(written & ~before)  # the loop's columns in free slots: not this state's books'
             return None
@@ -914,7 +917,8 @@ class SVCState:
             if share is not None:
                 gone = (r_rows, column[:, None] if r_rows.size else None)
                 new._share, new._share_coef = new._kept_share(share, coef, keep, gone)
-        (_, new.y, new.alpha, new.upper, new.where, consecutive, new.yf, new.lo, new.hi, _) = kept
+        (_, new.y, new.alpha, new.upper, new.where, consecutive, new.yf, new.lo, new.hi, shift) = kept
+        new.shift = None if self.shift is None else shift
         new.y_host, new.b = new.y, float(b)
         buffer, first, view = appended.x_rows if appended.x_rows is not None else (None, 0, None)
         if view is appended.X and consecutive:  # a window: a view of the same row buffer (take_rows)

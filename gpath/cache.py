@@ -108,6 +108,27 @@ def _renumbered(owner, new_index):  # pragma: no cover - compiled
     return slot_of
 
 
+@njit(cache=True)
+def _appended_kept(owner, used, free, counts, data, top, rows, extra, keep, new_index):  # pragma: no cover - compiled
+    """:meth:`QColumnCache.appended_kept`'s books: the rows ``extra`` written at ``top``, the
+    books copied, the owners renumbered (``slot_of`` made anew, :func:`_renumbered`), and the
+    buffer row of each kept row (``rows`` empty: the identity)."""
+    m = extra.shape[1]
+    for s in range(owner.shape[0]):
+        for j in range(m):
+            data[s, top + j] = extra[s, j]
+    owner2, used2, free2, counts2 = owner.copy(), used.copy(), free.copy(), counts.copy()
+    n_old = new_index.shape[0] - m
+    kept_rows = np.empty(keep.shape[0], dtype=np.int64)
+    for t in range(keep.shape[0]):
+        k = keep[t]
+        if k >= n_old:
+            kept_rows[t] = top + (k - n_old)
+        else:
+            kept_rows[t] = k if rows.shape[0] == 0 else rows[k]
+    return owner2, used2, free2, counts2, _renumbered(owner2, new_index), kept_rows
+
+
 # ---------------------------------------------------------------------- bookkeeping
 # ``books`` = (owner (capacity,), used (capacity,), slot_of (points,), free (capacity,),
 # counts = [number of free slots], protected (capacity,): slots a store must not take).
@@ -288,6 +309,24 @@ class QColumnCache:
         rows = np.concatenate([rows, np.arange(base.top, base.top + m)])
         new.n_rows, new.top = rows.size, base.top + m
         new._set_rows(rows)
+        return new
+
+    def appended_kept(self, extra: np.ndarray, keep: np.ndarray, new_index: np.ndarray) -> QColumnCache:
+        """:meth:`with_rows_appended` (``extra``, host), then :meth:`keep_rows` (``keep``) and
+        :meth:`renumber` (``new_index``) of that cache, its books in one compiled pass: an
+        update that moves no coefficient on NumPy (some 50 µs of NumPy steps a window's update
+        paid for them)."""
+        m = extra.shape[1]
+        base = self if self.top + m <= self.data.shape[1] else self.with_spare_rows(m)
+        new = object.__new__(QColumnCache)
+        new.__dict__.update(base.__dict__)
+        new.owner, new.used, new.free, new.counts, new.slot_of, kept_rows = _appended_kept(
+            base.owner, base.used, base.free, base.counts, base.data, base.top,
+            _NO_ROWS if base.rows_host is None else base.rows_host, extra, keep, new_index)
+        new.top, new.n_rows = base.top + m, keep.size
+        new._set_rows(kept_rows)
+        if new.top > keep.size + keep.size // 4 + 64:  # (keep_rows's rebuild)
+            new.__dict__.update(new.with_spare_rows().__dict__)
         return new
 
     def with_spare_rows(self, m: int = 0) -> QColumnCache:

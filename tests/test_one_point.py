@@ -40,8 +40,9 @@ def _state(model) -> dict:
             "R": f._r[: f.m, : f.m], "qs": f._qs[: f.m], "unmoved": s.unmoved,
             "breakpoints": model.last_update_.n_breakpoints, "dual_coef_": model.dual_coef_,
             "intercept_": model.intercept_, "support_": model.support_, "sample_ids_": model.sample_ids_,
+            "shift": s.shift if s.shift is not None else np.zeros(0),
             # The kept share of the KKT scale (SVCState._bound_share), where a check read it.
-            "share": s.__dict__.get("_share", np.zeros(0)), "share_coef": s.__dict__.get("_share_coef", np.zeros(0))}
+            "scale_share": s.__dict__.get("_share", np.zeros(0)), "share_coef": s.__dict__.get("_share_coef", np.zeros(0))}
 
 
 def _assert_same(a: dict, b: dict) -> None:
@@ -96,6 +97,30 @@ def test_small_updates_are_the_readable_paths_bit_for_bit(data, kernel, C, gamma
         lo += m
     # The test is not vacuous: the compiled call took many of the updates that moved.
     assert taken["finished"] >= 10, taken
+
+
+@pytest.mark.parametrize(("C", "epsilon", "kernel"), [(10.0, 0.1, "rbf"), (1e3, 0.0, "rbf"), (1.0, 0.3, "linear")])
+def test_small_regression_updates_are_the_readable_paths_bit_for_bit(C, epsilon, kernel, taken, monkeypatch):
+    # ε-SVR's doubled rows (a point's two rows, its linear term): the same, bit for bit.
+    from gpath import IncrementalSVR
+    from gpath.datasets import load_waterflow_regression
+
+    X, y = load_waterflow_regression()
+    X, y = (X - X.mean(0)) / X.std(0), (y - y.mean()) / y.std()
+    models = [IncrementalSVR(C=C, epsilon=epsilon, kernel=kernel, gamma=1 / 7).fit(X[:200], y[:200])
+              for _ in range(2)]
+    lo, rng = 200, np.random.default_rng(5)
+    for step in range(60):
+        m = (1, 1, 1, 2)[step % 4]
+        ids = models[0].sample_ids_
+        remove = ids[:m] if step % 5 else ids[[int(rng.integers(ids.size))]]
+        outcome = _both(models, X[lo : lo + m], y[lo : lo + m], remove, monkeypatch)
+        assert outcome[0] == outcome[1]
+        _assert_same(_state(models[0]), _state(models[1]))
+        if step % 6 == 0:
+            assert models[0].check_kkt() <= 1e-9 and models[1].check_kkt() <= 1e-9
+        lo += m
+    assert taken["finished"] >= 5, taken
 
 
 def test_a_handed_back_update_leaves_the_books_it_started_from_whole(taken, monkeypatch):
