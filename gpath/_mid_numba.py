@@ -265,9 +265,10 @@ _NAMES = {BOUND_LOWER: "bound", BOUND_UPPER: "bound", CROSSING: "crossing"}
 _NO_EVENTS = np.zeros((2, 0), dtype=np.int64)
 
 
-def follow(path_run) -> int:
+def follow(path_run, fresh: int = 0) -> int:
     """Run a :class:`gpath._path._PathRun` on NumPy arrays with the compiled loop; return the
-    number of breakpoints. Raises what the readable loop raises."""
+    number of breakpoints. Raises what the readable loop raises. ``fresh``: 1 where the factor
+    was just refactored (:func:`handled`)."""
     s = path_run.s
     n = s.n
     QA = path_run.QA if path_run.QA.shape[1] else np.zeros((n, 1))
@@ -276,10 +277,6 @@ def follow(path_run) -> int:
     recording = path_run.events is not None
     max_breakpoints = 50 * (n + 10)
     events = np.zeros((2, max_breakpoints + 2), dtype=np.int64) if recording else _NO_EVENTS
-    # Just refactored: the next solve's residual is what a fresh factor gives (an ill-
-    # conditioned 𝐌, tiny kernel values, can leave it above the drift threshold however often
-    # it is refactored), so that solve is taken; the end of the update checks the solution.
-    fresh = 0
     while True:
         state, cache_arrays, work = loop_arrays(s)
         cache = s.cache
@@ -301,17 +298,25 @@ def follow(path_run) -> int:
             events[:, : pints[7]] = 0
         if status == DONE:
             return path_run.finish()
-        fresh = int(status == REFACTOR)
-        if status == REFACTOR:
-            s.factor.refactor()
-        elif status == CYCLING:
-            raise path_run.cycling()
-        elif status == NO_POINT:
-            path_run._enter_empty_margin(path_run.r * path_run.delta0)  # raises the PathError
-        elif pints[4] == _EMPTY:
-            path_run._enter_empty_margin(path_run.r * path_run.delta0)
-        else:
-            path_run._apply(("crossing" if pints[4] == CROSSING else "bound", int(pints[5]), bool(pints[6])))
+        fresh = handled(path_run, status, pints)
+
+
+def handled(path_run, status: int, pints: np.ndarray) -> int:
+    """Apply in Python the event the loop stopped at (``status``, not DONE; the event in
+    ``pints`` 4–6), as the readable loop does. Returns 1 where the factor was refactored: the
+    next solve's residual is then what a fresh factor gives (an ill-conditioned 𝐌, tiny
+    kernel values, can leave it above the drift threshold however often it is refactored), so
+    that solve is taken; the end of the update checks the solution."""
+    if status == REFACTOR:
+        path_run.s.factor.refactor()
+        return 1
+    if status == CYCLING:
+        raise path_run.cycling()
+    if status == NO_POINT or pints[4] == _EMPTY:  # (NO_POINT: raises the PathError)
+        path_run._enter_empty_margin(path_run.r * path_run.delta0)
+    else:
+        path_run._apply(("crossing" if pints[4] == CROSSING else "bound", int(pints[5]), bool(pints[6])))
+    return 0
 
 
 def loop_arrays(s):

@@ -16,9 +16,10 @@ step: the same compiled helpers (:func:`gpath._path._appended_rows`,
 :func:`gpath._path._path_sets`, the loop, :func:`gpath._path._kept_rows`), and the path's
 start u = Q[:, A] d_A − Q[:, R] d_R and δ₀ = y_A d_A − y_R d_R of one column each, which
 BLAS's products (the other columns' rates are 0) compute exactly so. Tests hold the two to the
-same bits. Where more points move, or the loop stops for an event that Python applies (a
-cache without a free slot, a factor without room, a tiny pivot, a refactor), it returns that
-status and the caller follows the update the readable way from the start.
+same bits. Where the loop stops for an event that Python applies (a cache without a free
+slot, a factor without room, a tiny pivot, a refactor), it returns the path so far, and
+Python carries on from there as it does for the readable path's own loop; where more points
+move, it returns before anything moved, and the readable path takes the update.
 """
 
 from __future__ import annotations
@@ -38,28 +39,35 @@ MOVES_MORE = -1
 
 @njit(cache=True)
 def followed(n_old, remove, y, alpha, upper, where, yf, lo, hi, shift, upper_add, yf_add, shift_add, QA, factor,
-             slots, books, data, top, rows, protected, written, limits, kernel, twins, b, C):  # pragma: no cover - compiled
+             slots, books, data, top, rows, protected, written, record, limits, kernel, twins, b,
+             C):  # pragma: no cover - compiled
     """The path of an update adding the rows ``n_old..`` (their columns ``QA``, (n_old + m, m),
     margins ``yf_add`` and boxes ``upper_add``, (m,)) and removing the rows ``remove``, from the
     state's host arrays (``y`` with the added rows; the others without them).
 
-    ``shift`` and ``shift_add`` are the linear term's (empty: none), ``twins`` whether rows
-    2i and 2i + 1 are one point (ε-SVR's, :mod:`gpath.svr`: a removed row's column is then
-    its twin block's, :func:`gpath._engine._twin_columns`). ``factor`` is a copy of the state's factor (:attr:`gpath.linalg.BorderedFactor.arrays`)
-    and ``slots`` its active set's slots (capacity-sized), both changed in place; ``books`` the
-    cache's (owner, used, slot_of, free, counts), copied here; ``data``, ``top``, ``rows``
-    (empty: the identity) its buffer, whose rows ``top..top + m − 1`` are written with the
-    added points' entries; ``protected``, ``limits`` as :func:`gpath._mid_numba.loop_arrays`,
-    and ``written`` (zeros, (capacity,)) marks the slots the loop writes; ``kernel`` the loop's
-    kernel tuple (X with the added rows).
+    ``shift`` and ``shift_add`` are the linear term's (empty: none); ``twins`` whether rows 2i
+    and 2i + 1 are one point (ε-SVR's, :mod:`gpath.svr`: a removed row's column is then its
+    twin block's, :func:`gpath._engine._twin_columns`). ``factor`` is a copy of the state's
+    factor (:attr:`gpath.linalg.BorderedFactor.arrays`) and ``slots`` its active set's slots
+    (capacity-sized), both changed in place; ``books`` the cache's (owner, used, slot_of,
+    free, counts), copied here; ``data``, ``top``, ``rows`` (empty: the identity) its buffer,
+    whose rows ``top..top + m − 1`` are written with the added points' entries;
+    ``protected`` and ``limits`` as :func:`gpath._mid_numba.loop_arrays`; ``written`` (zeros)
+    marks the slots the loop writes, and ``record`` (the open transaction's record of the slots
+    written, or empty) gets them too, before the call returns (an interrupt after it finds
+    them there); ``kernel`` the loop's kernel tuple (X with the added rows).
 
     Returns ``(status, unmoved, breakpoints, columns computed, b, keep, kept, books, top,
-    rows, r_rows, column)``: :data:`gpath._mid_numba.DONE`, or :data:`MOVES_MORE`, or the event the loop stopped
-    at (then no row is kept, and ``written`` says which slots no longer hold the columns the
-    state's books give them); whether no coefficient moved; after the path, the rows kept and
-    their ``(new_index, y, α, C_i, where, consecutive, yf, lo, hi, shift)``
-    (:func:`gpath._path._kept_rows`), the new books, the buffer's rows in use, the kept
-    rows' buffer rows, and the removed row that moved (if any) with its column Q[:, R].
+    rows, r_rows, column, path)``: :data:`gpath._mid_numba.DONE`, :data:`MOVES_MORE` (nothing
+    moved: the caller starts over), or the event the loop stopped at; whether no coefficient
+    moved; after the path, the rows kept and their ``(new_index, y, α, C_i, where,
+    consecutive, yf, lo, hi, shift)`` (:func:`gpath._path._kept_rows`), the new books, the
+    buffer's rows in use, the kept rows' buffer rows, and the removed rows that move with the
+    column Q[:, R] of the one that does. At an event, no row is kept and ``rows`` are every
+    row's buffer row, and ``path`` holds the path so far for Python to carry on with
+    (:meth:`gpath._path.SVCState._one_point`): the rows' α, C_i, sets, margins, levels and
+    shift, each added row's column of ``QA``, the added row still moving and its rate, u, and
+    the loop's ints and floats (:func:`gpath._mid_numba.run`).
     """
     m = QA.shape[1]
     n = n_old + m
@@ -67,8 +75,9 @@ def followed(n_old, remove, y, alpha, upper, where, yf, lo, hi, shift, upper_add
     # The rows appended (SVCState._extended): α = 0 in set A.
     alpha2 = np.zeros(n)
     alpha2[:n_old] = alpha
-    upper2, where2, yf2, lo2, hi2, shift2 = _appended_rows(upper, where, yf, lo, hi, upper_add, yf_add, shift, shift_add)
-    # The cache's books derived for n points, the new row written at ``top`` for every slot
+    upper2, where2, yf2, lo2, hi2, shift2 = _appended_rows(upper, where, yf, lo, hi, upper_add, yf_add, shift,
+                                                           shift_add)
+    # The cache's books derived for n points, the new rows written from ``top`` for every slot
     # holding a column (QColumnCache.with_rows_appended).
     owner, used, free, counts = owner0.copy(), used0.copy(), free0.copy(), counts0.copy()
     slot_of = np.full(n, -1, dtype=np.int64)
@@ -99,12 +108,13 @@ def followed(n_old, remove, y, alpha, upper, where, yf, lo, hi, shift, upper_add
             _mid_numba._leave(k, factor, slots, cache)
     unmoved = n_a == 0 and n_r == 0
     column = np.empty(n if n_r and status == _mid_numba.DONE else 0)  # Q[:, R] of the removed point that moves
+    u, a_left, d_left = np.zeros(n), np.zeros(1, dtype=np.int64), np.zeros(1)
+    pints, pfloats = np.zeros(11, dtype=np.int64), np.zeros(5)
     if status == _mid_numba.DONE and not unmoved:
         d_a = upper2[a_rows[0]] - alpha2[a_rows[0]] if n_a else 0.0
         d_r = alpha2[r_rows[0]] if n_r else 0.0
         rate_scale = max(d_a, d_r)
         delta0 = (y[a_rows[0]] * d_a if n_a else 0.0) - (y[r_rows[0]] * d_r if n_r else 0.0)
-        u = np.zeros(n)
         if n_a:
             c = a_col[a_rows[0]]
             for i in range(n):
@@ -119,24 +129,31 @@ def followed(n_old, remove, y, alpha, upper, where, yf, lo, hi, shift, upper_add
                 _q_column(X, r_rows[0], kind, gamma, degree, coef0, offset, y, ridge, column)
             for i in range(n):
                 u[i] = u[i] - column[i] * d_r if n_a else -(column[i] * d_r)
-        a_left, d_left = np.zeros(1, dtype=np.int64), np.zeros(1)
         if n_a:
             a_left[0], d_left[0] = a_rows[0], d_a
-        pints = np.array([n_a, 0, 0, 0, 0, 0, 0, 0, n_r, 50 * (n + 10), 0], dtype=np.int64)
-        pfloats = np.array([1.0, delta0, b, C, rate_scale])
+        pints[0], pints[8], pints[9] = n_a, n_r, 50 * (n + 10)
+        pfloats[0], pfloats[1], pfloats[2], pfloats[3], pfloats[4] = 1.0, delta0, b, C, rate_scale
         capacity = factor[0].shape[0]
         work = (np.empty(n), np.empty(data.shape[1]), np.empty(capacity + 1), np.empty(capacity + 1), np.empty(n))
         status = _mid_numba.run((yf2, lo2, hi2, y, alpha2, upper2, where2), factor, slots, cache, kernel,
                                 (u, QA, a_col, a_left, d_left, pints, pfloats), work,
                                 np.zeros((2, 0), dtype=np.int64))
         breakpoints, computed, b = pints[1], pints[3], pfloats[2]
+        for slot in range(min(record.shape[0], written.shape[0])):
+            if written[slot]:
+                record[slot] = True
+        if status != _mid_numba.DONE:  # the path so far, for Python to carry on with
+            return (status, False, breakpoints, computed, b, np.zeros(0, dtype=np.int64),
+                    _kept_rows(np.zeros(0, dtype=np.int64), y, alpha2, upper2, where2, yf2, lo2, hi2, shift2),
+                    (owner, used, slot_of, free, counts), top2, buffer_rows, r_rows, column,
+                    (alpha2, upper2, where2, yf2, lo2, hi2, shift2, a_col, a_left, d_left, u, pints, pfloats))
         # At η = 1 (_PathRun.finish): the rest of A at C_i (I), R at 0.
         for j in range(pints[0]):
             alpha2[a_left[j]] = upper2[a_left[j]]
             where2[a_left[j]] = 2  # I
         for k in r_rows:
             alpha2[k] = 0.0
-    # The rows kept (SVCState.take_rows); none after another status (the caller starts over).
+    # The rows kept (SVCState.take_rows); none where more points move (the caller starts over).
     n_keep = 0
     for k in range(n if status == _mid_numba.DONE else 0):
         n_keep += where2[k] != _R
@@ -157,4 +174,5 @@ def followed(n_old, remove, y, alpha, upper, where, yf, lo, hi, shift, upper_add
             basis[i] = new_index[basis[i]]
         slot_of = _renumbered(owner, new_index)
     return (status, unmoved, breakpoints, computed, b, keep, kept, (owner, used, slot_of, free, counts), top2,
-            kept_rows, r_rows, column)
+            kept_rows, r_rows, column,
+            (alpha2, upper2, where2, yf2, lo2, hi2, shift2, a_col, a_left, d_left, u, pints, pfloats))

@@ -128,9 +128,8 @@ def _refined_margins(alpha, y, upper, members, data, slots, rows, top, b, shift,
     the residual of the margin equations (its margins from the cached columns by
     :func:`gpath.cache._column_dots`, the product the cache takes for so few entries), and,
     where its largest entry is at most ``tol``, the KKT violation relative to 1 (``shift``
-    empty: none). Returns (violation, whether it was taken): not where
-    the residual is above ``tol`` or not a number (the caller goes on with the readable code,
-    α already balanced)."""
+    empty: none). Returns (violation, whether it was taken): not where the residual is above
+    ``tol`` or not a number (the caller goes on with the readable code, α already balanced)."""
     m = members.shape[0]
     if m:
         _balanced(alpha, y, upper, members)
@@ -190,6 +189,7 @@ _NO_SHIFT = np.zeros(0)
 # tests turn it off to compare with the readable path.
 ONE_POINT = True
 _FEW_POINTS = 16  # the most added or removed points it is tried for
+_NO_RECORD = np.zeros(0, dtype=bool)
 # Spare cache rows of each slot written by SVCState.prepare_updates: a page of float64s. It
 # copies X and the factor only below _PREPARED_ENTRIES entries each (32 MB): a larger model's
 # update costs far more than its memory's first touch, and a model that is never updated
@@ -876,9 +876,9 @@ class SVCState:
     def _one_point(self, appended: _Appended, upper_add, shift_add, remove, max_columns) -> tuple[SVCState, int] | None:
         """:meth:`_followed` of an update adding a few rows (``appended``) and removing a few, of
         which at most one each moves, in one compiled call (:func:`gpath._one_point.followed`,
-        the same arithmetic); None, this state and its cache's books as they were, where more
-        points move or the path stops at an event that Python applies (the readable path then
-        follows the update from the start)."""
+        the same arithmetic); where the path stops at an event that Python applies, the path
+        so far goes on in Python (:meth:`_one_point_resumed`); None, before anything moved,
+        where more points move (the readable path then takes the update)."""
         m, n_old = appended.QA.shape[1], self.n
         # Without m spare rows in its buffer, the cache's live rows go to a new one first (as
         # QColumnCache.with_rows_appended), which this state does not hold.
@@ -886,28 +886,29 @@ class SVCState:
         factor = self.factor.copy(into=getattr(self.factor, "spare", None))
         slots = np.zeros(max(16, 2 * factor.size, factor.capacity), dtype=np.int64)
         slots[: factor.size] = self.active.slots
-        # The slots the compiled loop writes go into the transaction's record at once (so an
-        # interrupt still finds them), and this call's are told from those before.
+        # The loop marks the slots it writes in its own array, and the call adds them to the
+        # open transaction's record before it returns (an interrupt then still finds them).
         txn = cache._txn
-        in_txn = txn is not None and txn.open and cache.data is txn.buffer
-        written = txn.written if in_txn else np.zeros(cache.capacity, dtype=bool)
-        before = written.copy()
+        record = txn.written if txn is not None and txn.open and cache.data is txn.buffer else _NO_RECORD
+        written = np.zeros(cache.capacity, dtype=bool)
         k = self.kernel
         kernel = (appended.X, _mid_numba._KINDS[k.kind], float(k.gamma), float(k.degree), float(k.coef0),
                   float(k.offset), self.ridge)
         QA = appended.QA
-        (status, unmoved, n_breakpoints, computed, b, keep, kept, books, top, kept_rows, r_rows,
-         column) = _one_point.followed(
+        (status, unmoved, n_breakpoints, computed, b, keep, kept, books, top, kept_rows, r_rows, column,
+         path) = _one_point.followed(
             n_old, remove, appended.y, self.alpha, self.upper, self.where, self.yf, self.lo, self.hi,
             _NO_SHIFT if self.shift is None else self.shift, upper_add, appended.yf_add,
             _NO_SHIFT if self.shift is None else shift_add, QA if QA.flags.c_contiguous else np.ascontiguousarray(QA),
             factor.arrays, slots, (cache.owner, cache.used, cache.slot_of, cache.free, cache.counts), cache.data,
             cache.top, _mid_numba._EMPTY_ROWS if cache.rows_host is None else cache.rows_host, cache._protected(),
-            written, np.array([-1 if max_columns is None else max_columns], dtype=np.int64), kernel, self.twins,
-            self.b, self.C)
-        if status != _mid_numba.DONE:
-            cache.forget(written & ~before)  # the loop's columns in free slots: not this state's books'
+            written, record, np.array([-1 if max_columns is None else max_columns], dtype=np.int64), kernel,
+            self.twins, self.b, self.C)
+        if status == _one_point.MOVES_MORE:
             return None
+        if status != _mid_numba.DONE:  # an event for Python: the path so far goes on from there
+            return self._one_point_resumed(appended, QA, cache, factor, slots, status, b, books, top, kept_rows,
+                                           r_rows, column, path, max_columns, computed)
         new = object.__new__(SVCState)
         new.__dict__.update(self.__dict__)
         if self._held_share()[0] is not None:  # (as _extended, then take_rows, on the rows before the drop)
@@ -943,6 +944,47 @@ class SVCState:
             new.release_bounded_margin()
             new.active.compact()
         return new, int(n_breakpoints)
+
+    def _one_point_resumed(self, appended: _Appended, QA, cache, factor, slots, status, b, books, top, rows,
+                           r_rows, column, path, max_columns, computed) -> tuple[SVCState, int]:
+        """:meth:`_one_point` where the compiled loop stopped at an event for Python: the state
+        and the :class:`_PathRun` of the path so far (as :meth:`_extended` and the run's start
+        make them, the loop's arrays as it left them), the event applied and the path followed
+        on (:func:`gpath._mid_numba.handled`, :func:`gpath._mid_numba.follow`) and finished,
+        as :meth:`_followed` does."""
+        alpha, upper, where, yf, lo, hi, shift, a_col, a_left, d_left, u, pints, pfloats = path
+        state = object.__new__(SVCState)
+        state.__dict__.update(self.__dict__)
+        state.X, state.y = appended.X, appended.y
+        if appended.x_rows is not None:
+            state._x_rows = appended.x_rows
+        state.y_host, state.alpha, state.upper, state.where, state.yf, state.lo, state.hi = (
+            appended.y, alpha, upper, where, yf, lo, hi)
+        state.shift, state.b, state.unmoved = None if self.shift is None else shift, float(b), False
+        if "_diag_max" in self.__dict__:
+            state._diag_max = max(self._diag_max, self._max_diagonal(appended.X[self.n :]))
+        state_cache = object.__new__(QColumnCache)
+        state_cache.__dict__.update(cache.__dict__)
+        state_cache.owner, state_cache.used, state_cache.slot_of, state_cache.free, state_cache.counts = books
+        state_cache.top, state_cache.n_rows, state_cache.max_columns = int(top), state.n, max_columns
+        state_cache.n_columns_computed += int(computed)
+        state_cache._set_rows(rows)
+        self._carry_share(state, QA)
+        state.active = ActiveSet.of(factor, state_cache, state.q_column, slots)
+        run = object.__new__(_PathRun)
+        run.s, run.QA, run.events = state, QA, None
+        run.n_breakpoints, run.zero_steps = int(pints[1]), int(pints[2])
+        run.a_rows, run.dA, run.a_col = a_left[: pints[0]].copy(), d_left[: pints[0]].copy(), a_col
+        run.r_rows = run.r_rows_at_start = r_rows
+        run.dR = self.alpha[r_rows] if r_rows.size else np.zeros(0)
+        run.QR = column[:, None] if r_rows.size else None
+        run.r, run.delta0, run.rate_scale, run.u = float(pfloats[0]), float(pfloats[1]), float(pfloats[4]), u
+        n_breakpoints = _mid_numba.follow(run, _mid_numba.handled(run, status, pints))
+        keep = np.flatnonzero(state.where != R)
+        state.take_rows(keep, (run.r_rows_at_start, run.QR))
+        state.release_bounded_margin()
+        state.active.compact()
+        return state, n_breakpoints
 
     def bias_interval(self):
         """Bounds ``(lo, hi)`` on the bias that keep every point of O, I and A in its set

@@ -47,6 +47,7 @@ def warm_compiled_update(xp) -> None:
         # _PathRun), and then on its compiled whole path (gpath._one_point).
         from . import _path
 
+        chosen = _path.ONE_POINT
         for one_point in (False, True):
             _path.ONE_POINT = one_point
             try:
@@ -54,7 +55,7 @@ def warm_compiled_update(xp) -> None:
                 fitted.update(X_add=X[8:9], y_add=y[8:9], remove=fitted.sample_ids_[:1])
                 fitted.update(X_add=X[9:], y_add=y[9:], remove=fitted.sample_ids_[:2])
             finally:
-                _path.ONE_POINT = True
+                _path.ONE_POINT = chosen
         model.predict(X[:2])
         from ._engine import decision_values  # (the river models' predictions)
 
