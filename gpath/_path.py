@@ -185,7 +185,7 @@ def _kept_rows(keep, y, alpha, upper, where, yf, lo, hi, shift):  # pragma: no c
 
 
 _NO_SHIFT = np.zeros(0)
-# Whether SVCState._followed takes a one-point update in one compiled call (gpath._one_point);
+# Whether SVCState._followed takes a small update in one compiled call (gpath._one_point);
 # tests turn it off to compare with the readable path.
 ONE_POINT = True
 _FEW_POINTS = 16  # the most added or removed points it is tried for

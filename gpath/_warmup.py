@@ -43,8 +43,9 @@ def warm_compiled_update(xp) -> None:
         model = IncrementalSVC(C=10.0, gamma=1.0, method="multiple").fit(X[:8], y[:8])
         # One point (the new points' kernel block is then a single column, which Numba types
         # as C-ordered), then two (a Fortran-ordered block, as every larger update and each
-        # ε-SVR point's two rows), on the path a small update hands back to (gpath._path's
-        # _PathRun), and then on its compiled whole path (gpath._one_point).
+        # ε-SVR point's two rows), on the readable path (gpath._path's _PathRun, which takes the
+        # updates in which more points move), and then on a small update's compiled whole path
+        # (gpath._one_point).
         from . import _path
 
         chosen = _path.ONE_POINT
