@@ -930,12 +930,7 @@ class SVCState:
             new.__dict__.pop("_x_rows", None)
         if "_diag_max" in self.__dict__:
             new._diag_max = max(self._diag_max, self._max_diagonal(appended.X[n_old:]))
-        new_cache = object.__new__(QColumnCache)
-        new_cache.__dict__.update(cache.__dict__)
-        new_cache.owner, new_cache.used, new_cache.slot_of, new_cache.free, new_cache.counts = books
-        new_cache.top, new_cache.n_rows, new_cache.max_columns = int(top), keep.size, max_columns
-        new_cache.n_columns_computed += int(computed)
-        new_cache._set_rows(kept_rows)
+        new_cache = cache.with_books(books, top, kept_rows, max_columns, computed)
         if new_cache.top > keep.size + keep.size // 4 + 64:  # (QColumnCache.keep_rows's rebuild)
             new_cache.__dict__.update(new_cache.with_spare_rows().__dict__)
         new.active = ActiveSet.of(factor, new_cache, new.q_column, slots)
@@ -963,14 +958,9 @@ class SVCState:
         state.shift, state.b, state.unmoved = None if self.shift is None else shift, float(b), False
         if "_diag_max" in self.__dict__:
             state._diag_max = max(self._diag_max, self._max_diagonal(appended.X[self.n :]))
-        state_cache = object.__new__(QColumnCache)
-        state_cache.__dict__.update(cache.__dict__)
-        state_cache.owner, state_cache.used, state_cache.slot_of, state_cache.free, state_cache.counts = books
-        state_cache.top, state_cache.n_rows, state_cache.max_columns = int(top), state.n, max_columns
-        state_cache.n_columns_computed += int(computed)
-        state_cache._set_rows(rows)
         self._carry_share(state, QA)
-        state.active = ActiveSet.of(factor, state_cache, state.q_column, slots)
+        state.active = ActiveSet.of(factor, cache.with_books(books, top, rows, max_columns, computed), state.q_column,
+                                    slots)
         run = object.__new__(_PathRun)
         run.s, run.QA, run.events = state, QA, None
         run.n_breakpoints, run.zero_steps = int(pints[1]), int(pints[2])

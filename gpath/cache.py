@@ -311,6 +311,18 @@ class QColumnCache:
         new._set_rows(rows)
         return new
 
+    def with_books(self, books: tuple, top: int, rows: np.ndarray, max_columns, computed: int) -> QColumnCache:
+        """A cache on this one's buffer with the books a compiled path made for it: ``books``
+        (owner, used, slot_of, free, counts), ``top`` buffer rows in use, ``rows`` the buffer row
+        of each training row (host ints), ``max_columns``, and ``computed`` more columns counted."""
+        new = object.__new__(QColumnCache)
+        new.__dict__.update(self.__dict__)
+        new.owner, new.used, new.slot_of, new.free, new.counts = books
+        new.top, new.n_rows, new.max_columns = int(top), rows.size, max_columns
+        new.n_columns_computed += int(computed)
+        new._set_rows(rows)
+        return new
+
     def appended_kept(self, extra: np.ndarray, keep: np.ndarray, new_index: np.ndarray) -> QColumnCache:
         """:meth:`with_rows_appended` (``extra``, host), then :meth:`keep_rows` (``keep``) and
         :meth:`renumber` (``new_index``) of that cache, its books in one compiled pass: an

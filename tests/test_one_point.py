@@ -54,6 +54,23 @@ def _assert_same(a: dict, b: dict) -> None:
             assert x == y, key
 
 
+def _same_updates(models, X, y, lo, sizes, steps, rng, monkeypatch):
+    """``steps`` updates of ``models`` (two equal models) from row ``lo`` on, the first by the
+    compiled call, the second by the readable path: ``sizes[step % len(sizes)]`` points in, the
+    oldest as many out (every fifth step one point out at random); the same outcome, the same
+    state bit for bit after each, and every sixth step both exact from scratch."""
+    for step in range(steps):
+        m = sizes[step % len(sizes)]
+        ids = models[0].sample_ids_
+        remove = ids[:m] if step % 5 else ids[[int(rng.integers(ids.size))]]
+        outcome = _both(models, X[lo : lo + m], y[lo : lo + m], remove, monkeypatch)
+        assert outcome[0] == outcome[1]
+        _assert_same(_state(models[0]), _state(models[1]))
+        if step % 6 == 0:  # a check from scratch keeps the scale's share, which updates carry
+            assert models[0].check_kkt() <= 1e-9 and models[1].check_kkt() <= 1e-9
+        lo += m
+
+
 def _both(models, X_add, y_add, remove, monkeypatch):
     """The update of ``models`` (two equal models), of the first by the compiled call, of the
     second by the path it replaces; per model None, or its refusal's (type, message)."""
@@ -83,18 +100,8 @@ def test_small_updates_are_the_readable_paths_bit_for_bit(data, kernel, C, gamma
     X, y = X[order], y[order]
     n = 150
     models = [IncrementalSVC(C=C, kernel=kernel, gamma=gamma).fit(X[:n], y[:n]) for _ in range(2)]
-    lo = n
-    for step in range(40):
-        # One point in, the oldest out (a window), or a few of each, or a point out anywhere.
-        m = (1, 1, 2, 3)[step % 4]
-        ids = models[0].sample_ids_
-        remove = ids[:m] if step % 5 else ids[[int(rng.integers(ids.size))]]
-        outcome = _both(models, X[lo : lo + m], y[lo : lo + m], remove, monkeypatch)
-        assert outcome[0] == outcome[1]
-        _assert_same(_state(models[0]), _state(models[1]))
-        if step % 6 == 0:  # a check from scratch keeps the scale's share, which updates carry
-            assert models[0].check_kkt() <= 1e-9 and models[1].check_kkt() <= 1e-9
-        lo += m
+    # One point in, the oldest out (a window), or a few of each, or a point out anywhere.
+    _same_updates(models, X, y, n, (1, 1, 2, 3), 40, rng, monkeypatch)
     # The test is not vacuous: the compiled call took many of the updates that moved.
     assert taken["finished"] >= 10, taken
 
@@ -109,17 +116,7 @@ def test_small_regression_updates_are_the_readable_paths_bit_for_bit(C, epsilon,
     X, y = (X - X.mean(0)) / X.std(0), (y - y.mean()) / y.std()
     models = [IncrementalSVR(C=C, epsilon=epsilon, kernel=kernel, gamma=1 / 7).fit(X[:200], y[:200])
               for _ in range(2)]
-    lo, rng = 200, np.random.default_rng(5)
-    for step in range(60):
-        m = (1, 1, 1, 2)[step % 4]
-        ids = models[0].sample_ids_
-        remove = ids[:m] if step % 5 else ids[[int(rng.integers(ids.size))]]
-        outcome = _both(models, X[lo : lo + m], y[lo : lo + m], remove, monkeypatch)
-        assert outcome[0] == outcome[1]
-        _assert_same(_state(models[0]), _state(models[1]))
-        if step % 6 == 0:
-            assert models[0].check_kkt() <= 1e-9 and models[1].check_kkt() <= 1e-9
-        lo += m
+    _same_updates(models, X, y, 200, (1, 1, 1, 2), 60, np.random.default_rng(5), monkeypatch)
     assert taken["finished"] >= 5, taken
 
 
