@@ -39,6 +39,7 @@ from ._path import PathError, kkt_violation
 from ._platt import couple, sigmoid_predict
 from ._validation import check_choice, check_labels, check_rows, is_precomputed
 from .kernels import PRECOMPUTED, kernel_products, with_index
+from .linalg import SingularMarginError
 from .persistence import SaveMixin
 
 __all__ = ["Locked", "MemoizedParams", "OneVsOneSVC", "check_every_class_weighted", "serialized"]
@@ -63,27 +64,34 @@ def serialized(method):
 
 
 def update_or_refit(update, *args, **kwargs):
-    """``update(*args, **kwargs)``, an estimator's update; where a path of it fails (a
-    :class:`PathError` marked by :func:`path_failed`: degenerate cycling among duplicate points
-    at a large C with a tiny ridge, found by a randomized search where a fit of the same rows
-    is exact), the same update with every changed pair refitted exactly, warm-started from its
-    current solution (``refit=True``; ``last_update_.method`` then says "refit"), whose own
-    failure is raised. The failed try left the model as it was. (A refit's or a fit's own
-    PathError is raised at once: it would fail again.)"""
+    """``update(*args, **kwargs)``, an estimator's update; where a path of it fails (an error
+    marked by :func:`path_failed`), the same update with every changed pair refitted exactly,
+    warm-started from its current solution (``refit=True``; ``last_update_.method`` then says
+    "refit"), whose own failure is raised. The failed try left the model as it was. (A refit's
+    or a fit's own error is raised at once: it would fail again.)"""
     try:
         return update(*args, **kwargs)
-    except PathError as error:
+    except _PATH_FAILURES as error:
         if not getattr(error, "path_failed", False):
             raise
         return update(*args, refit=True, **kwargs)
 
 
+# What a path can fail with where an exact fit of the same rows does not (each found by a
+# randomized search): a PathError, degenerate cycling among duplicate points at a large C with
+# a tiny ridge; a SingularMarginError, a margin set whose matrix is numerically singular (a
+# linear kernel of large features: |M| = 5 in three features, Q_kk up to 1e7 against the ridge
+# 1e-6), which the path cannot step through and SimpleSVM steps along (its null direction).
+_PATH_FAILURES = (PathError, SingularMarginError)
+
+
 @contextlib.contextmanager
 def path_failed():
-    """Mark a :class:`PathError` raised within as a path's (:func:`update_or_refit`)."""
+    """Mark a :class:`PathError` or :class:`SingularMarginError` raised within as a path's
+    (:func:`update_or_refit`)."""
     try:
         yield
-    except PathError as error:
+    except _PATH_FAILURES as error:
         error.path_failed = True
         raise
 

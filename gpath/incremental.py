@@ -565,9 +565,10 @@ class IncrementalSVC(MemoizedParams, OneVsOneSVC):
             device than the model, or ``remove`` not integers.
         PathError, SingularMarginError, CacheFullError
             A numerical failure part-way; the model is unchanged. (A path that fails with a
-            PathError, degenerate cycling among duplicate points, is taken over by an exact
-            refit of each changed pair, warm-started: ``last_update_.method`` "refit"; only
-            that refit's own failure is raised.)
+            PathError, degenerate cycling among duplicate points, or a SingularMarginError, a
+            margin matrix numerically singular, is taken over by an exact refit of each
+            changed pair, warm-started: ``last_update_.method`` "refit"; only that refit's
+            own failure is raised.)
         MemoryError
             As in :meth:`fit`, for the margin set the update grows; the model is unchanged.
 

@@ -363,6 +363,40 @@ def test_a_failure_after_an_update_that_moves_nothing_leaves_the_model_as_it_was
     np.testing.assert_allclose(model.predict(X[:900]), fresh.predict(X[:900]), rtol=0, atol=1e-8)
 
 
+def test_an_update_whose_margin_matrix_turns_singular_is_finished_by_an_exact_refit():
+    # Found by a randomized search: a linear ε-SVR on two features of size 1e3 (K up to 3.5e6,
+    # the ridge 1e-6). An update's path brought a fourth point into the margin set, whose
+    # matrix is then singular but for the ridge (rank 3 in two features with the bias), and
+    # raised SingularMarginError where a fit of the same rows is exact (SimpleSVM steps along
+    # the null direction). The update now refits instead, and the model is the exact one.
+    from gpath import IncrementalSVR
+
+    rng = np.random.default_rng(435)
+    n, d = int(rng.integers(6, 20)), int(rng.integers(1, 3))
+    X = rng.normal(size=(n + 10, d)) * 10.0 ** int(rng.integers(2, 5))
+    y = np.sin(X[:, 0] / X[:, 0].std()) + 0.1 * rng.normal(size=n + 10)
+    C = float(10 ** rng.uniform(-2, 2))
+    model = IncrementalSVR(C=C, epsilon=0.05, kernel="linear", method="multiple").fit(X[:n], y[:n])
+    rows = list(range(n))
+    methods = []
+    for step in range(4):
+        picked = rng.choice(len(rows), 2, replace=False)
+        model.update(X[n + 2 * step : n + 2 * step + 2], y[n + 2 * step : n + 2 * step + 2],
+                     remove=model.sample_ids_[picked])
+        rows = [r for i, r in enumerate(rows) if i not in set(picked.tolist())] + [n + 2 * step, n + 2 * step + 1]
+        methods.append(model.last_update_.method)
+        assert model.check_kkt() <= 1e-9
+    assert "refit" in methods  # (the path of the last update meets the singular margin matrix)
+    # (LIBSVM, exact_svr's start, runs for minutes on these unscaled features: the exact fit of
+    # the same rows is the reference.)
+    fresh = IncrementalSVR(C=C, epsilon=0.05, kernel="linear").fit(X[rows], y[rows])
+    assert fresh.check_kkt() <= 1e-9
+    # Equal to round-off of f's terms α_j K(x_i, x_j), up to C·max K ≈ 1.5e8 here (the two
+    # differ by some 2e-7: the margin matrix's condition number is some 1e13).
+    scale = C * np.abs(X @ X[rows].T).max()
+    np.testing.assert_allclose(model.predict(X), fresh.predict(X), rtol=0, atol=1e-12 * scale)
+
+
 @pytest.mark.parametrize("inject", [False, True])
 def test_an_update_whose_path_cycles_is_finished_by_an_exact_refit(monkeypatch, inject):
     # Found by a randomized search: duplicate points on the tube's edge at C = 1e6 with a tiny
