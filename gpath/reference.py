@@ -18,9 +18,11 @@ the ε-SVR section of :mod:`gpath.svr`), from the index sets of scikit-learn's `
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import linear_kernel, polynomial_kernel, rbf_kernel, sigmoid_kernel
 from sklearn.svm import SVC, SVR
 
@@ -109,6 +111,19 @@ def _middle_bias(Q, y, C, alpha, level):
     lo = np.max(t[low], initial=-np.inf)
     hi = np.min(t[high], initial=np.inf)
     return float(0.5 * (lo + hi)) if np.isfinite(lo) and np.isfinite(hi) else float(lo if np.isfinite(lo) else hi)
+
+
+# LIBSVM's most iterations here. Its sets are only a start: where it stops short (at 1e8, on
+# problems it crawls through for an hour: features of size 1e9 with a tiny ridge, seen by a
+# randomized search), the repair finishes from its sets, and ``certified`` still tells.
+_LIBSVM_MAX_ITER = 10**8
+
+
+def _libsvm_fit(model, *args, **kwargs):
+    """``model.fit`` (LIBSVM), quiet where it stops at ``_LIBSVM_MAX_ITER``."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return model.fit(*args, **kwargs)
 
 
 def _repair(Q, y, C, at_c, free, max_iter, level=1.0):
@@ -202,11 +217,11 @@ def exact_svc_gram(K, y, C, sample_weight=None) -> tuple[np.ndarray, float, floa
     # LIBSVM (scikit-learn's copy) drops the points of weight 0; give it the others only, so
     # that its support indices are rows of this problem.
     rows = np.flatnonzero(upper > 0)
-    svc = SVC(kernel="precomputed", C=C, tol=1e-9, max_iter=-1, cache_size=500)
+    svc = SVC(kernel="precomputed", C=C, tol=1e-9, max_iter=_LIBSVM_MAX_ITER, cache_size=500)
     if sample_weight is None:
-        svc.fit(K, y)
+        _libsvm_fit(svc, K, y)
     else:
-        svc.fit(K[np.ix_(rows, rows)], y[rows], sample_weight=upper[rows] / C)
+        _libsvm_fit(svc, K[np.ix_(rows, rows)], y[rows], sample_weight=upper[rows] / C)
     a = np.zeros(n)
     a[rows[svc.support_]] = np.abs(svc.dual_coef_[0])
     at_c = (a >= upper * (1 - 1e-12)) & (upper > 0)
@@ -285,9 +300,9 @@ def exact_svr(X, y, C, epsilon=0.1, kernel="rbf", gamma=1.0, degree=3, coef0=0.0
     K = kernel_matrix(X, X, **params)
     upper = np.full(n, float(C)) if sample_weight is None else C * np.asarray(sample_weight, dtype=np.float64)
     rows = np.flatnonzero(upper > 0)
-    svr = SVR(kernel="precomputed", C=C, epsilon=epsilon, tol=1e-9, max_iter=-1, cache_size=500)
+    svr = SVR(kernel="precomputed", C=C, epsilon=epsilon, tol=1e-9, max_iter=_LIBSVM_MAX_ITER, cache_size=500)
     weights = None if sample_weight is None else upper[rows] / C
-    svr.fit(K[np.ix_(rows, rows)] + ridge * np.eye(rows.size), y[rows], sample_weight=weights)
+    _libsvm_fit(svr, K[np.ix_(rows, rows)] + ridge * np.eye(rows.size), y[rows], sample_weight=weights)
     beta = np.zeros(n)
     beta[rows[svr.support_]] = svr.dual_coef_[0]
     # The doubled problem: row 2i is α_i (label +1), row 2i + 1 is α*_i (label −1).

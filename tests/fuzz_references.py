@@ -10,6 +10,11 @@ point), a kernel (RBF, linear, degree-2 polynomial), C from 10⁻³ to 10⁶, an
 - ``svr``: the same for ``IncrementalSVR`` (ε ∈ {0, 0.05, 0.3, 2});
 - ``simple``: a ``SimpleSVC`` fit.
 
+Half the ``svc`` and ``svr`` trials (drawn apart, so that a seed's problem is as before)
+slide a window instead: 3–12 updates that each add the next point and remove the oldest, the
+streaming update that one compiled call follows (:mod:`gpath._one_point`); the KKT check
+after each, the reference after the last.
+
 After every fit and update, ``check_kkt()`` from scratch must hold to 1e-9 and every pair's
 decision values must equal the certified reference's (:func:`gpath.reference.exact_svc`,
 ``exact_svr``) to 1e-6 of their scale. A failure prints its seed; ``--seed`` replays one.
@@ -90,6 +95,8 @@ def trial(seed: int) -> str | None:
         return None
     model.fit(X[rows], y[rows], **({} if weights is None else {"sample_weight": weights[rows]}))
     problem = fails()
+    if what != "simple" and np.random.default_rng([seed, 1]).random() < 0.5:
+        return _slid(model, X, y, weights, rows, what, problem, fails, kernel, C)
     for step in range(0 if what == "simple" else int(rng.integers(1, 6))):
         if problem:
             break
@@ -109,6 +116,29 @@ def trial(seed: int) -> str | None:
         if problem:
             problem = f"after update {step + 1}: {problem}"
     return None if problem is None else f"{what} {kernel} C={C:.3g} n={len(rows)}: {problem}"
+
+
+def _slid(model, X, y, weights, rows, what, problem, fails, kernel, C):
+    """The window trial: one-point updates (the next point in, the oldest out), the KKT check
+    from scratch after each, the reference after the last."""
+    rng = np.random.default_rng([rows[-1], len(X), 2])
+    steps = 0
+    for steps in range(1, int(rng.integers(3, 13)) + 1):
+        if problem or rows[-1] + 1 >= len(X):
+            break
+        added, after = rows[-1] + 1, rows[1:] + [rows[-1] + 1]
+        if what != "svr" and len(np.unique(y[after])) < 2:
+            break
+        kw = {} if weights is None else {"sample_weight_add": weights[added : added + 1]}
+        model.update(X[added : added + 1], y[added : added + 1], remove=model.sample_ids_[:1], **kw)
+        rows[:] = after
+        kkt = model.check_kkt()
+        if kkt > 1e-9:
+            problem = f"after window update {steps}: kkt {kkt:.1e}"
+    if not problem:
+        problem = fails()
+        problem = problem and f"after {steps} window updates: {problem}"
+    return None if problem is None else f"{what} (window) {kernel} C={C:.3g} n={len(rows)}: {problem}"
 
 
 def _pair_values(model, X, y, weights, C, kernel, gamma):
