@@ -354,6 +354,67 @@ def test_smo_reaches_its_tolerance_and_nearly_the_exact_sets(C, block, monkeypat
     np.testing.assert_allclose(alpha, ref.alpha, atol=0.05 * upper.max())
 
 
+@pytest.mark.parametrize("m", [1, 63, 64, 65, 200, 256])
+def test_wss_passes_find_the_last_point_of_the_maximum(m):
+    # SMO's working-set selection takes each maximum by chunks (gpath._smo._chunk_max) and the
+    # last point attaining it (_last_of), as LIBSVM's scans take it: ties (values rounded to
+    # a few levels), masks empty or full, sizes around the chunk's.
+    rng = np.random.default_rng(m)
+    top = np.empty((m + gpath._smo._CHUNK - 1) // gpath._smo._CHUNK)
+    for share in (0.0, 0.3, 1.0):
+        v = np.round(rng.normal(size=m), 1)
+        mask = rng.random(m) < share
+        g = gpath._smo._chunk_max(v, mask, -np.inf, top)
+        assert g == (v[mask].max() if mask.any() else -np.inf)
+        last = gpath._smo._last_of(v, mask, top, g)
+        assert last == (np.flatnonzero(mask & (v == g))[-1] if mask.any() else -1)
+        assert gpath._smo._masked_min(v, mask) == (v[mask].min() if mask.any() else np.inf)
+
+
+def _wss2_smo(K, y, upper, tol):
+    """LIBSVM's SMO written plainly (Fan, Chen & Lin 2005, WSS 2; the pair step is gpath's):
+    the last point of each maximum, the decrease (F_i − F_t)² / curvature."""
+    n = len(y)
+    Kd = K.astype(np.float64)
+    KD = np.diag(Kd).copy()
+    alpha, F = np.zeros(n), y.copy()
+    for n_iter in range(100 * n):
+        up = np.where(y > 0, alpha < upper, alpha > 0)
+        low = np.where(y > 0, alpha > 0, alpha < upper)
+        if not up.any():
+            return alpha, n_iter
+        g_max = F[up].max()
+        i = np.flatnonzero(up & (F == g_max))[-1]
+        if g_max - F[low].min() < tol:
+            return alpha, n_iter
+        b = g_max - F
+        curvature = KD[i] + KD - 2.0 * Kd[i]
+        curvature = np.where(curvature > 0.0, curvature, 1e-12)
+        r = np.where(low & (b > 0.0), b * b / curvature, 0.0)
+        if r.max() <= 0.0:
+            return alpha, n_iter
+        j = np.flatnonzero(low & (r == r.max()))[-1]
+        d_i, d_j = gpath._smo._pair_step(K, KD, y, alpha, F, upper, i, j)
+        F -= K[i] * (y[i] * d_i) + K[j] * (y[j] * d_j)
+    return alpha, 100 * n
+
+
+@pytest.mark.parametrize("C", [0.1, 10.0])
+def test_smo_takes_libsvms_pairs(C):
+    # The compiled SMO (chunked passes) against LIBSVM's rule written plainly: the same pairs,
+    # so the same α to the last bit and the same count of pair updates.
+    X, y = dataset("breast_cancer")
+    X, y = X[:150], _pm(y[:150])
+    K = kernel_matrix(X, Kernel("rbf", 0.05), 1e-6)
+    upper = np.full(len(y), C)
+    upper[:10] *= 2.0
+    alpha, F = np.zeros(len(y)), y.copy()
+    done, status = gpath._smo._smo_dense(K, y, upper, alpha, F, 1e-3, 10**6, 2**62, False)
+    expected, n_iter = _wss2_smo(K, y, upper, 1e-3)
+    assert status == gpath._smo._CONVERGED and done == n_iter > 10
+    np.testing.assert_array_equal(alpha, expected)
+
+
 def _doubled_svr(C):
     """Diabetes' ε-SVR doubled problem (LIBSVM's: α_i with label +1, α*_i with −1, both on
     x_i): (X, z, y, target, upper, source), the first five twins inert (weight 0)."""
