@@ -114,8 +114,8 @@ def _middle_bias(Q, y, C, alpha, level):
 
 
 # LIBSVM's most iterations here. Its sets are only a start: where it stops short (at 1e8, on
-# problems it crawled through for over a quarter of an hour in a randomized search: large
-# features with a tiny ridge), the repair finishes from its sets, and ``certified`` still tells.
+# problems it crawled through for over a quarter of an hour in a randomized search), the
+# repair finishes from its sets, and ``certified`` still tells.
 _LIBSVM_MAX_ITER = 10**8
 
 
