@@ -354,23 +354,6 @@ def test_smo_reaches_its_tolerance_and_nearly_the_exact_sets(C, block, monkeypat
     np.testing.assert_allclose(alpha, ref.alpha, atol=0.05 * upper.max())
 
 
-@pytest.mark.parametrize("m", [1, 63, 64, 65, 200, 256])
-def test_wss_passes_find_the_last_point_of_the_maximum(m):
-    # SMO's working-set selection takes each maximum by chunks (gpath._smo._chunk_max) and the
-    # last point attaining it (_last_of), as LIBSVM's scans take it: ties (values rounded to
-    # a few levels), masks empty or full, sizes around the chunk's.
-    rng = np.random.default_rng(m)
-    top = np.empty((m + gpath._smo._CHUNK - 1) // gpath._smo._CHUNK)
-    for share in (0.0, 0.3, 1.0):
-        v = np.round(rng.normal(size=m), 1)
-        mask = rng.random(m) < share
-        g = gpath._smo._chunk_max(v, mask, -np.inf, top)
-        assert g == (v[mask].max() if mask.any() else -np.inf)
-        last = gpath._smo._last_of(v, mask, top, g)
-        assert last == (np.flatnonzero(mask & (v == g))[-1] if mask.any() else -1)
-        assert gpath._smo._masked_min(v, mask) == (v[mask].min() if mask.any() else np.inf)
-
-
 def _wss2_smo(K, y, upper, tol):
     """LIBSVM's SMO written plainly (Fan, Chen & Lin 2005, WSS 2; the pair step is gpath's):
     the last point of each maximum, the decrease (F_i − F_t)² / curvature."""
@@ -401,8 +384,8 @@ def _wss2_smo(K, y, upper, tol):
 
 @pytest.mark.parametrize("C", [0.1, 10.0])
 def test_smo_takes_libsvms_pairs(C):
-    # The compiled SMO (chunked passes) against LIBSVM's rule written plainly: the same pairs,
-    # so the same α to the last bit and the same count of pair updates.
+    # The compiled SMO against LIBSVM's rule written plainly: the same pairs, so the same α to
+    # the last bit and the same count of pair updates.
     X, y = dataset("breast_cancer")
     X, y = X[:150], _pm(y[:150])
     K = kernel_matrix(X, Kernel("rbf", 0.05), 1e-6)
