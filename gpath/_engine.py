@@ -29,6 +29,7 @@ import numpy as np
 from numba import njit
 
 from ._array_api import is_numpy, scalars, to_device, to_host
+from ._exp import exp_rows
 from ._ratio import EPS
 from ._threads import ENTRIES_PER_THREAD, in_row_blocks
 from .kernels import EXPANSION_LIMIT, CenteredRows, q_columns, with_ridge
@@ -426,8 +427,8 @@ class NumbaEngine(Engine):
                           out[:, c])
             return out
         # The sums over the few features compiled, then the kernel's map over the whole block
-        # (NumPy's SIMD exponential: 2× a compiled scalar exp at 30 columns, n = 630, d = 7)
-        # and the entries finished, as the product block's.
+        # (the exponential in passes that vectorize, gpath._exp) and the entries finished, as
+        # the product block's.
         cols = np.ascontiguousarray(cols, dtype=np.int64)
         rbf = kernel.kind == "rbf"
         block = out.T  # C order (k, n): its rows are Q's columns
@@ -436,7 +437,7 @@ class NumbaEngine(Engine):
         in_row_blocks(_feature_columns, cols.size, block, np.ascontiguousarray(X.T), cols, rbf,
                       -kernel.gamma if rbf else 1.0, min_rows=max(1, ENTRIES_PER_THREAD // max(X.shape[0], 1)))
         if rbf:
-            np.exp(out, out=out)
+            exp_rows(block, 0, X.shape[0])
         elif kernel.kind == "poly":
             _polynomial(block, 0, X.shape[0], kernel.gamma, float(kernel.degree), kernel.coef0)
         _finish_block(block, 0, X.shape[0], kernel.offset, _vec(y), ridge, cols)
@@ -666,15 +667,15 @@ _NO_NORMS = np.zeros(0)
 def _product_columns(lo, hi, block, Z, W, z_norms, w_norms, kernel, y, ridge, cols):
     """Columns ``lo:hi`` of a product block (the points ``lo:hi`` of X; one thread's share:
     :meth:`NumbaEngine.q_block`) finished while in cache: the product of Z with W's rows
-    ``lo:hi`` (BLAS), the kernel function (compiled; NumPy's SIMD exponential, 6× a compiled
-    scalar loop's), then Q's entries. Split by the points, each thread reads its own part of
+    ``lo:hi`` (BLAS), the kernel function (compiled; the exponential in passes that vectorize,
+    :func:`gpath._exp.exp_rows`), then Q's entries. Split by the points, each thread reads its own part of
     W once, where a split by the block's rows had every thread read all of W (at n = 30,000 a
     block of 69 bound columns: 26 MB of W for each thread)."""
     part = block[:, lo:hi]
     np.matmul(Z, W[lo:hi].T, out=part)
     if kernel.kind == "rbf":
         _rbf_exponent(block, lo, hi, z_norms, w_norms, kernel.gamma)
-        np.exp(part, out=part)
+        exp_rows(block, lo, hi)
     elif kernel.kind == "poly":
         _polynomial(block, lo, hi, kernel.gamma, float(kernel.degree), kernel.coef0)
     _finish_block(block, lo, hi, kernel.offset, y, ridge, cols)
@@ -694,8 +695,7 @@ def _direct_matvecs(lo, hi, block, XT, kernel, y, ridge, cols, C, absolute, outs
     rbf = kernel.kind == "rbf"
     _feature_block(lo, hi, block, XT, cols, rbf, -kernel.gamma if rbf else 1.0)
     if rbf:
-        part = block[:, lo:hi]
-        np.exp(part, out=part)
+        exp_rows(block, lo, hi)
     elif kernel.kind == "poly":
         _polynomial(block, lo, hi, kernel.gamma, float(kernel.degree), kernel.coef0)
     _finish_block(block, lo, hi, kernel.offset, y, ridge, cols)

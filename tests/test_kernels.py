@@ -231,3 +231,31 @@ def test_one_rows_rbf_block_is_the_differences_far_from_the_origin():
     exact = np.exp(-0.7 * ((Z - x) ** 2).sum(axis=1))
     np.testing.assert_allclose(kernel(x, Z)[0], exact, rtol=1e-14)
     np.testing.assert_allclose(kernel(np.vstack([x, x]), Z), np.vstack([exact, exact]), rtol=1e-9)
+
+
+def test_compiled_exponential_is_within_one_ulp_of_numpys():
+    # gpath._exp.exp_rows (RBF blocks' exponential in passes that vectorize) against NumPy's
+    # on a kernel's range, the ends of float64's normal range, the subnormals and zeros
+    # beyond, NaN and ±inf, a partial range of columns and chunk-sized rows.
+    from gpath._exp import _CHUNK, exp_rows
+
+    rng = np.random.default_rng(7)
+    x = -rng.exponential(5.0, size=(5, 3 * _CHUNK + 17))
+    x[0, :40] = -rng.random(40) * 800
+    edges = [0.0, -0.0, 1e-300, -1e-300, -708.0, -708.4, -709.0, -745.0, -746.0, 709.0, 709.9, 710.0,
+             -1e-16, -0.5, np.log(2.0) / 2, -np.log(2.0) / 2, np.nan, -np.inf, np.inf]
+    x[1, : len(edges)] = edges
+    with np.errstate(over="ignore"):
+        expected = np.exp(x)
+    got = x.copy()
+    exp_rows(got, 0, x.shape[1])
+    finite = np.isfinite(expected)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
+    np.testing.assert_array_equal(got[~finite & ~np.isnan(expected)], expected[~finite & ~np.isnan(expected)])
+    ulps = np.abs(got[finite] - expected[finite]) / np.spacing(np.maximum(expected[finite], np.finfo(float).tiny))
+    assert ulps.max() <= 1.0
+    part = x.copy()
+    exp_rows(part, 100, 2 * _CHUNK + 3)
+    np.testing.assert_array_equal(part[:, 100 : 2 * _CHUNK + 3], got[:, 100 : 2 * _CHUNK + 3])
+    np.testing.assert_array_equal(part[:, :100], x[:, :100])
+    np.testing.assert_array_equal(part[:, 2 * _CHUNK + 3 :], x[:, 2 * _CHUNK + 3 :])
