@@ -668,9 +668,9 @@ def _product_columns(lo, hi, block, Z, W, z_norms, w_norms, kernel, y, ridge, co
     """Columns ``lo:hi`` of a product block (the points ``lo:hi`` of X; one thread's share:
     :meth:`NumbaEngine.q_block`) finished while in cache: the product of Z with W's rows
     ``lo:hi`` (BLAS), the kernel function (compiled; the exponential in passes that vectorize,
-    :func:`gpath._exp.exp_rows`), then Q's entries. Split by the points, each thread reads its own part of
-    W once, where a split by the block's rows had every thread read all of W (at n = 30,000 a
-    block of 69 bound columns: 26 MB of W for each thread)."""
+    :func:`gpath._exp.exp_rows`), then Q's entries. Split by the points, each thread reads its
+    own part of W once, where a split by the block's rows had every thread read all of W (at
+    n = 30,000 a block of 69 bound columns: 26 MB of W for each thread)."""
     part = block[:, lo:hi]
     np.matmul(Z, W[lo:hi].T, out=part)
     if kernel.kind == "rbf":
