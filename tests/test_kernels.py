@@ -234,10 +234,12 @@ def test_one_rows_rbf_block_is_the_differences_far_from_the_origin():
 
 
 def test_compiled_exponential_is_within_one_ulp_of_numpys():
-    # gpath._exp.exp_rows (RBF blocks' exponential in passes that vectorize) against NumPy's
-    # on a kernel's range, the ends of float64's normal range, the subnormals and zeros
-    # beyond, NaN and ±inf, a partial range of columns and chunk-sized rows.
-    from gpath._exp import _CHUNK, exp_rows
+    # The compiled passes of RBF blocks' exponential (gpath._exp, taken where NumPy's float64
+    # exp is not a vector routine) against NumPy's on a kernel's range, the ends of float64's
+    # normal range, the subnormals and zeros beyond, NaN and ±inf, a partial range of columns
+    # and chunk-sized rows.
+    from gpath._exp import _CHUNK
+    from gpath._exp import _compiled_rows as exp_rows
 
     rng = np.random.default_rng(7)
     x = -rng.exponential(5.0, size=(5, 3 * _CHUNK + 17))
