@@ -427,8 +427,8 @@ class NumbaEngine(Engine):
                           out[:, c])
             return out
         # The sums over the few features compiled, then the kernel's map over the whole block
-        # (the exponential in passes that vectorize, gpath._exp) and the entries finished, as
-        # the product block's.
+        # (the exponential of gpath._exp: NumPy's, or compiled passes where NumPy's is scalar)
+        # and the entries finished, as the product block's.
         cols = np.ascontiguousarray(cols, dtype=np.int64)
         rbf = kernel.kind == "rbf"
         block = out.T  # C order (k, n): its rows are Q's columns
@@ -667,7 +667,7 @@ _NO_NORMS = np.zeros(0)
 def _product_columns(lo, hi, block, Z, W, z_norms, w_norms, kernel, y, ridge, cols):
     """Columns ``lo:hi`` of a product block (the points ``lo:hi`` of X; one thread's share:
     :meth:`NumbaEngine.q_block`) finished while in cache: the product of Z with W's rows
-    ``lo:hi`` (BLAS), the kernel function (compiled; the exponential in passes that vectorize,
+    ``lo:hi`` (BLAS), the kernel function (compiled; the exponential of
     :func:`gpath._exp.exp_rows`), then Q's entries. Split by the points, each thread reads its
     own part of W once, where a split by the block's rows had every thread read all of W (at
     n = 30,000 a block of 69 bound columns: 26 MB of W for each thread)."""

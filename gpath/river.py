@@ -142,7 +142,8 @@ class _Window:
         state = self._state(model)
         gone = len(self._window) + len(self._deferred) + len(batch) - self.window
         rows = self._rows_per_point * max(gone, 0)
-        # (The arrays' own any() and all(): cheaper than np.all of a comparison, for every point a stream screens.)
+        # (The arrays' own any() and all(): cheaper than np.all of a comparison, for every point
+        # a stream screens.)
         if (state.active.size == 0 or gone > len(self._window)
                 or state.alpha[:rows].any() or (state.where[:rows] != O).any()):
             return False
