@@ -8,7 +8,9 @@ point), a kernel (RBF, linear, degree-2 polynomial), C from 10⁻³ to 10⁶, an
 - ``svc``: an ``IncrementalSVC`` fit (two or three classes, sample weights with some 0), then
   up to five updates adding and removing up to 14 points, removals in any order;
 - ``svr``: the same for ``IncrementalSVR`` (ε ∈ {0, 0.05, 0.3, 2});
-- ``simple``: a ``SimpleSVC`` fit.
+- ``simple``: a ``SimpleSVC`` fit;
+- ``path``: the C path of ``SVCPath`` (two classes) or ``SVRPath`` over a random range in
+  [10⁻³, 10⁵], checked at its two ends, a C drawn inside it and the middles of two segments.
 
 Half the ``svc`` and ``svr`` trials (drawn apart, so that a seed's problem is as before)
 slide a window instead: 3–12 updates that each add the next point and remove the oldest, the
@@ -17,7 +19,10 @@ after each, the reference after the last.
 
 After every fit and update, ``check_kkt()`` from scratch must hold to 1e-9 and every pair's
 decision values must equal the certified reference's (:func:`gpath.reference.exact_svc`,
-``exact_svr``) to 1e-6 of their scale. A failure prints its seed; ``--seed`` replays one.
+``exact_svr``) to 1e-6 of their scale. On a path, where the bias may be any point of an
+interval (no coefficient strictly inside its box: the path keeps b linear, a fit takes the
+middle), the decision values are compared less their mean difference from the reference's,
+the bias being checked by ``check_kkt(C)``. A failure prints its seed; ``--seed`` replays one.
 A clear error (``PathError`` for a problem float64 cannot resolve) is printed, not counted.
 
     python tests/fuzz_references.py --seconds 600
@@ -33,7 +38,7 @@ import warnings
 
 import numpy as np
 
-from gpath import IncrementalSVC, IncrementalSVR, SimpleSVC
+from gpath import IncrementalSVC, IncrementalSVR, SimpleSVC, SVCPath, SVRPath
 from gpath.reference import exact_svc, exact_svr, kernel_matrix
 
 KINDS = ("rbf", "linear", "poly")
@@ -63,6 +68,8 @@ def trial(seed: int) -> str | None:
     gamma = 1.0 if kernel == "linear" else float(10.0 ** rng.uniform(-2, 1)) / max(1.0, float(X.var()) * d)
     params = dict(C=C, kernel=kernel, gamma=gamma, degree=2)
     what = ("svc", "svr", "simple")[int(rng.integers(3))]
+    if np.random.default_rng([seed, 3]).random() < 0.25:  # (drawn apart: a seed's other trials are as before)
+        return _path_trial(np.random.default_rng([seed, 4]), X[:n], kernel, gamma)
     if what == "svr":
         y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=len(X))
         eps = float(rng.choice([0.0, 0.05, 0.3, 2.0]))
@@ -139,6 +146,43 @@ def _slid(model, X, y, weights, rows, what, problem, fails, kernel, C):
         problem = fails()
         problem = problem and f"after {steps} window updates: {problem}"
     return None if problem is None else f"{what} (window) {kernel} C={C:.3g} n={len(rows)}: {problem}"
+
+
+def _path_trial(rng, X, kernel, gamma):
+    """The C path of ``SVCPath`` or ``SVRPath`` on X, checked at C_min, C_max, a C drawn
+    between them and the middles of two segments between breakpoints."""
+    regression = rng.random() < 0.5
+    C_min = float(10.0 ** rng.uniform(-3, 3))
+    C_max = min(1e5, C_min * float(10.0 ** rng.uniform(0, 4)))  # (LIBSVM takes minutes beyond)
+    params = dict(C_min=C_min, C_max=C_max, kernel=kernel, gamma=gamma, degree=2)
+    if regression:
+        y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=len(X))
+        eps = float(rng.choice([0.0, 0.05, 0.3]))
+        model = SVRPath(epsilon=eps, **params).fit(X, y)
+    else:
+        y = np.where(X[:, 0] + 0.5 * rng.normal(size=len(X)) > 0, 1, -1)
+        if len(np.unique(y)) < 2:
+            return None
+        model = SVCPath(**params).fit(X, y)
+    knots = np.unique(np.asarray(model.path_.Cs, dtype=float))
+    middles = np.sqrt(knots[:-1] * knots[1:])
+    picks = middles[rng.permutation(middles.size)[:2]] if middles.size else middles
+    what = f"{'SVRPath' if regression else 'SVCPath'} {kernel} C in [{C_min:.3g}, {C_max:.3g}] n={len(X)}"
+    for C in [C_min, C_max, float(np.exp(rng.uniform(np.log(C_min), np.log(C_max)))), *picks.tolist()]:
+        kkt = model.check_kkt(C=C)
+        if regression:
+            f, ref = model.predict(X, C=C), exact_svr(X, y, C, epsilon=eps, kernel=kernel, gamma=gamma, degree=2,
+                                                      ridge=model.ridge)
+            f_ref = ref.predict(X)
+        else:
+            f, ref = model.decision_function(X, C=C), exact_svc(X, y, C, kernel=kernel, gamma=gamma, degree=2,
+                                                                ridge=model.ridge)
+            f_ref = ref.decision_function(X)
+        gap = f - f_ref
+        error = np.abs(gap - gap.mean()).max() / (1.0 + np.abs(f_ref).max()) if ref.certified else 0.0
+        if kkt > 1e-9 or error > 1e-6:
+            return f"{what}: at C={C:.6g}: kkt {kkt:.1e}, largest difference from the reference {error:.1e}"
+    return None
 
 
 def _pair_values(model, X, y, weights, C, kernel, gamma):
