@@ -24,7 +24,7 @@ from ._cpath import (
     mean_error_steps,
     path_error_steps,
 )
-from ._path import PathError, kkt_violation
+from ._path import PathError, check_resolution, kkt_violation
 from ._simplesvm import exact_state
 from ._validation import (
     check_labels,
@@ -62,8 +62,9 @@ def start_state(X, y, kernel, C_min, ridge):
     Raises
     ------
     PathError
-        SimpleSVM's, or the start's KKT conditions (from its margins refined from α) violated
-        beyond 1e-9 of the problem's scale (the check of a loaded path's ends).
+        SimpleSVM's; the start's KKT conditions (from its margins refined from α) violated
+        beyond 1e-9 of the problem's scale (the check of a loaded path's ends); or margins
+        that float64 does not resolve (:func:`gpath._path.check_resolution`).
     """
     state, _ = exact_state(X, y, kernel, C_min, ridge)
     violation, _ = state.kkt_check(_LOADED_TOL)
@@ -71,6 +72,7 @@ def start_state(X, y, kernel, C_min, ridge):
         raise PathError(f"the exact start at C_min={C_min:g} violates the KKT conditions by {violation:.3g} "
                         f"(relative to the scale of y f) > {_LOADED_TOL:g}; standardize the features or raise "
                         f"ridge; the estimator is unchanged")
+    check_resolution(state)  # (as every fit of gpath: a KKT check below round-off certifies nothing)
     return state
 
 
@@ -92,13 +94,16 @@ def kkt_at(kernel, X, y_host, ridge, alpha, b, C, block=2048) -> float:
 
 def check_end(path, state, ridge) -> None:
     """The C path's end at C_max checked from scratch (:func:`kkt_at`) at 1e-9, as its start
-    (:func:`start_state`) and a loaded path's ends are; ``state``: the one the path followed.
+    (:func:`start_state`) and a loaded path's ends are, and resolved by float64
+    (:func:`gpath._path.check_resolution`; the margins' terms grow with C); ``state``: the
+    one the path followed, now at C_max.
 
     Raises
     ------
     PathError
-        Beyond 1e-9 of the scale of y f.
+        Beyond 1e-9 of the scale of y f, or margins float64 does not resolve.
     """
+    check_resolution(state)
     violation = kkt_at(state.kernel, state.X, state.y_host, ridge, path.alpha[-1], path.intercept[-1], path.Cs[-1])
     if violation > _LOADED_TOL:
         raise PathError(f"the path at C_max={path.Cs[-1]:g} violates the KKT conditions by {violation:.3g} (relative "
@@ -250,8 +255,8 @@ class SVCPath(PathEvaluation, SaveMixin, ClassifierMixin, BaseEstimator):
             X sparse or not numeric.
         PathError, SingularMarginError
             A numerical failure (degenerate cycling; an end of the path beyond 1e-9 of the
-            KKT check; duplicate margin points with ``ridge=0``); the estimator is then
-            unchanged.
+            KKT check, or whose margins float64 does not resolve to 1e-6; duplicate margin
+            points with ``ridge=0``); the estimator is then unchanged.
         """
         start = time.perf_counter()
         name = type(self).__name__

@@ -650,17 +650,21 @@ def _rows_after(rows, weights, y, ids, w_add, y_add, next_id):  # pragma: no cov
 
 
 def _check_state(state, y, params, checked=None) -> None:
-    """:func:`gpath._path.check_state` in the units of ε-SVR: f resolved to a fraction of the
-    targets' spread (:func:`_spread`, or ε if larger; 1 for constant targets and ε = 0), not
-    of the doubled problem's margin level, which sits at y_i ± ε. Where float64 resolves f
-    to ε already (:func:`gpath._path.resolves`), ε settles it without the spread."""
-    epsilon = params["epsilon"]
+    """:func:`gpath._path.check_state` in the units of ε-SVR (:func:`resolution_unit`)."""
+    check_state(state, params["tol"], checked, *resolution_unit(state, y, params["epsilon"]))
+
+
+def resolution_unit(state, y, epsilon: float) -> tuple[float, str]:
+    """The unit to which float64 must resolve an ε-SVR's f, and its name, for
+    :func:`gpath._path.check_resolution`: a fraction of the targets' spread (:func:`_spread`,
+    or ε if larger; 1 for constant targets and ε = 0), not of the doubled problem's margin
+    level, which sits at y_i ± ε. Where float64 resolves f to ε already
+    (:func:`gpath._path.resolves`), ε settles it without the spread."""
     if epsilon > 0.0 and resolves(state, epsilon):
         unit = epsilon  # the unit is at least ε, and float64 resolves f to ε: no need of the spread
     else:
         unit = max(_spread(y), epsilon) or 1.0
-    check_state(state, params["tol"], checked, unit,
-                f"the targets' spread, {unit:.3g} (their interquartile range, or ε if larger)")
+    return unit, f"the targets' spread, {unit:.3g} (their interquartile range, or ε if larger)"
 
 
 def _spread(y) -> float:

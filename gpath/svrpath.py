@@ -20,7 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 from . import persistence
 from ._array_api import get_namespace_and_device, to_device, to_host
 from ._cpath import CPath, MSEPath, c_path, decision_values, interpolate, squared_error_path
-from ._path import PathError
+from ._path import PathError, check_resolution
 from ._simplesvm import exact_state, smo_point
 from ._validation import (
     check_positive,
@@ -32,7 +32,7 @@ from ._validation import (
 from .cpath import PathEvaluation, check_C_range
 from .kernels import Kernel
 from .persistence import SaveMixin
-from .svr import doubled, kkt_violation_svr
+from .svr import doubled, kkt_violation_svr, resolution_unit
 
 __all__ = ["MSEPath", "SVRPath"]
 
@@ -160,7 +160,8 @@ class SVRPath(PathEvaluation, SaveMixin, RegressorMixin, BaseEstimator):
             X sparse or not numeric.
         PathError, SingularMarginError
             A numerical failure (degenerate cycling; an end of the path that fails the KKT
-            check from scratch; duplicate points on the tube's edge with ``ridge=0``); the
+            check from scratch, or whose predictions float64 does not resolve to 1e-6 of the
+            targets' spread; duplicate points on the tube's edge with ``ridge=0``); the
             estimator is then unchanged.
         """
         start = time.perf_counter()
@@ -177,7 +178,11 @@ class SVRPath(PathEvaluation, SaveMixin, RegressorMixin, BaseEstimator):
                                 source=np.repeat(np.arange(X.shape[0]), 2))
         state, _ = exact_state(X2, y2, kernel, params["C_min"], params["ridge"], start=start_point, shift=shift,
                                twins=True)
+        # Float64 must resolve f at both ends (the terms grow with C), as in every fit of gpath: a
+        # KKT check below round-off certifies nothing. (c_path moves the state to C_max.)
+        check_resolution(state, *resolution_unit(state, y, params["epsilon"]))
         doubled_path = c_path(state, params["C_max"], start_time=start)
+        check_resolution(state, *resolution_unit(state, y, params["epsilon"]))
         alpha = doubled_path.alpha
         path = dataclasses.replace(doubled_path, alpha=alpha[:, 0::2] - alpha[:, 1::2])
         for end in (0, -1):

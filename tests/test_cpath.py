@@ -321,13 +321,15 @@ def test_clone_pickle_and_score_like_a_scikit_learn_classifier():
 
 def test_the_start_is_checked_as_a_loaded_path_ends_are():
     # The exact start at C_min must satisfy the KKT conditions to 1e-9 (the check of a loaded
-    # path's ends), and no more: raw breast cancer with a linear kernel at C_min = 1000 (margins
-    # that sum terms of 6e9) fits, as the same range reached from C_min = 1 does, and loads.
+    # path's ends), and no more: breast cancer a tenth of its raw size with a linear kernel at
+    # C_min = 1000 (margins that sum terms of 6e7) fits, as the same range reached from C_min = 1
+    # does, and loads. (Raw, the terms reach 6e9: float64 resolves y f to 1.3e-6 only, and the
+    # path raises "beyond float64", as a fit does.)
     from sklearn.datasets import load_breast_cancer
 
     X, y = load_breast_cancer(return_X_y=True)
     for C_min in (1.0, 1e3):
-        path = SVCPath(C_min=C_min, C_max=1e4, kernel="linear").fit(X[:200], y[:200])
+        path = SVCPath(C_min=C_min, C_max=1e4, kernel="linear").fit(X[:200] / 10.0, y[:200])
         buffer = io.BytesIO()
         gpath.save(path, buffer)
         buffer.seek(0)

@@ -145,6 +145,29 @@ def test_a_problem_float64_cannot_resolve_raises_instead_of_passing_its_check(es
         assert model.check_kkt() <= 1e-12
 
 
+@pytest.mark.parametrize("estimator", ["SVCPath", "SVRPath"])
+def test_a_c_path_float64_cannot_resolve_raises_instead_of_passing_its_check(estimator):
+    # The random search's seed 34300060 (SVRPath, a linear kernel, features of size 3.6e6, C in
+    # [0.0025, 0.0077]): the path's check_kkt(C) read 2e-15, its predictions were 0.73 of their
+    # scale from the reference, and IncrementalSVR at the same C raised "beyond float64". Both
+    # paths now check float64's resolution at C_min and C_max, as every fit does.
+    from gpath import SVCPath, SVRPath
+
+    X, y = _diabetes(1e6)
+    if estimator == "SVRPath":
+        model, target = SVRPath(C_min=0.01, C_max=1.0, kernel="linear"), y
+    else:
+        model, target = SVCPath(C_min=0.01, C_max=1.0, kernel="linear"), (y > np.median(y)).astype(int)
+    with pytest.raises(PathError, match="beyond float64.*Standardize the features"):
+        model.fit(X, target)
+    assert not hasattr(model, "path_")
+    model.fit(X / 1e6, target)  # the same data standardized: the exact path
+    assert max(model.check_kkt(C=C) for C in (0.01, 0.1, 1.0)) <= 1e-9
+    # Resolved at C_min, not at C_max: the end's check raises (the margins' terms grow with C).
+    with pytest.raises(PathError, match="beyond float64"):
+        type(model)(**{**model.get_params(), "C_min": 1e-3, "C_max": 1e3}).fit(X / 1e3, target)
+
+
 @pytest.mark.parametrize("estimator", ["IncrementalSVC", "SimpleSVC", "IncrementalSVR"])
 @pytest.mark.parametrize("gamma", ["scale", 1.0])
 def test_rbf_distances_beyond_float64_are_a_value_error_not_an_empty_model(backend, estimator, gamma):
