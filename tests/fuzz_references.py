@@ -10,7 +10,13 @@ point), a kernel (RBF, linear, degree-2 polynomial), C from 10⁻³ to 10⁶, an
 - ``svr``: the same for ``IncrementalSVR`` (ε ∈ {0, 0.05, 0.3, 2});
 - ``simple``: a ``SimpleSVC`` fit;
 - ``path``: the C path of ``SVCPath`` (two classes) or ``SVRPath`` over a random range in
-  [10⁻³, 10⁵], checked at its two ends, a C drawn inside it and the middles of two segments.
+  [10⁻³, 10⁵] (``SVRPath``: [10⁻³, 10³]), checked at its two ends, a C drawn inside it and the middles of two segments;
+- ``cv``: ``gpath.model_selection.cross_validate`` of an ``IncrementalSVC`` or
+  ``IncrementalSVR`` (3 or 5 folds, each fold's model an update of the one before): every
+  fold's model against the reference on its training rows;
+- ``robust``: the outlier path of ``RobustSVC`` or ``RobustSVR`` (in θ or in s, with or
+  without an intercept), ``check_kkt`` from scratch at every point of it (no reference: its
+  points are local optima of a non-convex problem).
 
 Half the ``svc`` and ``svr`` trials (drawn apart, so that a seed's problem is as before)
 slide a window instead: 3–12 updates that each add the next point and remove the oldest, the
@@ -38,7 +44,8 @@ import warnings
 
 import numpy as np
 
-from gpath import IncrementalSVC, IncrementalSVR, SimpleSVC, SVCPath, SVRPath
+from gpath import IncrementalSVC, IncrementalSVR, RobustSVC, RobustSVR, SimpleSVC, SVCPath, SVRPath
+from gpath.model_selection import cross_validate
 from gpath.reference import exact_svc, exact_svr, kernel_matrix
 
 KINDS = ("rbf", "linear", "poly")
@@ -70,6 +77,10 @@ def trial(seed: int) -> str | None:
     what = ("svc", "svr", "simple")[int(rng.integers(3))]
     if np.random.default_rng([seed, 3]).random() < 0.25:  # (drawn apart: a seed's other trials are as before)
         return _path_trial(np.random.default_rng([seed, 4]), X[:n], kernel, gamma)
+    if np.random.default_rng([seed, 5]).random() < 0.15:
+        return _robust_trial(np.random.default_rng([seed, 6]), X[:n], kernel, gamma, min(C, 1e4))
+    if np.random.default_rng([seed, 7]).random() < 0.15:
+        return _cv_trial(np.random.default_rng([seed, 8]), X[:n], kernel, gamma, min(C, 1e3))  # (k references)
     if what == "svr":
         y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=len(X))
         eps = float(rng.choice([0.0, 0.05, 0.3, 2.0]))
@@ -153,7 +164,8 @@ def _path_trial(rng, X, kernel, gamma):
     between them and the middles of two segments between breakpoints."""
     regression = rng.random() < 0.5
     C_min = float(10.0 ** rng.uniform(-3, 3))
-    C_max = min(1e5, C_min * float(10.0 ** rng.uniform(0, 4)))  # (LIBSVM takes minutes beyond)
+    # (LIBSVM, the reference, runs for minutes at large C: over ten for one ε-SVR at C ≈ 7,000.)
+    C_max = min(1e3 if regression else 1e5, C_min * float(10.0 ** rng.uniform(0, 4)))
     params = dict(C_min=C_min, C_max=C_max, kernel=kernel, gamma=gamma, degree=2)
     if regression:
         y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=len(X))
@@ -182,6 +194,62 @@ def _path_trial(rng, X, kernel, gamma):
         error = np.abs(gap - gap.mean()).max() / (1.0 + np.abs(f_ref).max()) if ref.certified else 0.0
         if kkt > 1e-9 or error > 1e-6:
             return f"{what}: at C={C:.6g}: kkt {kkt:.1e}, largest difference from the reference {error:.1e}"
+    return None
+
+
+def _cv_trial(rng, X, kernel, gamma, C):
+    """Exact k-fold cross-validation: each fold's model (an update of the one before) against
+    the reference on its training rows, and its ``check_kkt()``."""
+    regression = rng.random() < 0.5
+    params = dict(C=C, kernel=kernel, gamma=gamma, degree=2)
+    if regression:
+        y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=len(X))
+        eps = float(rng.choice([0.0, 0.05, 0.3]))
+        estimator = IncrementalSVR(epsilon=eps, **params)
+    else:
+        y = np.where(X[:, 0] + 0.5 * rng.normal(size=len(X)) > 0, 1, -1)
+        if min(np.count_nonzero(y == 1), np.count_nonzero(y == -1)) < 6:
+            return None  # (every training set of 5 folds must hold both classes)
+        estimator = IncrementalSVC(**params)
+    k = int(rng.choice([3, 5]))
+    out = cross_validate(estimator, X, y, cv=k, return_estimator=True, return_indices=True)
+    for fold, (model, train) in enumerate(zip(out["estimator"], out["indices"]["train"])):
+        Xt, yt = X[train], y[train]
+        if regression:
+            ref = exact_svr(Xt, yt, C, epsilon=eps, kernel=kernel, gamma=gamma, degree=2)
+            f, f_ref = model.predict(X), ref.predict(X)
+        else:
+            ref = exact_svc(Xt, yt.astype(float), C, kernel=kernel, gamma=gamma, degree=2)
+            f, f_ref = model.decision_function(X), ref.decision_function(X)
+        kkt = model.check_kkt()
+        error = np.abs(f - f_ref).max() / (1.0 + np.abs(f_ref).max()) if ref.certified else 0.0
+        if kkt > 1e-9 or error > 1e-6:
+            return (f"cross_validate {type(model).__name__} {kernel} C={C:.3g} n={len(X)} fold {fold + 1} of {k}: "
+                    f"kkt {kkt:.1e}, largest difference from the reference {error:.1e}")
+    return None
+
+
+def _robust_trial(rng, X, kernel, gamma, C):
+    """The outlier path of ``RobustSVC`` or ``RobustSVR`` on X, ``check_kkt`` at each point."""
+    regression = rng.random() < 0.5
+    path, intercept = str(rng.choice(["theta", "s"])), bool(rng.random() < 0.5)
+    params = dict(C=C, kernel=kernel, gamma=gamma, degree=2, path=path, fit_intercept=intercept)
+    if regression:
+        y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=len(X))
+        y[rng.random(len(X)) < 0.1] += 5.0  # outliers
+        model = RobustSVR(s=float(rng.choice([0.5, 1.0, 2.0])), **params).fit(X, y)
+    else:
+        y = np.where(X[:, 0] + 0.5 * rng.normal(size=len(X)) > 0, 1, -1)
+        y[rng.random(len(X)) < 0.1] *= -1  # flipped labels
+        if len(np.unique(y)) < 2:
+            return None
+        model = RobustSVC(s=float(rng.choice([0.0, -0.5, -1.0])), s_max=float(rng.choice([0.0, -0.5])),
+                          **params).fit(X, y)
+    for at in np.unique(np.asarray(model.path_.params, dtype=float)):
+        kkt = model.check_kkt(at=float(at))
+        if kkt > 1e-9:
+            return (f"{type(model).__name__} {kernel} path={path} intercept={intercept} C={C:.3g} n={len(X)}: "
+                    f"at {path}={at:.6g}: kkt {kkt:.1e}")
     return None
 
 
