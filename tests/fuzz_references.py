@@ -13,7 +13,10 @@ point), a kernel (RBF, linear, degree-2 polynomial), C from 10⁻³ to 10⁶, an
   [10⁻³, 10⁵] (``SVRPath``: [10⁻³, 10³]), checked at its two ends, a C drawn inside it and the middles of two segments;
 - ``cv``: ``gpath.model_selection.cross_validate`` of an ``IncrementalSVC`` or
   ``IncrementalSVR`` (3 or 5 folds, each fold's model an update of the one before): every
-  fold's model against the reference on its training rows;
+  fold's model against the reference on its training rows; or ``cv_error_path``: each fold's
+  held-out error at two C drawn in its range against the reference's, fitted on the fold's
+  training rows at that C (a fold whose bias is only bounded, or with a held-out decision
+  value within round-off of 0, is skipped);
 - ``robust``: the outlier path of ``RobustSVC`` or ``RobustSVR`` (in θ or in s, with or
   without an intercept), ``check_kkt`` from scratch at every point of it (no reference: its
   points are local optima of a non-convex problem).
@@ -43,9 +46,10 @@ import time
 import warnings
 
 import numpy as np
+from sklearn.model_selection import StratifiedKFold
 
 from gpath import IncrementalSVC, IncrementalSVR, RobustSVC, RobustSVR, SimpleSVC, SVCPath, SVRPath
-from gpath.model_selection import cross_validate
+from gpath.model_selection import cross_validate, cv_error_path
 from gpath.reference import exact_svc, exact_svr, kernel_matrix
 
 KINDS = ("rbf", "linear", "poly")
@@ -201,6 +205,8 @@ def _cv_trial(rng, X, kernel, gamma, C):
     """Exact k-fold cross-validation: each fold's model (an update of the one before) against
     the reference on its training rows, and its ``check_kkt()``."""
     regression = rng.random() < 0.5
+    if rng.random() < 0.5:
+        return _cv_error_trial(rng, X, kernel, gamma, C)
     params = dict(C=C, kernel=kernel, gamma=gamma, degree=2)
     if regression:
         y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=len(X))
@@ -226,6 +232,33 @@ def _cv_trial(rng, X, kernel, gamma, C):
         if kkt > 1e-9 or error > 1e-6:
             return (f"cross_validate {type(model).__name__} {kernel} C={C:.3g} n={len(X)} fold {fold + 1} of {k}: "
                     f"kkt {kkt:.1e}, largest difference from the reference {error:.1e}")
+    return None
+
+
+def _cv_error_trial(rng, X, kernel, gamma, C):
+    """``cv_error_path`` over [C/100, C]: each fold's held-out error at two C inside, against
+    the reference fitted on the fold's training rows at that C."""
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=len(X)) > 0, 1, -1)
+    k = int(rng.choice([3, 5]))
+    if min(np.count_nonzero(y == 1), np.count_nonzero(y == -1)) < k + 1:
+        return None  # (every training set must hold both classes)
+    splits = list(StratifiedKFold(k).split(X, y))
+    C_min, C_max = C / 100.0, C
+    out = cv_error_path(X, y, cv=splits, C_min=C_min, C_max=C_max, kernel=kernel, gamma=gamma, degree=2)
+    for C_at in np.exp(rng.uniform(np.log(C_min), np.log(C_max), size=2)):
+        i = min(int(np.searchsorted(out.Cs, C_at, side="right")) - 1, out.error.size - 1)
+        for fold, (train, test) in enumerate(splits):
+            ref = exact_svc(X[train], y[train].astype(float), float(C_at), kernel=kernel, gamma=gamma, degree=2)
+            f = ref.decision_function(X)[test]
+            free = (ref.alpha > 1e-10 * C_at) & (ref.alpha < (1.0 - 1e-10) * C_at)
+            if not ref.certified or not free.any() or np.abs(f).min() <= 1e-6 * (1.0 + np.abs(f).max()):
+                # (A held-out point on the boundary: its side is round-off. No α strictly inside
+                # its box: the bias is any point of an interval, the path's is not the fit's.)
+                continue
+            expected = np.count_nonzero((f > 0) != (y[test] == 1)) / test.size
+            if out.fold_errors[fold, i] != expected:
+                return (f"cv_error_path {kernel} C in [{C_min:.3g}, {C_max:.3g}] n={len(X)} fold {fold + 1} of {k}: "
+                        f"at C={C_at:.6g} error {out.fold_errors[fold, i]:.4f}, the reference's {expected:.4f}")
     return None
 
 
