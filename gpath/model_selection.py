@@ -401,11 +401,12 @@ def cv_error_path(X, y, *, cv=5, C_min, C_max, kernel="rbf", gamma="scale", degr
     Where a fold's bias is not unique (no coefficient strictly inside its box, which yᵀα = 0
     allows only where the points at C weigh the same in both classes), its path keeps b
     linear in C (:class:`gpath.SVCPath`): an exact optimum, but not the middle of the bias
-    interval that a fit at that C takes (LIBSVM, ``IncrementalSVC``). There a held-out point near the boundary can fall on the other side, and the curve can
-    differ from the cross-validation error of fits at that C. The random search found one
-    fold of 30 held-out points where it read 0.367 at C = 0.0011 against the fits' 0.333.
-    Where every fold has a coefficient inside its box, the two agree. On breast cancer, for
-    example, every fold has one from C = 10⁻⁴, and the curve equals the fits' errors there.
+    interval that a fit at that C takes (LIBSVM, ``IncrementalSVC``). There a held-out
+    point near the boundary can fall on the other side, and the curve can differ from the
+    cross-validation error of fits at that C. The random search found one fold of 30
+    held-out points where it read 0.367 at C = 0.0011 against the fits' 0.333. Where every
+    fold has a coefficient inside its box, the two agree. On breast cancer, for example,
+    every fold has one from C = 10⁻⁴, and the curve equals the fits' errors there.
 
     References
     ----------
