@@ -38,7 +38,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._array_api import get_namespace_and_device, is_array_api, is_numpy, to_device, to_host
 from ._cpath import CVErrorPath, MSEPath, c_path, mean_error_steps, mean_squared_error_paths, path_error_steps
 from ._multiclass import class_weights
-from ._path import restored
+from ._path import PathError, check_resolution, restored
 from ._smo import shared_kernel_rows
 from ._validation import (
     check_bool,
@@ -50,9 +50,10 @@ from ._validation import (
     numeric_targets,
     signed_labels,
 )
-from .cpath import check_C_range, check_end, start_state
+from .cpath import _LOADED_TOL, check_C_range, check_end, start_state
 from .incremental import IncrementalSVC
 from .kernels import Kernel
+from .linalg import SingularMarginError
 from .persistence import ModelFileError, SaveMixin, fitted_attribute, fitted_n_features
 from .svr import IncrementalSVR
 from .svrpath import SVRPath
@@ -310,16 +311,32 @@ def _start(X, labels, classes, params) -> tuple[dict, float]:
 
 def _fold_steps(X, labels, classes, train, test, params, saved):
     """One (gamma, fold) task: the exact solution of the fold's training rows at C_min (the
-    solution on all rows with the other rows removed along one decremental MID path), its C
-    path, and the exact errors of its held-out points over C. Returns ``((knots, errors,
-    n_test), n_breakpoints, seconds)``."""
+    solution on all rows with the other rows removed along one decremental MID path, checked
+    as :func:`gpath.cpath.start_state` checks its own; SimpleSVM on the fold's rows where that
+    path fails or ends beyond the check), its C path, and the exact errors of its held-out
+    points over C. Returns ``((knots, errors, n_test), n_breakpoints, seconds)``."""
     start = time.perf_counter()
     xp, device = get_namespace_and_device(X)
-    state = restored(xp, device, X, signed_labels(labels, classes, xp, device), _kernel(params, X), params["C_min"],
-                     params["ridge"], saved["alpha"], saved["b"], saved["where"], saved["yf"], saved["margin"])
+    y = signed_labels(labels, classes, xp, device)
+    kernel = _kernel(params, X)
+    state = restored(xp, device, X, y, kernel, params["C_min"], params["ridge"], saved["alpha"], saved["b"],
+                     saved["where"], saved["yf"], saved["margin"])
     others = np.setdiff1d(np.arange(X.shape[0]), train)
-    state, _ = state.follow(X[:0, :], state.y[:0], others)  # the kept rows stay in order: sorted(train)
-    state.refine()
+    try:
+        state, _ = state.follow(X[:0, :], state.y[:0], others)  # the kept rows stay in order: sorted(train)
+        state.refine()
+        exact = state.kkt_check(_LOADED_TOL)[0] <= _LOADED_TOL
+    except (PathError, SingularMarginError):
+        exact = False
+    if exact:
+        check_resolution(state)
+    else:
+        # The decremental path lost the optimum (a linear kernel on features of size 3e8 in the
+        # random search: the fold's start off by 2 of its scale, which its C path carried to
+        # C_max): the fold's own exact start, as SVCPath.fit on its rows makes it.
+        kept = np.sort(train)
+        state = start_state(_take_rows(X, kept), xp.take(y, to_device(kept, xp, device)), kernel, params["C_min"],
+                            params["ridge"])
     path = c_path(state, params["C_max"], start_time=start)
     check_end(path, state, params["ridge"])
     knots, errors = path_error_steps(path, state.kernel, state.X, state.y_host, _take_rows(X, test),

@@ -213,6 +213,31 @@ def test_cv_error_path_checks_each_folds_path_from_scratch(monkeypatch):
         cv_error_path(X, y, cv=3, C_min=0.1, C_max=100.0, gamma=10.0)
 
 
+def test_a_fold_whose_decremental_start_is_not_exact_starts_from_scratch():
+    # Each fold starts from the solution on all rows with its held-out rows removed by one
+    # decremental path. On breast cancer with a linear kernel and features of size 1e6 that
+    # path missed the fold's optimum in 3 of 5 folds, and their C paths ended 2e-3 to 2e-2 of
+    # their scale beyond the KKT check at C_max: cv_error_path raised a PathError where
+    # SVCPath fits each fold. A start beyond the check now starts from scratch (SimpleSVM on
+    # the fold's rows), and every fold's errors equal those of SVCPath fitted on its rows.
+    from sklearn.datasets import load_breast_cancer
+
+    from gpath import SVCPath
+
+    X, y = load_breast_cancer(return_X_y=True)
+    X = (X[:120] - X[:120].mean(0)) / X[:120].std(0) * 1e6
+    y = y[:120]
+    splits = list(StratifiedKFold(5).split(X, y))
+    out = cv_error_path(X, y, cv=splits, C_min=10.0, C_max=1000.0, kernel="linear")
+    for C in (20.0, 150.0, 900.0):
+        i = int(np.searchsorted(out.Cs, C, side="right")) - 1
+        for fold, (train, test) in enumerate(splits):
+            path = SVCPath(C_min=10.0, C_max=1000.0, kernel="linear").fit(X[np.sort(train)], y[np.sort(train)])
+            assert path.check_kkt(C=C) <= 1e-9
+            expected = np.mean(path.predict(X[test], C=C) != y[test])
+            assert out.fold_errors[fold, i] == pytest.approx(expected, abs=1e-15)
+
+
 def test_cv_error_path_refuses_bad_ranges():
     X, y = waterflow(60, seed=4)
     with pytest.raises(ValueError, match="C_min must be <= C_max"):
