@@ -310,38 +310,57 @@ def _start(X, labels, classes, params) -> tuple[dict, float]:
 
 
 def _fold_steps(X, labels, classes, train, test, params, saved):
-    """One (gamma, fold) task: the exact solution of the fold's training rows at C_min (the
-    solution on all rows with the other rows removed along one decremental MID path, checked
-    as :func:`gpath.cpath.start_state` checks its own; SimpleSVM on the fold's rows where that
-    path fails or ends beyond the check), its C path, and the exact errors of its held-out
-    points over C. Returns ``((knots, errors, n_test), n_breakpoints, seconds)``."""
+    """One (gamma, fold) task: the exact solution of the fold's training rows at C_min, its C
+    path, and the exact errors of its held-out points over C. Returns ``((knots, errors,
+    n_test), n_breakpoints, seconds)``.
+
+    The start is the solution on all rows with the other rows removed along one decremental
+    MID path (:func:`_decremental_start`). Where that start fails its check, or the C path
+    from it fails at C_max, the fold starts again from SimpleSVM on its own rows, as
+    :class:`gpath.SVCPath` does; only that path's failure is raised."""
     start = time.perf_counter()
     xp, device = get_namespace_and_device(X)
     y = signed_labels(labels, classes, xp, device)
     kernel = _kernel(params, X)
+    for state in (_decremental_start(X, y, kernel, train, params, saved), None):
+        from_scratch = state is None
+        if from_scratch:
+            kept = np.sort(train)  # (the decremental start's row order)
+            state = start_state(_take_rows(X, kept), xp.take(y, to_device(kept, xp, device)), kernel,
+                                params["C_min"], params["ridge"])
+        try:
+            path = c_path(state, params["C_max"], start_time=start)
+            check_end(path, state, params["ridge"])
+            break
+        except (PathError, SingularMarginError):
+            # (A start within its check whose path ended beyond it at C_max, 1e-8: a polynomial
+            # kernel at C = 0.01 in the random search.)
+            if from_scratch:
+                raise
+    knots, errors = path_error_steps(path, state.kernel, state.X, state.y_host, _take_rows(X, test),
+                                     labels[test] == classes[1])
+    return (knots, errors, int(test.size)), path.n_breakpoints, time.perf_counter() - start
+
+
+def _decremental_start(X, y, kernel, train, params, saved):
+    """The solution on all rows at C_min (``saved``, :func:`_start`) with the rows not in
+    ``train`` removed along one decremental MID path, checked as
+    :func:`gpath.cpath.start_state` checks its own; None where the path fails or its end is
+    beyond the check (a linear kernel on features of size 3e8 in the random search: a start
+    off by 2 of its scale)."""
+    xp, device = get_namespace_and_device(X)
     state = restored(xp, device, X, y, kernel, params["C_min"], params["ridge"], saved["alpha"], saved["b"],
                      saved["where"], saved["yf"], saved["margin"])
     others = np.setdiff1d(np.arange(X.shape[0]), train)
     try:
         state, _ = state.follow(X[:0, :], state.y[:0], others)  # the kept rows stay in order: sorted(train)
         state.refine()
-        exact = state.kkt_check(_LOADED_TOL)[0] <= _LOADED_TOL
     except (PathError, SingularMarginError):
-        exact = False
-    if exact:
-        check_resolution(state)
-    else:
-        # The decremental path lost the optimum (a linear kernel on features of size 3e8 in the
-        # random search: the fold's start off by 2 of its scale, which its C path carried to
-        # C_max): the fold's own exact start, as SVCPath.fit on its rows makes it.
-        kept = np.sort(train)
-        state = start_state(_take_rows(X, kept), xp.take(y, to_device(kept, xp, device)), kernel, params["C_min"],
-                            params["ridge"])
-    path = c_path(state, params["C_max"], start_time=start)
-    check_end(path, state, params["ridge"])
-    knots, errors = path_error_steps(path, state.kernel, state.X, state.y_host, _take_rows(X, test),
-                                     labels[test] == classes[1])
-    return (knots, errors, int(test.size)), path.n_breakpoints, time.perf_counter() - start
+        return None
+    if state.kkt_check(_LOADED_TOL)[0] > _LOADED_TOL:
+        return None
+    check_resolution(state)
+    return state
 
 
 def _check_data(X, y, owner):
