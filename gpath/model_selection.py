@@ -430,7 +430,8 @@ def cv_error_path(X, y, *, cv=5, C_min, C_max, kernel="rbf", gamma="scale", degr
     TypeError
         X not numeric.
     PathError, SingularMarginError
-        A numerical failure of a fold's path.
+        A numerical failure of a fold's path from its own start (SimpleSVM on its rows, where
+        the start shared with the other folds failed), or margins float64 does not resolve.
 
     Notes
     -----
