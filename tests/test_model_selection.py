@@ -216,9 +216,9 @@ def test_cv_error_path_checks_each_folds_path_from_scratch(monkeypatch):
 def test_a_fold_whose_decremental_start_is_not_exact_starts_from_scratch():
     # Each fold starts from the solution on all rows with its held-out rows removed by one
     # decremental path. On breast cancer with a linear kernel and features of size 1e6 that
-    # path missed the fold's optimum in 3 of 5 folds, and their C paths ended 2e-3 to 2e-2 of
-    # their scale beyond the KKT check at C_max: cv_error_path raised a PathError where
-    # SVCPath fits each fold. A start beyond the check now starts from scratch (SimpleSVM on
+    # path missed the fold's optimum in 3 of 5 folds, and the first of their C paths ended
+    # 2.5e-2 of its scale from the KKT conditions at C_max: cv_error_path raised a PathError
+    # where SVCPath fits each fold. A start beyond the check now starts from scratch (SimpleSVM on
     # the fold's rows), and every fold's errors equal those of SVCPath fitted on its rows.
     from sklearn.datasets import load_breast_cancer
 
