@@ -10,16 +10,21 @@ point), a kernel (RBF, linear, degree-2 polynomial), C from 10⁻³ to 10⁶, an
 - ``svr``: the same for ``IncrementalSVR`` (ε ∈ {0, 0.05, 0.3, 2});
 - ``simple``: a ``SimpleSVC`` fit;
 - ``path``: the C path of ``SVCPath`` (two classes) or ``SVRPath`` over a random range in
-  [10⁻³, 10⁵] (``SVRPath``: [10⁻³, 10³]), checked at its two ends, a C drawn inside it and the middles of two segments;
-- ``cv``: ``gpath.model_selection.cross_validate`` of an ``IncrementalSVC`` or
+  [10⁻³, 10⁵] (``SVRPath``: [10⁻³, 10³]), checked at its two ends, a C drawn inside it and
+  the middles of two segments;
+- ``cv`` (C up to 10³): ``gpath.model_selection.cross_validate`` of an ``IncrementalSVC`` or
   ``IncrementalSVR`` (3 or 5 folds, each fold's model an update of the one before): every
   fold's model against the reference on its training rows; or ``cv_error_path``: each fold's
   held-out error at two C drawn in its range against the reference's, fitted on the fold's
   training rows at that C (a fold whose bias is only bounded, or with a held-out decision
   value within round-off of 0, is skipped);
-- ``robust``: the outlier path of ``RobustSVC`` or ``RobustSVR`` (in θ or in s, with or
-  without an intercept), ``check_kkt`` from scratch at every point of it (no reference: its
-  points are local optima of a non-convex problem).
+- ``robust`` (C up to 10⁴): the outlier path of ``RobustSVC`` or ``RobustSVR`` (in θ or in
+  s, with or without an intercept), ``check_kkt`` from scratch at every point of it (no
+  reference: its points are local optima of a non-convex problem).
+
+A quarter of the seeds draw a path, 15 % of the others an outlier path, 15 % of the rest
+cross-validation, each from a draw of its own, so that the other seeds' problems are as
+before.
 
 Half the ``svc`` and ``svr`` trials (drawn apart, so that a seed's problem is as before)
 slide a window instead: 3–12 updates that each add the next point and remove the oldest, the
@@ -202,8 +207,9 @@ def _path_trial(rng, X, kernel, gamma):
 
 
 def _cv_trial(rng, X, kernel, gamma, C):
-    """Exact k-fold cross-validation: each fold's model (an update of the one before) against
-    the reference on its training rows, and its ``check_kkt()``."""
+    """Exact k-fold cross-validation: half the trials ``cv_error_path``
+    (:func:`_cv_error_trial`); the others ``cross_validate``, each fold's model (an update of
+    the one before) against the reference on its training rows, and its ``check_kkt()``."""
     regression = rng.random() < 0.5
     if rng.random() < 0.5:
         return _cv_error_trial(rng, X, kernel, gamma, C)
