@@ -213,7 +213,7 @@ def test_cv_error_path_checks_each_folds_path_from_scratch(monkeypatch):
         cv_error_path(X, y, cv=3, C_min=0.1, C_max=100.0, gamma=10.0)
 
 
-def test_a_fold_whose_decremental_start_is_not_exact_starts_from_scratch():
+def test_a_fold_whose_decremental_start_is_not_exact_starts_from_scratch(backend):
     # Each fold starts from the solution on all rows with its held-out rows removed by one
     # decremental path. On breast cancer with a linear kernel and features of size 1e6 that
     # path missed the fold's optimum in 3 of 5 folds, and the first of their C paths ended
@@ -228,7 +228,7 @@ def test_a_fold_whose_decremental_start_is_not_exact_starts_from_scratch():
     X = (X[:120] - X[:120].mean(0)) / X[:120].std(0) * 1e6
     y = y[:120]
     splits = list(StratifiedKFold(5).split(X, y))
-    out = cv_error_path(X, y, cv=splits, C_min=10.0, C_max=1000.0, kernel="linear")
+    out = cv_error_path(backend.asarray(X), y, cv=splits, C_min=10.0, C_max=1000.0, kernel="linear")
     for C in (20.0, 150.0, 900.0):
         i = int(np.searchsorted(out.Cs, C, side="right")) - 1
         for fold, (train, test) in enumerate(splits):
