@@ -46,8 +46,10 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import math
 import threading
+import weakref
 
 import numpy as np
 from numba import njit
@@ -148,6 +150,45 @@ class SingularMarginError(np.linalg.LinAlgError):
 
 
 # ---------------------------------------------------------------------- compiled kernels
+# A factor's integers (``BorderedFactor._ints``): |M| and top (Q's slots 0..top-1 in use or
+# freed), then a log of what was written since the factor was made by :meth:`BorderedFactor.copy`:
+# the lowest row/column of R written (R[:lo, :lo] is as it was), a stamp that every write moves,
+# and the Q slots whose row and column were written (past _LOG slots: all of Q). The next copy
+# into the arrays it was copied from, their stamp unmoved since (a stream's spent factor), copies
+# only what the log names. Each factor made or copied into starts from a stamp of its own
+# (_new_stamp), so that two factors' stamps never meet.
+_LO, _WRITES, _LOGGED = 2, 3, 4
+_LOG = 32
+_INTS = _LOGGED + 1 + _LOG
+_CLEAN = 2**62  # _LO where no row of R was written
+_STAMPS = itertools.count(1)
+
+
+def _new_stamp() -> int:
+    """A write stamp that no factor has held."""
+    return next(_STAMPS) << 32  # room for 2³² writes
+
+
+@njit(cache=True)
+def _log_write(ints, lo, slot):
+    """Log a write of R from row/column ``lo`` on (``_CLEAN``: none) and of Q's slot ``slot``
+    (−1: none)."""
+    ints[_LO] = min(ints[_LO], lo)
+    ints[_WRITES] += 1
+    if slot >= 0:
+        n = ints[_LOGGED]
+        if n < _LOG:
+            ints[_LOGGED + 1 + n] = slot
+        ints[_LOGGED] = min(n + 1, _LOG + 1)
+
+
+def _new_ints() -> np.ndarray:
+    """A factor's integers (:data:`_INTS`) for an empty factor, its log clean."""
+    ints = np.zeros(_INTS, dtype=np.int64)
+    ints[_LO], ints[_WRITES] = _CLEAN, _new_stamp()
+    return ints
+
+
 @njit(cache=True)
 def _insert(R, Q, y, g, qs, m, top, rho, q_kB, q_kk, y_k, bordered, r):
     """Append point k as row/column m of R, its Q row and column in the lowest free slot (moved
@@ -298,6 +339,7 @@ def factor_insert(R, Q, y, g, basis, qs, work, xs, buf, ints, floats, point, y_k
     m = ints[0]
     rho = floats[0] if m else _shift(q_kk, bordered)
     d2, ok, big = _insert(R, Q, y, g, qs, m, ints[1], rho, q_kB, q_kk, y_k, bordered, work)
+    _log_write(ints, m if ok else _CLEAN, qs[m])  # (a tiny pivot may have zeroed the slot)
     floats[1] = max(floats[1], big, 1.0 if bordered else 0.0)
     if ok:
         basis[m] = point
@@ -311,6 +353,7 @@ def factor_insert(R, Q, y, g, basis, qs, work, xs, buf, ints, floats, point, y_k
 def factor_delete(R, Q, y, g, basis, qs, work, xs, buf, ints, floats, k):
     """Remove position k (0 ≤ k < m)."""
     m = ints[0]
+    _log_write(ints, k, qs[k])
     _delete(R, Q, y, g, basis, qs, m, k, buf)
     ints[0] = m - 1
     if m == 1:
@@ -412,19 +455,33 @@ def _check_memory(capacity: int, size: int) -> None:
 
 # ---------------------------------------------------------------------- the factor
 @njit(cache=True)
-def _copy_into(R, Q, y, g, basis, qs, ints, floats, R2, Q2, y2, g2, basis2, qs2, ints2, floats2):
+def _copy_into(R, Q, y, g, basis, qs, ints, floats, R2, Q2, y2, g2, basis2, qs2, ints2, floats2, logged):
     """Copy a factor's arrays into another's of at least its size, in one call (a one-point
     update copies its factor: a dozen NumPy steps cost more than the few hundred numbers they
     move): the blocks in use, and Q's storage slots, those in use (in factor order), then the
-    free ones, lowest first."""
+    free ones, lowest first. With ``logged``, the arrays R2 and Q2 already hold what R and Q
+    held when the factor was copied from them, and only what the factor's log names since is
+    copied (the rows and columns of R from its lowest one written, the Q slots written)."""
     m, top = ints[0], ints[1]
+    lo = min(ints[_LO], m) if logged else 0
+    all_q = not logged or ints[_LOGGED] > _LOG
     ints2[:] = ints
     floats2[:] = floats
     for i in range(m):
-        R2[i, :m] = R[i, :m]
+        if i < lo:
+            R2[i, lo:m] = R[i, lo:m]
+        else:
+            R2[i, :m] = R[i, :m]
         y2[i], g2[i], basis2[i] = y[i], g[i], basis[i]
-    for i in range(top):
-        Q2[i, :top] = Q[i, :top]
+    if all_q:
+        for i in range(top):
+            Q2[i, :top] = Q[i, :top]
+    else:
+        for t in range(ints[_LOGGED]):
+            s = ints[_LOGGED + 1 + t]
+            if s < top:
+                Q2[s, :top] = Q[s, :top]
+                Q2[:top, s] = Q[:top, s]
     free = np.ones(qs2.shape[0], dtype=np.bool_)
     for i in range(m):
         qs2[i] = qs[i]
@@ -459,9 +516,10 @@ class BorderedFactor:
     def __init__(self, rcond: float = 1e-13, bordered: bool = True):
         self.rcond, self.bordered = rcond, bordered
         # The scalars live in arrays, so that compiled code (gpath._mid_numba) changes them in
-        # place: m = |M| and top (Q slots 0..top-1 in use or freed); ρ (the shift of
-        # Q̃ = Q + ρ y yᵀ) and an upper bound of max |𝐌_ij| (the residual check's scale).
-        self._ints = np.zeros(2, dtype=np.int64)
+        # place: m = |M|, top (Q slots 0..top-1 in use or freed) and the log of writes (_INTS);
+        # ρ (the shift of Q̃ = Q + ρ y yᵀ) and an upper bound of max |𝐌_ij| (the residual
+        # check's scale).
+        self._ints = _new_ints()
         self._floats = np.zeros(2)
         self._r = None
         self._shares = False  # R and Q_MM held with another factor until either writes them (share)
@@ -538,7 +596,7 @@ class BorderedFactor:
         if old is not None:
             _copy_into(self._r, self._q, self._y, self._g, self._basis, self._qs, self._ints, self._floats,
                        arrays["_r"], arrays["_q"], arrays["_y"], arrays["_g"], arrays["_basis"], arrays["_qs"],
-                       self._ints, self._floats)
+                       self._ints, self._floats, False)
         self.__dict__.update(arrays)
         self._shares = False
 
@@ -573,28 +631,39 @@ class BorderedFactor:
         """An independent copy (the path is transactional: it works on a copy). It copies the
         blocks in use, O(|M|²), into arrays with room for twice as many points: those of
         ``into`` (a factor nothing reads any more) when they are large enough, since fresh
-        memory for large arrays costs more to touch than to copy."""
+        memory for large arrays costs more to touch than to copy. Where ``into`` holds the
+        arrays this factor was copied from, unwritten since (a stream's state before the last
+        update), only what this factor's log names is copied (:data:`_INTS`): R from the lowest
+        row a path deleted or inserted at, and the Q slots it wrote, where the whole copy moved
+        2 |M|² numbers (a third of a window's update at |M| ≈ 500, RandomRBF, window 1,000)."""
         m, top = self.m, self._top
         capacity = max(2 * max(m, top), 16)
+        logged = False
         if (into is not None and into is not self and into._r is not self._r
                 and into._r.shape[0] >= max(m, top) + 1):
+            twin = self.__dict__.get("_twin")
+            logged = (twin is not None and twin[0]() is into._r and twin[1]() is into._q
+                      and int(into._ints[_WRITES]) == twin[2])
             new, arrays = into, {name: getattr(into, name) for name in self._ARRAYS}
             new.__dict__.clear()
             new.__dict__.update({**self.__dict__, **arrays})
         else:
             new = object.__new__(BorderedFactor)
             new.__dict__.update(self.__dict__)
-            new._ints, new._floats, new._r = np.zeros(2, dtype=np.int64), np.zeros(2), None
+            new._ints, new._floats, new._r = _new_ints(), np.zeros(2), None
             new._reserve(capacity)
         _copy_into(self._r, self._q, self._y, self._g, self._basis, self._qs, self._ints, self._floats,
-                   new._r, new._q, new._y, new._g, new._basis, new._qs, new._ints, new._floats)
+                   new._r, new._q, new._y, new._g, new._basis, new._qs, new._ints, new._floats, logged)
+        new._ints[_LO], new._ints[_WRITES], new._ints[_LOGGED] = _CLEAN, _new_stamp(), 0
+        new._twin = (weakref.ref(self._r), weakref.ref(self._q), int(self._ints[_WRITES]))
         new.spare, new._shares = None, False
         return new
 
     def __getstate__(self):
         # Pickles hold the used part only, in factor order (the capacity is rebuilt on load).
         m = self.m
-        state = {k: v for k, v in self.__dict__.items() if k not in self._ARRAYS and k not in ("spare", "_shares")}
+        state = {k: v for k, v in self.__dict__.items()
+                 if k not in self._ARRAYS and k not in ("spare", "_shares", "_twin")}
         state.update(_r=self._r[:m, :m].copy(), _q=self._q_mm(), _y=self._y[:m].copy(), _g=self._g[:m].copy(),
                      _basis=self._basis[:m].copy(), _floats=self._floats.copy(), m_size=m)
         return state
@@ -604,7 +673,7 @@ class BorderedFactor:
         small = {name: state.pop(name) for name in ("_r", "_q", "_y", "_g", "_basis")}
         floats = state.pop("_floats")
         self.__dict__.update(state)
-        self._ints, self._floats, self._r, self._shares = np.zeros(2, dtype=np.int64), floats, None, False
+        self._ints, self._floats, self._r, self._shares = _new_ints(), floats, None, False
         self._reserve(m + 1)
         self.m, self._top = m, m
         self._r[:m, :m], self._q[:m, :m] = small["_r"], small["_q"]
@@ -691,6 +760,8 @@ class BorderedFactor:
         qs[m:] = np.sort(qs[m:])  # the lowest free slots, as insert takes them one at a time
         new_slots, old_slots = qs[m : m + p], qs[:m]
         beyond = new_slots[new_slots >= self._top]  # beyond the rows in use: never written
+        for slot in new_slots.tolist():
+            _log_write(self._ints, m, slot)
         self._q[beyond, :] = 0.0
         self._q[:, beyond] = 0.0
         self._q[np.ix_(new_slots, old_slots)] = q_newB
@@ -713,6 +784,7 @@ class BorderedFactor:
         costly as one Cholesky factor); a nonsingular 𝐌 is factored anew, since the updated
         factor would be inaccurate."""
         m, top, slot = self.m, self._top, int(self._qs[self.m])  # _insert chose the slot
+        _log_write(self._ints, m, slot)
         qs = self._qs[:m]
         self._q[slot, qs] = self._q[qs, slot] = q_kB
         self._q[slot, slot] = q_kk
@@ -767,6 +839,7 @@ class BorderedFactor:
         except np.linalg.LinAlgError as exc:
             raise SingularMarginError(f"the margin matrix is numerically singular (|M| = {m})") from exc
         self._r[:m, :m] = lower.T
+        _log_write(self._ints, 0, -1)
         self._rho = rho
         if self.bordered:
             self._g[:m] = y

@@ -228,3 +228,65 @@ def test_a_block_of_points_enters_as_the_dense_matrix_says(monkeypatch, each, m0
     f.insert(n - 2, labels[n - 2], Q[n - 2, f.basis], Q[n - 2, n - 2])
     members.append(n - 2)
     np.testing.assert_array_equal(f.matrix, _bordered(labels[members], Q[np.ix_(members, members)]))
+
+
+def _used(f):
+    """What a factor's reads see: R[:m, :m], Q_MM by slot, its small arrays and scalars (its
+    free slots' order past its capacity aside)."""
+    m, top = f.m, f._top
+    return (f._r[:m, :m].copy(), f._q[:top, :top].copy(), f._y[:m].copy(), f._g[:m].copy(), f.basis.copy(),
+            f._qs[:m].copy(), f._floats.copy(), int(f._ints[0]), top)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_copy_into_the_factor_it_came_from_copies_what_its_log_names(seed):
+    # A stream: each update copies the state's factor into the spent one's arrays (the factor it
+    # was copied from) and changes the copy; the copy then takes only the rows of R and the Q
+    # slots written since. Whatever the changes (inserts, deletes anywhere, a block, a refactor,
+    # a rejected update that leaves the spare as it was, more slots than the log holds), that
+    # copy must equal a full copy bit for bit.
+    import gpath.linalg
+
+    rng = np.random.default_rng(seed)
+    pool = rng.standard_normal((120, 4))
+    labels = rng.choice([-1.0, 1.0], 120)
+    K = np.exp(-0.3 * ((pool[:, None] - pool[None]) ** 2).sum(-1)) + 1e-6 * np.eye(120)
+    Q = labels[:, None] * labels[None] * K
+    state = BorderedFactor()
+    for k in range(30):
+        state.insert(k, labels[k], Q[k, state.basis], Q[k, k])
+    logged = 0
+    for step in range(80):
+        full = state.copy()  # fresh arrays: a full copy
+        twin = state.__dict__.get("_twin")
+        spare = getattr(state, "spare", None)
+        if (spare is not None and twin is not None and twin[0]() is spare._r
+                and state._ints[gpath.linalg._LOGGED] <= gpath.linalg._LOG):
+            logged += 1
+        new = state.copy(into=spare)
+        assert _equal(_used(new), _used(full))
+        members = list(new.basis)
+        kind = rng.choice(["insert", "delete", "both", "block", "refactor"], p=[0.3, 0.3, 0.3, 0.05, 0.05])
+        if (kind in ("delete", "both") or new.size > 90) and len(members) > 2:
+            new.delete(int(rng.integers(len(members))))
+        if kind in ("insert", "both") or len(new.basis) < 3:
+            outside = [i for i in range(120) if i not in list(new.basis)]
+            k = int(rng.choice(outside))
+            new.insert(k, labels[k], Q[k, new.basis], Q[k, k])
+        if kind == "block" and new.size < 60:  # more slots than the log holds
+            outside = np.array([i for i in range(120) if i not in list(new.basis)])
+            block = rng.choice(outside, size=40, replace=False)
+            assert new.insert_block(block, labels[block], Q[np.ix_(block, new.basis)], Q[np.ix_(block, block)])
+        if kind == "refactor":
+            new.refactor()
+        if rng.random() < 0.15:  # rejected: the state stays, its spare untouched
+            continue
+        new.take_spare(state)
+        state = new
+        members = list(state.basis)
+        np.testing.assert_array_equal(state.matrix, _bordered(labels[members], Q[np.ix_(members, members)]))
+    assert logged > 40  # most copies took the log's way
+
+
+def _equal(a, b):
+    return all(np.array_equal(u, v) if isinstance(u, np.ndarray) else u == v for u, v in zip(a, b, strict=True))
