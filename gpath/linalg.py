@@ -783,8 +783,7 @@ class BorderedFactor:
         with the point decides (LAPACK's estimate from a symmetric indefinite factor, as
         costly as one Cholesky factor); a nonsingular 𝐌 is factored anew, since the updated
         factor would be inaccurate."""
-        m, top, slot = self.m, self._top, int(self._qs[self.m])  # _insert chose the slot
-        _log_write(self._ints, m, slot)
+        m, top, slot = self.m, self._top, int(self._qs[self.m])  # _insert chose (and logged) the slot
         qs = self._qs[:m]
         self._q[slot, qs] = self._q[qs, slot] = q_kB
         self._q[slot, slot] = q_kk

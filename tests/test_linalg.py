@@ -14,13 +14,18 @@ def _bordered(y, Q):
     return big
 
 
+def _margin_problem(rng, n, d):
+    """Labels and Q = y yᵀ ∘ K of n random points in d features (RBF, a ridge of 1e-6)."""
+    pool = rng.standard_normal((n, d))
+    labels = rng.choice([-1.0, 1.0], n)
+    K = np.exp(-0.3 * ((pool[:, None] - pool[None]) ** 2).sum(-1)) + 1e-6 * np.eye(n)
+    return labels, labels[:, None] * labels[None] * K
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_random_insert_delete_matches_dense_solve(seed):
     rng = np.random.default_rng(seed)
-    pool = rng.standard_normal((60, 5))
-    labels = rng.choice([-1.0, 1.0], 60)
-    K = np.exp(-0.3 * ((pool[:, None] - pool[None]) ** 2).sum(-1)) + 1e-6 * np.eye(60)
-    Q = labels[:, None] * labels[None] * K
+    labels, Q = _margin_problem(rng, 60, 5)
     f = BorderedFactor()
     members: list[int] = []
     for _ in range(300):
@@ -248,10 +253,7 @@ def test_a_copy_into_the_factor_it_came_from_copies_what_its_log_names(seed):
     import gpath.linalg
 
     rng = np.random.default_rng(seed)
-    pool = rng.standard_normal((120, 4))
-    labels = rng.choice([-1.0, 1.0], 120)
-    K = np.exp(-0.3 * ((pool[:, None] - pool[None]) ** 2).sum(-1)) + 1e-6 * np.eye(120)
-    Q = labels[:, None] * labels[None] * K
+    labels, Q = _margin_problem(rng, 120, 4)
     state = BorderedFactor()
     for k in range(30):
         state.insert(k, labels[k], Q[k, state.basis], Q[k, k])
