@@ -35,7 +35,7 @@ from ._array_api import namespace_by_name, scalars, to_device, to_host
 from ._engine import _stationarity, engine_for
 from ._ratio import EPS as _EPS
 from ._ratio import first_bound_hit, first_event
-from .cache import _SMALL_PRODUCT, QColumnCache, _column_dots, spare_rows
+from .cache import QColumnCache, _column_dots, spare_rows
 from .kernels import Kernel, q_columns
 from .linalg import BorderedFactor, single_threaded_host_blas
 from .persistence import record
@@ -124,9 +124,9 @@ def _feasibility(alpha, y, upper):  # pragma: no cover - compiled
 def _refined_margins(alpha, y, upper, members, data, slots, rows, top, b, shift, yf, lo, hi, C,
                      tol):  # pragma: no cover - compiled
     """:meth:`SVCState.refine` then the first test of :meth:`SVCState.kkt_check` on NumPy
-    arrays, as far as they need no product of the cache and no repair: α balanced (in place),
-    the residual of the margin equations (its margins from the cached columns by
-    :func:`gpath.cache._column_dots`, the product the cache takes for so few entries), and,
+    arrays, as far as they need no scale and no repair: α balanced (in place), the residual
+    of the margin equations (its margins from the cached columns by
+    :func:`gpath.cache._column_dots`, as :meth:`margin_residual`), and,
     where its largest entry is at most ``tol``, the KKT violation relative to 1 (``shift``
     empty: none). Returns (violation, whether it was taken): not where the residual is above
     ``tol`` or not a number (the caller goes on with the readable code, α already balanced)."""
@@ -1133,12 +1133,11 @@ class SVCState:
 
     def refined_check(self, tol: float, refine: bool = True) -> tuple[float, float | None]:
         """:meth:`refine` (unless ``refine`` is False), then :meth:`kkt_check` with ``tol``: what
-        the end of an update takes. On NumPy, where the cache's product of the margin columns
-        is small, their first steps in one compiled call (:func:`_refined_margins`: a window's
-        update paid some 50 µs of NumPy steps for them), the same arithmetic."""
+        the end of an update takes. On NumPy their first steps in one compiled call
+        (:func:`_refined_margins`: a window's update paid some 50 µs of NumPy steps for them),
+        the same arithmetic."""
         cache = self.cache
-        if (self.engine.name != "numba" or not refine
-                or self.active.size * cache.top > _SMALL_PRODUCT):
+        if self.engine.name != "numba" or not refine:
             if refine:
                 self.refine()
             return self.kkt_check(tol)
