@@ -2,6 +2,7 @@
 
 from . import (
     _compile_notice,  # noqa: F401 (registers the line on stderr while Numba compiles gpath's code)
+    _numba_cache,  # noqa: F401 (before any compiled code loads: drops cached code older than a gpath source)
     model_selection,
 )
 from ._path import PathError, PathStats
