@@ -73,6 +73,7 @@ def refresh(directory: str | None, key: str) -> bool:
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=KEY_FILE)
         with os.fdopen(fd, "w", encoding="ascii") as f:
             f.write(key)
+        os.chmod(tmp, 0o644)  # (mkstemp's 0600: every user of an installation reads the key)
         os.replace(tmp, key_file)  # whole, for a process that reads it meanwhile
     return True
 
