@@ -9,17 +9,19 @@ all of them and the compiled loop (:func:`gpath._mid_numba.run`) in one call, on
 and leaves the state it started from untouched; :meth:`gpath._path.SVCState._followed` then
 builds the new state from them.
 
-It takes updates in which at most one added point and one removed point move (the others go
-straight to O, or had α = 0): a stream's, one point at a time, or a few points of which the
-others were screened out (:mod:`gpath.river`). It is the readable code's arithmetic, step for
-step: the same compiled helpers (:func:`gpath._path._appended_rows`,
-:func:`gpath._path._path_sets`, the loop, :func:`gpath._path._kept_rows`), and the path's
-start u = Q[:, A] d_A − Q[:, R] d_R and δ₀ = y_A d_A − y_R d_R of one column each, which
-BLAS's products (the other columns' rates are 0) compute exactly so. Tests hold the two to the
-same bits. Where the loop stops for an event that Python applies (a cache without a free
-slot, a factor without room, a tiny pivot, a refactor), it returns the path so far, and
-Python carries on from there as it does for the readable path's own loop; where more points
-move, it returns before anything moved, and the readable path takes the update.
+It takes updates of up to 64 added and 64 removed rows (:data:`gpath._path._FEW_POINTS`): a
+stream's, one point at a time, a batch of a window (river's ``batch``, ε-SVR's 30 points of
+60 rows), or a few points of which the others were screened out (:mod:`gpath.river`). It is
+the readable code's arithmetic, step for step: the same compiled helpers
+(:func:`gpath._path._appended_rows`, :func:`gpath._path._path_sets`, the loop,
+:func:`gpath._path._kept_rows`), and the path's start u = Q[:, A] d_A − Q[:, R] d_R and
+δ₀ = y_A d_A − y_R d_R. Where at most one added and one removed point move (the others go
+straight to O, or had α = 0) it computes them here, of one column each, which BLAS's products
+(the other columns' rates are 0) compute exactly so; where more move, the caller passes them
+in, computed as the readable path computes them (:func:`gpath._path._path_start`). Tests hold
+the two to the same bits. Where the loop stops for an event that Python applies (a cache
+without a free slot, a factor without room, a tiny pivot, a refactor), it returns the path so
+far, and Python carries on from there as it does for the readable path's own loop.
 """
 
 from __future__ import annotations
@@ -39,8 +41,8 @@ MOVES_MORE = -1
 
 @njit(cache=True)
 def followed(n_old, remove, y, alpha, upper, where, yf, lo, hi, shift, upper_add, yf_add, shift_add, QA, factor,
-             slots, books, data, top, rows, protected, written, record, limits, kernel, twins, b,
-             C):  # pragma: no cover - compiled
+             slots, books, data, top, rows, protected, written, record, limits, kernel, twins, b, C, u_start,
+             d_start, start):  # pragma: no cover - compiled
     """The path of an update adding the rows ``n_old..`` (their columns ``QA``, (n_old + m, m),
     margins ``yf_add`` and boxes ``upper_add``, (m,)) and removing the rows ``remove``, from the
     state's host arrays (``y`` with the added rows; the others without them).
@@ -55,7 +57,10 @@ def followed(n_old, remove, y, alpha, upper, where, yf, lo, hi, shift, upper_add
     ``protected`` and ``limits`` as :func:`gpath._mid_numba.loop_arrays`; ``written`` (zeros)
     marks the slots the loop writes, and ``record`` (the open transaction's record of the slots
     written, or empty) gets them too, before the call returns (an interrupt after it finds
-    them there); ``kernel`` the loop's kernel tuple (X with the added rows).
+    them there); ``kernel`` the loop's kernel tuple (X with the added rows). Where more than
+    one added or removed point moves, the path's start is the caller's (:func:`gpath._path._path_start`,
+    as the readable path computes it): u ``u_start`` (n,), the moving added rows' distances
+    ``d_start`` and ``start`` = (δ₀, the size of the rates); empty where the caller has none.
 
     Returns ``(status, unmoved, breakpoints, columns computed, b, keep, kept, books, top,
     rows, r_rows, column, path)``: :data:`gpath._mid_numba.DONE`, :data:`MOVES_MORE` (nothing
@@ -101,16 +106,22 @@ def followed(n_old, remove, y, alpha, upper, where, yf, lo, hi, shift, upper_add
     a_rows, a_col, r_rows, in_margin = _path_sets(n_old, remove, yf2, lo2, hi2, where2, upper2, alpha2)
     n_a, n_r = a_rows.shape[0], r_rows.shape[0]
     status, breakpoints, computed = _mid_numba.DONE, 0, 0
-    if n_a > 1 or n_r > 1:
-        status = MOVES_MORE
+    many = n_a > 1 or n_r > 1
+    if many and (u_start.shape[0] != n or d_start.shape[0] != n_a):
+        status = MOVES_MORE  # (the caller's start is of other sets, or it has none)
     else:
         for k in in_margin:
             _mid_numba._leave(k, factor, slots, cache)
     unmoved = n_a == 0 and n_r == 0
-    column = np.empty(n if n_r and status == _mid_numba.DONE else 0)  # Q[:, R] of the removed point that moves
+    column = np.empty(n if n_r and not many and status == _mid_numba.DONE else 0)  # Q[:, R] of the one that moves
     u, a_left, d_left = np.zeros(n), np.zeros(1, dtype=np.int64), np.zeros(1)
     pints, pfloats = np.zeros(11, dtype=np.int64), np.zeros(5)
-    if status == _mid_numba.DONE and not unmoved:
+    if status == _mid_numba.DONE and not unmoved and many:
+        u[:] = u_start
+        a_left, d_left = a_rows.copy(), d_start.copy()
+        pints[0], pints[8], pints[9] = n_a, n_r, 50 * (n + 10)
+        pfloats[0], pfloats[1], pfloats[2], pfloats[3], pfloats[4] = 1.0, start[0], b, C, start[1]
+    elif status == _mid_numba.DONE and not unmoved:
         d_a = upper2[a_rows[0]] - alpha2[a_rows[0]] if n_a else 0.0
         d_r = alpha2[r_rows[0]] if n_r else 0.0
         rate_scale = max(d_a, d_r)
@@ -133,6 +144,7 @@ def followed(n_old, remove, y, alpha, upper, where, yf, lo, hi, shift, upper_add
             a_left[0], d_left[0] = a_rows[0], d_a
         pints[0], pints[8], pints[9] = n_a, n_r, 50 * (n + 10)
         pfloats[0], pfloats[1], pfloats[2], pfloats[3], pfloats[4] = 1.0, delta0, b, C, rate_scale
+    if status == _mid_numba.DONE and not unmoved:
         capacity = factor[0].shape[0]
         work = (np.empty(n), np.empty(data.shape[1]), np.empty(capacity + 1), np.empty(capacity + 1), np.empty(n))
         status = _mid_numba.run((yf2, lo2, hi2, y, alpha2, upper2, where2), factor, slots, cache, kernel,

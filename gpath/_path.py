@@ -188,7 +188,7 @@ _NO_SHIFT = np.zeros(0)
 # Whether SVCState._followed takes a small update in one compiled call (gpath._one_point);
 # tests turn it off to compare with the readable path.
 ONE_POINT = True
-_FEW_POINTS = 16  # the most added or removed points it is tried for
+_FEW_POINTS = 64  # the most added or removed rows it is tried for
 _NO_RECORD = np.zeros(0, dtype=bool)
 # Spare cache rows of each slot written by SVCState.prepare_updates: a page of float64s. It
 # copies X and the factor only below _PREPARED_ENTRIES entries each (32 MB): a larger model's
@@ -874,11 +874,13 @@ class SVCState:
                 and (max_columns is None or int(np.count_nonzero(self.cache.used)) <= max_columns))
 
     def _one_point(self, appended: _Appended, upper_add, shift_add, remove, max_columns) -> tuple[SVCState, int] | None:
-        """:meth:`_followed` of an update adding a few rows (``appended``) and removing a few, of
-        which at most one each moves, in one compiled call (:func:`gpath._one_point.followed`,
-        the same arithmetic); where the path stops at an event that Python applies, the path
-        so far goes on in Python (:meth:`_one_point_resumed`); None, before anything moved,
-        where more points move (the readable path then takes the update)."""
+        """:meth:`_followed` of an update adding a few rows (``appended``) and removing a few in
+        one compiled call (:func:`gpath._one_point.followed`, the same arithmetic); where more
+        than one of them moves, from the path's start computed here as the readable path
+        computes it (:func:`_path_start`). Where the path stops at an event that Python
+        applies, the path so far goes on in Python (:meth:`_one_point_resumed`); None, before
+        anything moved, where the call's sets are not those of that start (the readable path
+        then takes the update)."""
         m, n_old = appended.QA.shape[1], self.n
         # Without m spare rows in its buffer, the cache's live rows go to a new one first (as
         # QColumnCache.with_rows_appended), which this state does not hold.
@@ -895,6 +897,18 @@ class SVCState:
         kernel = (appended.X, _mid_numba._KINDS[k.kind], float(k.gamma), float(k.degree), float(k.coef0),
                   float(k.offset), self.ridge)
         QA = appended.QA
+        # More than one added or removed point moving: the path's start as the readable path
+        # computes it (BLAS's products of their columns), for the compiled call to go on from.
+        u_start, d_start, start, QR = _NO_SHIFT, _NO_SHIFT, _NO_SHIFT, None
+        if m > 1 or remove.size > 1:
+            a_rows = n_old + np.flatnonzero((appended.yf_add < 1.0 - _EPS) & (upper_add > 0.0))
+            r_rows = remove[self.alpha[remove] > 0.0]
+            if a_rows.size > 1 or r_rows.size > 1:
+                d_start, _, rate_scale, delta0, u_start, QR = _path_start(
+                    np, self.device, np.concatenate([self.upper, upper_add]), np.concatenate([self.alpha, np.zeros(m)]),
+                    appended.y, QA, a_rows, a_rows - n_old, r_rows, lambda cols: self._q_rows(appended.X, appended.y,
+                                                                                              cols))
+                start = np.array([delta0, rate_scale])
         (status, unmoved, n_breakpoints, computed, b, keep, kept, books, top, kept_rows, r_rows, column,
          path) = _one_point.followed(
             n_old, remove, appended.y, self.alpha, self.upper, self.where, self.yf, self.lo, self.hi,
@@ -903,12 +917,14 @@ class SVCState:
             factor.arrays, slots, (cache.owner, cache.used, cache.slot_of, cache.free, cache.counts), cache.data,
             cache.top, _mid_numba._EMPTY_ROWS if cache.rows_host is None else cache.rows_host, cache._protected(),
             written, record, np.array([-1 if max_columns is None else max_columns], dtype=np.int64), kernel,
-            self.twins, self.b, self.C)
+            self.twins, self.b, self.C, u_start, d_start, start)
         if status == _one_point.MOVES_MORE:
             return None
+        if QR is None and r_rows.size:
+            QR = column[:, None]  # (the one removed point that moves: its column, computed there)
         if status != _mid_numba.DONE:  # an event for Python: the path so far goes on from there
             return self._one_point_resumed(appended, QA, cache, factor, slots, status, b, books, top, kept_rows,
-                                           r_rows, column, path, max_columns, computed)
+                                           r_rows, QR, path, max_columns, computed)
         new = object.__new__(SVCState)
         new.__dict__.update(self.__dict__)
         if self._held_share()[0] is not None:  # (as _extended, then take_rows, on the rows before the drop)
@@ -916,7 +932,7 @@ class SVCState:
             self._carry_share(new, QA)
             share, coef = new.__dict__.get("_share"), new.__dict__.get("_share_coef")
             if share is not None:
-                gone = (r_rows, column[:, None] if r_rows.size else None)
+                gone = (r_rows, QR)
                 new._share, new._share_coef = new._kept_share(share, coef, keep, gone)
         (_, new.y, new.alpha, new.upper, new.where, consecutive, new.yf, new.lo, new.hi, shift) = kept
         new.shift = None if self.shift is None else shift
@@ -941,7 +957,7 @@ class SVCState:
         return new, int(n_breakpoints)
 
     def _one_point_resumed(self, appended: _Appended, QA, cache, factor, slots, status, b, books, top, rows,
-                           r_rows, column, path, max_columns, computed) -> tuple[SVCState, int]:
+                           r_rows, QR, path, max_columns, computed) -> tuple[SVCState, int]:
         """:meth:`_one_point` where the compiled loop stopped at an event for Python: the state
         and the :class:`_PathRun` of the path so far (as :meth:`_extended` and the run's start
         make them, the loop's arrays as it left them), the event applied and the path followed
@@ -967,7 +983,7 @@ class SVCState:
         run.a_rows, run.dA, run.a_col = a_left[: pints[0]].copy(), d_left[: pints[0]].copy(), a_col
         run.r_rows = run.r_rows_at_start = r_rows
         run.dR = self.alpha[r_rows] if r_rows.size else np.zeros(0)
-        run.QR = column[:, None] if r_rows.size else None
+        run.QR = QR
         run.r, run.delta0, run.rate_scale, run.u = float(pfloats[0]), float(pfloats[1]), float(pfloats[4]), u
         n_breakpoints = _mid_numba.follow(run, _mid_numba.handled(run, status, pints))
         keep = np.flatnonzero(state.where != R)
@@ -1337,6 +1353,35 @@ def restored(xp, device, X, y, kernel, C, ridge, alpha, b, where, yf, margin, up
     return state
 
 
+def _path_start(xp, device, upper, alpha, y, QA, a_rows: np.ndarray, a_cols: np.ndarray, r_rows: np.ndarray,
+                q_rows):
+    """The start of a path (section 3.2) from the host boxes, α and labels of a state with
+    the added rows appended: the distances d_A = C_A − α_A and d_R = α_R of the moving added
+    rows ``a_rows`` (their columns ``a_cols`` of ``QA``) and removed rows ``r_rows`` (host
+    ints), the size of the update's own rates, δ₀ = y_Aᵀd_A − y_Rᵀd_R,
+    u = Q[:, A] d_A − Q[:, R] d_R (device) and Q[:, R] (``q_rows(r_rows)``; None without any).
+    :class:`_PathRun` and the compiled update of a few points (:meth:`SVCState._one_point`)
+    start from the same numbers, bit for bit."""
+    dA = upper[a_rows] - alpha[a_rows]
+    dR = alpha[r_rows]  # (a copy: fancy indexing)
+    # The size of the update's own rates (d at r = 1): margin rates far below it are
+    # round-off (gpath._ratio.first_bound_hit). Not C: where the kernel is huge (features
+    # of size 1e12) the coefficients, and a removal's rates, are tiny.
+    rate_scale = max(float(dA.max()) if dA.size else 0.0, float(dR.max()) if dR.size else 0.0)
+    delta0 = float(y[a_rows] @ dA - y[r_rows] @ dR)
+    u, QR = None, None
+    if a_rows.size:
+        d = np.zeros(QA.shape[1])
+        d[a_cols] = dA
+        u = QA @ to_device(d, xp, device)
+    if r_rows.size:
+        QR = q_rows(r_rows)
+        u_r = QR @ to_device(dR, xp, device)
+        u = -u_r if u is None else u - u_r
+    u = xp.zeros(upper.shape[0], dtype=xp.float64, device=device) if u is None else u
+    return dA, dR, rate_scale, delta0, u, QR
+
+
 class _PathRun:
     """One multi-parametric path: the working variables of :meth:`SVCState.follow`.
 
@@ -1376,25 +1421,10 @@ class _PathRun:
         self.QR, self.r_rows_at_start = None, self.r_rows
         if not (self.a_rows.size or self.r_rows.size):
             return  # nothing moves (run() only finishes): no rates, no direction
-        self.dA = s.upper[self.a_rows] - s.alpha[self.a_rows]
-        self.dR = s.alpha[self.r_rows]  # (a copy: fancy indexing)
-        # The size of the update's own rates (d at r = 1): margin rates far below it are
-        # round-off (gpath._ratio.first_bound_hit). Not C: where the kernel is huge (features
-        # of size 1e12) the coefficients, and a removal's rates, are tiny.
-        self.rate_scale = max(float(self.dA.max()) if self.dA.size else 0.0,
-                              float(self.dR.max()) if self.dR.size else 0.0)
         self.r = 1.0
-        self.delta0 = float(s.y_host[self.a_rows] @ self.dA - s.y_host[self.r_rows] @ self.dR)
-        u = None
-        if self.a_rows.size:
-            d = np.zeros(QA.shape[1])
-            d[self.a_col[self.a_rows]] = self.dA
-            u = QA @ to_device(d, xp, s.device)
-        if self.r_rows.size:
-            self.QR = s.q_rows_block(self.r_rows)
-            u_r = self.QR @ to_device(self.dR, xp, s.device)
-            u = -u_r if u is None else u - u_r
-        self.u = xp.zeros(s.n, dtype=xp.float64, device=s.device) if u is None else u
+        self.dA, self.dR, self.rate_scale, self.delta0, self.u, self.QR = _path_start(
+            xp, s.device, s.upper, s.alpha, s.y_host, QA, self.a_rows, self.a_col[self.a_rows], self.r_rows,
+            s.q_rows_block)
 
     # -- events ------------------------------------------------------------------
     def _a_column(self, k: int):

@@ -120,6 +120,32 @@ def test_small_regression_updates_are_the_readable_paths_bit_for_bit(C, epsilon,
     assert taken["finished"] >= 5, taken
 
 
+@pytest.mark.parametrize("model", ["svc", "svr"])
+def test_batch_updates_are_the_readable_paths_bit_for_bit(model, taken, monkeypatch):
+    # A window's batch (river's batch, ε-SVR's 30 points of 60 rows), many points moving at
+    # once: the compiled call goes on from the path's start as the readable path computes it.
+    import gpath._one_point as one_point
+    from gpath import IncrementalSVR
+    from gpath.datasets import load_waterflow_regression
+
+    original, given = one_point.followed, []
+
+    def counted(*args):
+        given.append(args[-3].shape[0] > 0)  # u_start: the caller's start of a path moving more points
+        return original(*args)
+
+    monkeypatch.setattr(one_point, "followed", counted)
+    if model == "svc":
+        X, y = dataset("waterflow")
+        models = [IncrementalSVC(C=10.0, gamma=1.0).fit(X[:300], y[:300]) for _ in range(2)]
+    else:
+        X, y = load_waterflow_regression()
+        X, y = (X - X.mean(0)) / X.std(0), (y - y.mean()) / y.std()
+        models = [IncrementalSVR(C=10.0, epsilon=0.1, gamma=1 / 7).fit(X[:300], y[:300]) for _ in range(2)]
+    _same_updates(models, X, y, 300, (5, 12, 30), 15, np.random.default_rng(3), monkeypatch)
+    assert sum(given) >= 5 and taken["handed back"] == 0, (sum(given), taken)
+
+
 def test_a_path_handed_to_python_part_way_goes_on_as_the_readable_one(monkeypatch):
     # At an event the compiled loop leaves to Python (here a tiny pivot: a point entering the
     # margin set nearly a combination of its members), the path so far is handed over and
