@@ -44,8 +44,8 @@ def warm_compiled_update(xp) -> None:
         # One point (the new points' kernel block is then a single column, which Numba types
         # as C-ordered), then two (a Fortran-ordered block, as every larger update and each
         # ε-SVR point's two rows), on the readable path (gpath._path's _PathRun, which takes the
-        # updates in which more points move), and then on a small update's compiled whole path
-        # (gpath._one_point).
+        # updates of more rows than gpath._path._FEW_POINTS), and then on a small update's
+        # compiled whole path (gpath._one_point).
         from . import _path
 
         chosen = _path.ONE_POINT
