@@ -110,8 +110,15 @@ def warm_compiled_update(xp) -> None:
         from .cache import _absolute_product
 
         _absolute_product(0, 2, np.eye(2), rows, np.ones(2), np.empty(2))
-        # Last, with everything loaded, one more one-point update: loading left the caches
-        # and CPython's specialized bytecode cold, and the first update of a stream paid for
-        # it (WaterFlow, window 600: 1.14–1.56 ms against a steady 0.46–0.64 ms; 0.87–0.90 ms
-        # with this update).
+        # Last, with everything loaded, one more one-point update of each estimator: loading
+        # left the caches and CPython's specialized bytecode cold, and the first update of a
+        # stream paid for it (WaterFlow, window 600: 1.14–1.56 ms against a steady 0.46–0.64
+        # ms; 0.87–0.90 ms with this update).
         model.update(X_add=X[:1], y_add=y[:1], remove=model.sample_ids_[:1])
+        from .svr import IncrementalSVR
+
+        target = X[:, 0] - X[:, 1]
+        regressor = IncrementalSVR(C=10.0, epsilon=0.01, gamma=1.0).fit(X[:8], target[:8])
+        regressor.update(X[8:9], target[8:9], remove=regressor.sample_ids_[:1])
+        regressor.update(X[9:], target[9:], remove=regressor.sample_ids_[:2])
+        regressor.predict(X[:2])
