@@ -68,10 +68,11 @@ def followed(n_old, remove, y, alpha, upper, where, yf, lo, hi, shift, upper_add
     moved; after the path, the rows kept and their ``(new_index, y, α, C_i, where,
     consecutive, yf, lo, hi, shift)`` (:func:`gpath._path._kept_rows`), the new books, the
     buffer's rows in use, the kept rows' buffer rows, and the removed rows that move with the
-    column Q[:, R] of the one that does. At an event, no row is kept and ``rows`` are every
+    column Q[:, R] of the one that does (empty where the caller gave the start: it holds
+    Q[:, R]). At an event, no row is kept and ``rows`` are every
     row's buffer row, and ``path`` holds the path so far for Python to carry on with
     (:meth:`gpath._path.SVCState._one_point`): the rows' α, C_i, sets, margins, levels and
-    shift, each added row's column of ``QA``, the added row still moving and its rate, u, and
+    shift, each added row's column of ``QA``, the added rows still moving and their rates, u, and
     the loop's ints and floats (:func:`gpath._mid_numba.run`).
     """
     m = QA.shape[1]
