@@ -272,14 +272,40 @@ def _removable(remove, alpha, where, share_coef):  # pragma: no cover - compiled
     return True
 
 
+@njit(inline="always")
+def _moves(yf_k, upper_k):  # pragma: no cover - compiled
+    """Whether an added row moves along the path (section 3.2): below its level 1 (to
+    :data:`_EPS`) with a box; the others go straight to O ((1a) holds, or C_k = 0)."""
+    return yf_k < 1.0 - _EPS and upper_k > 0.0
+
+
 @njit(cache=True)
 def _beyond_levels(yf_add, upper_add):  # pragma: no cover - compiled
-    """Whether no added row moves: each at or beyond its level 1 (to :data:`_EPS`, as
-    :func:`_path_sets` reads it) or with an empty box."""
+    """Whether no added row moves (:func:`_moves`)."""
     for j in range(yf_add.shape[0]):
-        if yf_add[j] < 1.0 - _EPS and upper_add[j] > 0.0:
+        if _moves(yf_add[j], upper_add[j]):
             return False
     return True
+
+
+@njit(cache=True)
+def _moving_rows(n_old, remove, yf_add, upper_add, alpha):  # pragma: no cover - compiled
+    """The rows a path moves, in order: the added rows ``n_old + j`` that move
+    (:func:`_moves`, their margins ``yf_add`` and boxes ``upper_add``) and the removed rows
+    ``remove`` with α > 0 (the others have no influence at all)."""
+    a_rows = np.empty(yf_add.shape[0], dtype=np.int64)
+    n_a = 0
+    for j in range(yf_add.shape[0]):
+        if _moves(yf_add[j], upper_add[j]):
+            a_rows[n_a] = n_old + j
+            n_a += 1
+    r_rows = np.empty(remove.shape[0], dtype=np.int64)
+    n_r = 0
+    for k in remove:
+        if alpha[k] > 0.0:
+            r_rows[n_r] = k
+            n_r += 1
+    return a_rows[:n_a].copy(), r_rows[:n_r].copy()
 
 
 @njit(cache=True)
@@ -299,28 +325,23 @@ def _path_sets(n_old, remove, yf, lo, hi, where, upper, alpha):  # pragma: no co
     the removed rows with α > 0, and the removed rows that were in M (which leave the active
     set next); every removed row to R."""
     n = yf.shape[0]
+    a_rows, r_rows = _moving_rows(n_old, remove, yf[n_old:], upper[n_old:], alpha)
     a_col = np.full(n, -1, dtype=np.int64)
-    a_rows = np.empty(n - n_old, dtype=np.int64)
-    n_moving = 0
+    t = 0
     for k in range(n_old, n):
         a_col[k] = k - n_old
-        if yf[k] < 1.0 - _EPS and upper[k] > 0.0:
-            a_rows[n_moving] = k
-            n_moving += 1
+        if t < a_rows.shape[0] and a_rows[t] == k:
+            t += 1
         else:
             _mid_numba._place(k, O, where, lo, hi, upper)
-    r_rows = np.empty(remove.shape[0], dtype=np.int64)
     in_margin = np.empty(remove.shape[0], dtype=np.int64)
-    n_r = n_m = 0
+    n_m = 0
     for k in remove:
-        if alpha[k] > 0.0:
-            r_rows[n_r] = k
-            n_r += 1
         if where[k] == M:
             in_margin[n_m] = k
             n_m += 1
         _mid_numba._place(k, R, where, lo, hi, upper)
-    return a_rows[:n_moving].copy(), a_col, r_rows[:n_r].copy(), in_margin[:n_m].copy()
+    return a_rows, a_col, r_rows, in_margin[:n_m].copy()
 
 
 def kkt_violation(yf: np.ndarray, y: np.ndarray, alpha: np.ndarray, upper: np.ndarray, scale,
@@ -901,8 +922,7 @@ class SVCState:
         # computes it (BLAS's products of their columns), for the compiled call to go on from.
         u_start, d_start, start, QR = _NO_SHIFT, _NO_SHIFT, _NO_SHIFT, None
         if m > 1 or remove.size > 1:
-            a_rows = n_old + np.flatnonzero((appended.yf_add < 1.0 - _EPS) & (upper_add > 0.0))
-            r_rows = remove[self.alpha[remove] > 0.0]
+            a_rows, r_rows = _moving_rows(n_old, remove, appended.yf_add, upper_add, self.alpha)
             if a_rows.size > 1 or r_rows.size > 1:
                 d_start, _, rate_scale, delta0, u_start, QR = _path_start(
                     np, self.device, np.concatenate([self.upper, upper_add]), np.concatenate([self.alpha, np.zeros(m)]),

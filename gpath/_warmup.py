@@ -95,7 +95,7 @@ def warm_compiled_update(xp) -> None:
         # The new points' margins and their share of the KKT scale, from a block of one column
         # (typed C-ordered) or more (Fortran-ordered); an update that moves nothing.
         from ._engine import _absolute_rows_dot, _added_margins
-        from ._path import _beyond_levels, _removable, _shifted_rows
+        from ._path import _beyond_levels, _moving_rows, _removable, _shifted_rows
 
         for width in (1, 2):
             block = np.ones((3, width), order="F")
@@ -103,6 +103,7 @@ def warm_compiled_update(xp) -> None:
             _absolute_rows_dot(block, rows, np.ones(2))
         _removable(rows[:1], np.zeros(2), np.zeros(2, dtype=np.int8), np.zeros(0))
         _beyond_levels(np.ones(1), np.ones(1))
+        _moving_rows(1, rows[:1], np.ones(1), np.ones(1), np.ones(1))
         none = np.zeros(0)
         _shifted_rows(rows[:1], np.ones(2), np.zeros(2), np.ones(2), np.zeros(2, dtype=np.int8), np.ones(2),
                       np.ones(2), np.ones(2), none, np.ones(1), np.ones(1), np.ones(1), none)
