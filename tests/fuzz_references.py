@@ -33,10 +33,11 @@ after each, the reference after the last.
 
 After every fit and update, ``check_kkt()`` from scratch must hold to 1e-9 and every pair's
 decision values must equal the certified reference's (:func:`gpath.reference.exact_svc`,
-``exact_svr``) to 1e-6 of their scale. On a path, where the bias may be any point of an
-interval (no coefficient strictly inside its box: the path keeps b linear, a fit takes the
-middle), the decision values are compared less their mean difference from the reference's,
-the bias being checked by ``check_kkt(C)``. A failure prints its seed; ``--seed`` replays one.
+``exact_svr``) to 1e-6 of their scale, plus float64's bound on the error of f's own sum (``EPS``
+below). On a path, where the bias may be any point of an interval (no coefficient strictly
+inside its box: the path keeps b linear, a fit takes the middle), the decision values are
+compared less their mean difference from the reference's, the bias being checked by
+``check_kkt(C)``. A failure prints its seed; ``--seed`` replays one.
 A clear error (``PathError`` for a problem float64 cannot resolve) is printed, not counted.
 
     python tests/fuzz_references.py --seconds 600
