@@ -22,6 +22,7 @@ its level (:mod:`gpath._engine`) or a margin coefficient reaching 0 or C_i.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass
@@ -924,10 +925,10 @@ class SVCState:
         if m > 1 or remove.size > 1:
             a_rows, r_rows = _moving_rows(n_old, remove, appended.yf_add, upper_add, self.alpha)
             if a_rows.size > 1 or r_rows.size > 1:
+                q_rows = functools.partial(self._q_rows, appended.X, appended.y)
                 d_start, _, rate_scale, delta0, u_start, QR = _path_start(
                     np, self.device, np.concatenate([self.upper, upper_add]), np.concatenate([self.alpha, np.zeros(m)]),
-                    appended.y, QA, a_rows, a_rows - n_old, r_rows, lambda cols: self._q_rows(appended.X, appended.y,
-                                                                                              cols))
+                    appended.y, QA, a_rows, a_rows - n_old, r_rows, q_rows)
                 start = np.array([delta0, rate_scale])
         (status, unmoved, n_breakpoints, computed, b, keep, kept, books, top, kept_rows, r_rows, column,
          path) = _one_point.followed(
