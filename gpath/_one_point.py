@@ -44,7 +44,8 @@ def followed(n_old, remove, y, alpha, upper, where, yf, lo, hi, shift, upper_add
              slots, books, data, top, rows, protected, written, record, limits, kernel, twins, b, C, u_start,
              d_start, start):  # pragma: no cover - compiled
     """The path of an update adding the rows ``n_old..`` (their columns ``QA``, (n_old + m, m),
-    margins ``yf_add`` and boxes ``upper_add``, (m,)) and removing the rows ``remove``, from the
+    Fortran-ordered as the kernel blocks make them, read by column; margins ``yf_add`` and boxes
+    ``upper_add``, (m,)) and removing the rows ``remove``, from the
     state's host arrays (``y`` with the added rows; the others without them).
 
     ``shift`` and ``shift_add`` are the linear term's (empty: none); ``twins`` whether rows 2i
