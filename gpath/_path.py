@@ -718,8 +718,10 @@ class SVCState:
         once (the rows the next updates write: a page of each slot's column), and the factor
         arrays its first update copies into (``spare``). The first update then costs what
         later ones do (issue 18: fresh pages took half of a first ε-SVR update's 0.6 ms).
-        Nothing is computed: the state and its results are unchanged. Host (NumPy) arrays
-        only."""
+        The kept share of the KKT scale (:meth:`_bound_share`) is dropped: the fit's own check
+        read it, and the updates after it would carry it (20–50 µs each) until they had spent
+        what computing it anew costs. Nothing is computed: the state's solution is unchanged.
+        Host (NumPy) arrays only."""
         if self.engine.name != "numba" or self.n == 0:
             return
         n = self.n
@@ -735,6 +737,11 @@ class SVCState:
         factor = self.factor
         if getattr(factor, "spare", None) is None and factor.capacity**2 <= _PREPARED_ENTRIES:
             factor.spare = factor.copy()
+        # The fit's last check read the kept share of the KKT scale (_bound_share); an update's
+        # check seldom does (it passes against the scale's lower bound 1), so updates would
+        # carry it for nothing: the first update that reads it computes it.
+        for name in ("_share", "_share_coef", "_share_idle"):
+            self.__dict__.pop(name, None)
 
     def _rows_appended(self, X_add):
         """``X`` with the rows ``X_add`` appended, as a view of a row buffer, and that buffer

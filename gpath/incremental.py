@@ -362,7 +362,8 @@ class IncrementalSVC(MemoizedParams, OneVsOneSVC):
                                  weights, cw, X if is_sparse(X) else None)
         self._set_fitted({**attrs, "feature_names_in_": names, "_kernel_params": self._kernel_params_now(),
                       "_fitted_class_weight": copy.deepcopy(self.class_weight), "_declared_classes": declared,
-                      "_buffer": None, "probA_": probability.get("A"), "probB_": probability.get("B")})
+                      "_buffer": None, "probA_": probability.get("A"), "probB_": probability.get("B"),
+                      **self._memo_of(params)})  # (the first update's parameter checks: fit's)
         warm_compiled_update(xp)  # so that the first update costs what later ones do
 
     def _fit_pair(self, X, y_host, weights, kernel, params, k, start=None, smo_from=None):

@@ -223,7 +223,8 @@ class IncrementalSVR(MemoizedParams, Locked, SaveMixin, RegressorMixin, BaseEsti
         attrs = self._attributes(state, y, weights, np.arange(n, dtype=np.int64), n, stats, n_iter)
         attrs["_epsilon"] = params["epsilon"]
         self._set_fitted({**attrs, "kernel_": kernel, "feature_names_in_": names,
-                          "_kernel_params": {key: getattr(self, key) for key in _KERNEL_PARAMS}})
+                          "_kernel_params": {key: getattr(self, key) for key in _KERNEL_PARAMS},
+                          **self._memo_of(params)})  # (the first update's parameter checks: fit's)
         warm_compiled_update(get_namespace_and_device(X)[0])  # the first update costs what later ones do
         return self
 

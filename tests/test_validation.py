@@ -7,7 +7,7 @@ import inspect
 
 import numpy as np
 import pytest
-from helpers import dataset, snapshot
+from helpers import assert_exact, dataset, snapshot
 
 import gpath
 from gpath import IncrementalSVC, RobustSVC, SimpleSVC
@@ -373,6 +373,28 @@ def test_column_names_survive_save_and_load(cancer_frames, cls, tmp_path):
     assert loaded.feature_names_in_.dtype == object
     with pytest.raises(ValueError, match="Feature names must be in the same order"):
         loaded.predict(X.iloc[200:210, ::-1])
+
+
+@pytest.mark.parametrize("params, message", [
+    (dict(C=2.0), r"C and ridge cannot change between fit and update \(fitted with C=1.0"),
+    (dict(ridge=1e-3), r"C and ridge cannot change between fit and update"),
+    (dict(C=-1.0), r"C must be"),
+    (dict(tol=0.0), r"tol must be"),
+    (dict(method="paths"), r"method"),
+], ids=lambda p: "-".join(f"{k}={v}" for k, v in p.items()) if isinstance(p, dict) else None)
+def test_the_first_update_checks_parameters_changed_since_fit(fitted, params, message):
+    # fit leaves its checked parameters for the first update to reuse: a change by
+    # set_params after fit must still be checked there.
+    model, X, y = fitted
+    before = snapshot(model)
+    saved = model.get_params()
+    model.set_params(**params)
+    with pytest.raises(ValueError, match=message):
+        model.update(X_add=X[200:210], y_add=y[200:210])
+    model.set_params(**saved)
+    assert snapshot(model) == before
+    model.update(X_add=X[200:210], y_add=y[200:210])
+    assert_exact(model, X[:210], y[:210])
 
 
 @pytest.mark.parametrize("params", [dict(kernel="linear"), dict(gamma=0.1), dict(gamma="scale"),
