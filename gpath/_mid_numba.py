@@ -180,13 +180,12 @@ def run(state, factor, slots, cache, kernel, path, work, events):
     psi, prod, rhs, x, col = work
     columns = (QA, a_col, pints[3:4])
     n = yf.shape[0]
-    C = pfloats[3]
     while pints[0] > 0 or pints[8] > 0:
         if pints[1] > pints[9] or pints[2] > 2 * n + 10:
             return CYCLING
         r, b = pfloats[0], pfloats[2]
         delta = r * pfloats[1]
-        if abs(delta) <= EPS * C * (pints[0] + pints[8]):
+        if abs(delta) <= EPS * pfloats[4] * (pints[0] + pints[8]):  # (as the readable loop: the rates' scale)
             delta = 0.0
         m = fints[0]
         if m == 0 and delta != 0.0:

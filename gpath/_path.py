@@ -1502,7 +1502,7 @@ class _PathRun:
             return self.finish()  # nothing moves (the added points are in O, the removed had α = 0)
         if self.s.engine.name == "numba":
             return _mid_numba.follow(self)
-        s, C = self.s, self.s.C
+        s = self.s
         engine, active = s.engine, s.active
         max_breakpoints = 50 * (s.n + 10)
         while self.a_rows.size or self.r_rows.size:
@@ -1510,8 +1510,11 @@ class _PathRun:
                 raise self.cycling()
             # δ(α) of section 3.3: the change of yᵀα the remaining path asks for.
             delta = self.r * self.delta0
-            if abs(delta) <= _EPS * C * (self.a_rows.size + self.r_rows.size):
-                delta = 0.0  # round-off of a balanced update: treat it as balanced everywhere
+            # Round-off of a balanced update: treat it as balanced everywhere. Relative to the
+            # update's own rates, not to C: where the kernel is huge (features of size 1e9)
+            # the coefficients are tiny, and their imbalance is no round-off of C's size.
+            if abs(delta) <= _EPS * self.rate_scale * (self.a_rows.size + self.r_rows.size):
+                delta = 0.0
             members = active.members
             if not members.size and delta != 0.0:
                 self._enter_empty_margin(delta)

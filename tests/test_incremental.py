@@ -166,6 +166,28 @@ def test_the_kkt_scale_is_exact_whether_its_share_was_carried_or_dropped():
     assert any(carried) and not all(carried)
 
 
+def test_removing_one_of_two_margin_points_with_tiny_coefficients(backend):
+    # Features of size 1e9 and a linear kernel: the two margin points' α are about 1e-15.
+    # Removing one leaves yᵀα unbalanced by that much, far below 1e-12·C: the path once took
+    # the imbalance for round-off (relative to C), kept the other point's α, and zeroed it
+    # at the end without moving the margins (KKT violation 1.4 from scratch, no error).
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 1)) * 1e9
+    y = np.where(X[:, 0] > 0, 1, 0)
+    model = IncrementalSVC(C=7.3, kernel="linear").fit(backend.asarray(X), backend.asarray(y))
+    support = np.flatnonzero(model.alpha_ > 0)
+    assert support.size == 2 and model.alpha_.max() < 1e-14
+    model.update(remove=model.sample_ids_[support[:1]])
+    keep = np.delete(np.arange(40), support[:1])
+    assert_exact(model, X[keep], y[keep])
+    # and within an update that also adds points
+    model = IncrementalSVC(C=7.3, kernel="linear").fit(backend.asarray(X[:30]), backend.asarray(y[:30]))
+    support = np.flatnonzero(model.alpha_ > 0)
+    model.update(X_add=backend.asarray(X[30:]), y_add=backend.asarray(y[30:]), remove=model.sample_ids_[support[:1]])
+    keep = np.concatenate([np.delete(np.arange(30), support[:1]), np.arange(30, 40)])
+    assert_exact(model, X[keep], y[keep])
+
+
 def test_remove_every_margin_point(backend):
     X, y = dataset("breast_cancer")
     model = IncrementalSVC(C=10.0, gamma=0.05).fit(backend.asarray(X[:300]), backend.asarray(y[:300]))
