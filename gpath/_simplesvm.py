@@ -556,6 +556,8 @@ def exact_update(state: SVCState, X_add, y_add, remove: np.ndarray, limit, metho
     """
     new, breakpoints = follow_update(state, X_add, y_add, remove, limit, method, upper_add, shift_add,
                                      rows_per_point)
+    if not new.unmoved and _path_unresolved(state, new, upper_add, remove, tol):
+        new.yf = new.margins_from_alpha()
     # (An unmoved state's drift is that of the state it came from: no refinement.)
     checked = new.refined_check(tol, refine=not new.unmoved)
     if checked[0] > tol:
@@ -565,6 +567,23 @@ def exact_update(state: SVCState, X_add, y_add, remove: np.ndarray, limit, metho
         new.refine()
         checked = None
     return new, breakpoints, checked
+
+
+def _path_unresolved(state: SVCState, new: SVCState, upper_add, remove: np.ndarray, tol: float) -> bool:
+    """Whether the path's own steps may have moved the maintained margins by more round-off
+    than the KKT check of ``new`` can pass: its rates, C_a for an added point and α_r for a
+    removed one, move the margins by terms up to ``max Q_kk · (Σ C_a + Σ α_r)``, whose float64
+    round-off must stay below ``tol`` of the new solution's own scale bound
+    (:meth:`SVCState.scale_bound`). Where the coefficients are tiny beside the boxes
+    (features of size 1e9 with a linear kernel: α near 1e-20, C near 1, K near 1e20) an added
+    point's rate moves the margins by 1e20 on its way to α ≈ 1e-20, and the removed points'
+    terms (about 10) vanish in its round-off: the margins must then come from α afresh."""
+    rates = float(np.sum(upper_add)) + float(np.sum(state.alpha[remove]))
+    diagonal = new._held_max_diagonal()
+    return _FLOAT64_EPS * diagonal * rates > tol * (1.0 + diagonal * float(new.alpha.sum()))
+
+
+_FLOAT64_EPS = float(np.finfo(np.float64).eps)
 
 
 @single_threaded_host_blas

@@ -188,6 +188,24 @@ def test_removing_one_of_two_margin_points_with_tiny_coefficients(backend):
     assert_exact(model, X[keep], y[keep])
 
 
+def test_an_update_whose_rates_dwarf_its_coefficients_is_exact(backend):
+    # Features of size 1e10, a linear kernel: the solution's α are near 1e-20, an added point's
+    # box is C = 1.8. Its rate moves the margins by terms near 1e20 on its way to α ≈ 1e-20,
+    # and the removed margin points' terms (about 10) vanished in that round-off: the path
+    # once ended at α = 0 with margins that still held the removed points (KKT violation 1.3
+    # from scratch, no error). The margins now come from α afresh there, and SimpleSVM
+    # finishes from the path's sets.
+    rng = np.random.default_rng(10)
+    X = rng.normal(size=(40, 1)) * 1e10
+    y = np.where(X[:, 0] > 0, 1, 0)
+    model = IncrementalSVC(C=1.8, kernel="linear").fit(backend.asarray(X[:30]), backend.asarray(y[:30]))
+    support = np.flatnonzero(model.alpha_ > 0)
+    assert model.alpha_.max() < 1e-18
+    model.update(X_add=backend.asarray(X[30:]), y_add=backend.asarray(y[30:]), remove=model.sample_ids_[support])
+    keep = np.concatenate([np.delete(np.arange(30), support), np.arange(30, 40)])
+    assert_exact(model, X[keep], y[keep])
+
+
 def test_remove_every_margin_point(backend):
     X, y = dataset("breast_cancer")
     model = IncrementalSVC(C=10.0, gamma=0.05).fit(backend.asarray(X[:300]), backend.asarray(y[:300]))
