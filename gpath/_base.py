@@ -109,8 +109,8 @@ class MemoizedParams:
     """Parameter checks that every update repeats, memoized. The checks are a pure function of
     the values of ``_CHECKED`` (and of their types: 1 == True), so the values the last
     successful fit or update checked return its result: ``_params_memo``, set with that call's
-    other attributes (a rejected call changes nothing; a fit's memo serves its first update). Subclasses define ``_CHECKED`` and
-    ``_checked_params``, the checks themselves."""
+    other attributes (a rejected call changes nothing; a fit's memo serves its first update).
+    Subclasses define ``_CHECKED`` and ``_checked_params``, the checks themselves."""
 
     _CHECKED: tuple[str, ...] = ()
 

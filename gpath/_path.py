@@ -737,9 +737,7 @@ class SVCState:
         factor = self.factor
         if getattr(factor, "spare", None) is None and factor.capacity**2 <= _PREPARED_ENTRIES:
             factor.spare = factor.copy()
-        # The fit's last check read the kept share of the KKT scale (_bound_share); an update's
-        # check seldom does (it passes against the scale's lower bound 1), so updates would
-        # carry it for nothing: the first update that reads it computes it.
+        # (An update's check seldom reads the share: it passes against the scale's lower bound 1.)
         for name in ("_share", "_share_coef", "_share_idle"):
             self.__dict__.pop(name, None)
 
