@@ -206,6 +206,42 @@ def test_zero_tube_updates_stay_exact():
     assert_exact(model, X[40:200], y[40:200], 1.0, 0.0, 0.1)
 
 
+def _linear_zero_tube(seed, n):
+    # Targets a linear function of features of size 1.5e4: a linear kernel's values near 1e9,
+    # a solution whose β is tiny beside C. At ε = 0 a point on f has both rows at their level,
+    # so the doubled problem leaves the split of β_i into α_i − α*_i free.
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3)) * 1.5e4
+    return X, X[:, 0] / 1.5e4
+
+
+def _rows_both_positive(model):
+    alpha = model.state_.alpha
+    return np.flatnonzero((alpha[0::2] > 0) & (alpha[1::2] > 0))
+
+
+@pytest.mark.parametrize("seed", [21, 39])
+def test_a_zero_tube_fit_keeps_one_positive_row_per_point(backend, seed):
+    # These fits ended with a point at α_i = C, α*_i = C − β_i: KKT on the doubled problem,
+    # but a scale of C · max K that hid β's own round-off from the model's check.
+    X, y = _linear_zero_tube(seed, 59)
+    model = IncrementalSVR(C=0.33, kernel="linear", epsilon=0.0).fit(backend.asarray(X), backend.asarray(y))
+    backend.check(model.dual_coef_)
+    assert _rows_both_positive(model).size == 0
+    assert model.check_kkt() <= 1e-9
+
+
+def test_a_zero_tube_update_keeps_one_positive_row_per_point():
+    # Removing support vectors of this fit left a split point whose check_kkt() was 9.7e-8.
+    X, y = _linear_zero_tube(16, 80)
+    model = IncrementalSVR(C=0.3, kernel="linear", epsilon=0.0, method="multiple").fit(X[:60], y[:60])
+    beta = model.state_.alpha[0::2] - model.state_.alpha[1::2]
+    support = np.flatnonzero(beta != 0)[:3]
+    model.update(X[60:63], y[60:63], remove=model.sample_ids_[support])
+    assert _rows_both_positive(model).size == 0
+    assert model.check_kkt() <= 1e-9
+
+
 def test_removing_every_point_but_one_and_adding_back():
     X, y = diabetes()
     model = IncrementalSVR(C=1.0, epsilon=0.1, gamma=0.1, method="multiple").fit(X[:40], y[:40])
