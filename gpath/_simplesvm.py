@@ -558,15 +558,28 @@ def exact_update(state: SVCState, X_add, y_add, remove: np.ndarray, limit, metho
                                      rows_per_point)
     if not new.unmoved and _path_unresolved(state, new, upper_add, remove, tol):
         new.yf = new.margins_from_alpha()
+    return new, breakpoints, refined_or_polished(new, tol)
+
+
+def refined_or_polished(state: SVCState, tol: float) -> tuple[float, float] | None:
+    """The margin equations refined and the KKT conditions checked
+    (:meth:`SVCState.refined_check`); where they miss ``tol``, SimpleSVM finishes from the
+    state's sets (:func:`polish`), in place. Returns the check, None after a polish.
+
+    Raises
+    ------
+    PathError
+        As :func:`polish`.
+    """
     # (An unmoved state's drift is that of the state it came from: no refinement.)
-    checked = new.refined_check(tol, refine=not new.unmoved)
+    checked = state.refined_check(tol, refine=not state.unmoved)
     if checked[0] > tol:
-        new.unmoved = False
-        polish(new)
-        new.release_bounded_margin()
-        new.refine()
+        state.unmoved = False
+        polish(state)
+        state.release_bounded_margin()
+        state.refine()
         checked = None
-    return new, breakpoints, checked
+    return checked
 
 
 def _path_unresolved(state: SVCState, new: SVCState, upper_add, remove: np.ndarray, tol: float) -> bool:

@@ -56,7 +56,7 @@ from ._path import (
     kkt_violation,
     resolves,
 )
-from ._simplesvm import exact_state, exact_update, polish, smo_point
+from ._simplesvm import exact_state, exact_update, refined_or_polished, smo_point
 from ._validation import (
     check_choice,
     check_feature_names,
@@ -678,8 +678,8 @@ def one_row_per_point(state: SVCState, y, params: dict) -> bool:
     inflates (C · max K for β near 1e-8), while ``check_kkt()``, on β, fails by 1e-9 to 1e-6.
     Taking min(α_i, α*_i) from both keeps β, f and yᵀα; a row left strictly inside its box
     joins the margin set (both margins are at the level), and the margin equations are
-    re-solved on the smaller scale (:meth:`gpath._path.SVCState.refine`), finished by SimpleSVM
-    (:func:`gpath._simplesvm.polish`) where that does not meet ``tol``.
+    re-solved on the smaller scale, finished by SimpleSVM where that does not meet ``tol``
+    (:func:`gpath._simplesvm.refined_or_polished`).
 
     Parameters
     ----------
@@ -720,10 +720,7 @@ def one_row_per_point(state: SVCState, y, params: dict) -> bool:
         state.active.enter(k, float(state.y_host[k]))
         state.place(k, M)
     state.yf = state.margins_from_alpha()  # (β's terms, free of the split's C-sized ones)
-    if state.refined_check(params["tol"])[0] > params["tol"]:
-        polish(state)
-        state.release_bounded_margin()
-        state.refine()
+    refined_or_polished(state, params["tol"])
     return True
 
 
