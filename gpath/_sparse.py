@@ -136,10 +136,13 @@ def kernel_block(kernel, X1, X2, out=None) -> np.ndarray:
         A callable kernel's block of another shape, or not real numbers.
     """
     if kernel.function is not None:
-        K = kernel.function(X1, X2)
-        # A sparse block (X @ Z.T of sparse rows) or its np.matrix (.todense()) as an array.
-        K = kernel.checked_block(K.toarray() if is_sparse(K) else np.asarray(K) if isinstance(K, np.matrix) else K,
-                                 X1, X2)
+        if X1.shape[0] == 0 or X2.shape[0] == 0:  # (not asked of the function: Kernel._call_function)
+            K = np.zeros((X1.shape[0], X2.shape[0]))
+        else:
+            K = kernel.function(X1, X2)
+            # A sparse block (X @ Z.T of sparse rows) or its np.matrix (.todense()) as an array.
+            K = kernel.checked_block(K.toarray() if is_sparse(K) else np.asarray(K) if isinstance(K, np.matrix)
+                                     else K, X1, X2)
         if out is None:
             return K
         out[...] = K

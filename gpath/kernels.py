@@ -213,7 +213,13 @@ class Kernel:
         return (self.gamma * inner + self.coef0) ** self.degree
 
     def _call_function(self, xp, X1, X2):
-        """``function(X1, X2)`` checked, as a new float64 array (callers scale it in place)."""
+        """``function(X1, X2)`` checked, as a new float64 array (callers scale it in place).
+        An empty block (an update that only removes points asks for the kernel values of no
+        added row) is not asked of the function: scikit-learn's pairwise kernels, the usual
+        callables, refuse arrays of 0 rows."""
+        if X1.shape[0] == 0 or X2.shape[0] == 0:
+            _, device = get_namespace_and_device(X1)
+            return xp.zeros((X1.shape[0], X2.shape[0]), dtype=xp.float64, device=device)
         return self.checked_block(self.function(X1, X2), X1, X2)
 
     def checked_block(self, K, X1, X2):

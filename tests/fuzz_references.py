@@ -328,8 +328,12 @@ def _terms(X, X_ref, coef, params):
     return float(np.max(np.abs(kernel_matrix(X, X_ref, **params)) @ np.abs(coef)))
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def search(trial_of, doc: str, argv=None, clear=(Exception,)) -> int:
+    """The command line of a random search: ``trial_of(seed)`` on seeds from ``--start`` for
+    ``--seconds`` (or the one ``--seed``), printing each wrong result's seed and each error
+    of the types ``clear`` (a clear refusal, not counted; any other error stops the search).
+    Returns the number of wrong results."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=300.0, help="how long to search")
     parser.add_argument("--start", type=int, default=int(time.time()) % 10**6 * 1000, help="first seed")
     parser.add_argument("--seed", type=int, help="replay this seed only")
@@ -342,8 +346,8 @@ def main(argv=None):
             break
         tried += 1
         try:
-            problem = trial(seed)
-        except Exception as exc:  # noqa: BLE001 - a clear error is reported, not counted
+            problem = trial_of(seed)
+        except clear as exc:
             print(f"seed {seed}: {type(exc).__name__}: {str(exc)[:160]}", flush=True)
             continue
         if problem:
@@ -352,6 +356,11 @@ def main(argv=None):
         if tried % 10 == 0:  # (a last problem can run long past the deadline in LIBSVM)
             print(f"... {tried} problems so far (last seed {seed}), {failed} wrong", flush=True)
     print(f"{tried} problems, {failed} wrong", flush=True)
+    return failed
+
+
+def main(argv=None):
+    search(trial, __doc__, argv)  # (every error a clear one: a refusal is reported, not counted)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import pickle
 import array_api_compat
 import numpy as np
 import pytest
+import scipy.sparse
 from helpers import dataset
 from sklearn.datasets import load_breast_cancer
 from sklearn.metrics.pairwise import laplacian_kernel
@@ -179,6 +180,43 @@ def test_incremental_svc_with_a_callable_kernel_is_exact(backend, kernel):
     np.testing.assert_allclose(model.alpha_, alpha, rtol=0, atol=1e-8)
     assert model.check_kkt() <= 1e-9
     assert model.kernel_.kind == "callable" and model.kernel_.function is kernel
+
+
+def refuses_no_rows(X, Z):
+    """rbf_005, refusing a block of no rows as scikit-learn's pairwise kernels do."""
+    if X.shape[0] == 0 or Z.shape[0] == 0:
+        raise ValueError("Found array with 0 sample(s)")
+    return rbf_005(X, Z)
+
+
+@pytest.mark.parametrize("regression", [False, True], ids=["IncrementalSVC", "IncrementalSVR"])
+def test_an_update_that_only_removes_points_asks_a_callable_for_no_empty_block(backend, regression):
+    # A removal-only update has no added rows: their kernel block is empty, and a callable
+    # such as scikit-learn's rbf_kernel raises on one (the kernel was called with it). The
+    # model after the removal is the exact one of the points kept, on NumPy and on sparse rows.
+    X, y, _, _ = _windows()
+    X, target = X[:120], (X[:120, 0] if regression else y[:120])
+    X = X[:, 1:] if regression else X
+    cls = gpath.IncrementalSVR if regression else IncrementalSVC
+    model = cls(C=2.0, kernel=refuses_no_rows).fit(backend.asarray(X), backend.asarray(target))
+    model.update(remove=model.sample_ids_[:20])
+    kept, rest = X[20:], target[20:]
+    ref = cls(C=2.0, gamma=0.05).fit(kept, rest)
+    f = backend.check(model.decision_function(backend.asarray(kept)) if not regression
+                      else model.predict(backend.asarray(kept)), (100,))
+    f_ref = ref.predict(kept) if regression else ref.decision_function(kept)
+    assert np.abs(f - f_ref).max() <= 1e-9 * (1.0 + np.abs(f_ref).max())
+    assert model.check_kkt() <= 1e-9
+    if not regression and backend.name == "numpy":
+        def linear(A, B):  # (sparse rows: a sparse block, which gpath makes dense)
+            if A.shape[0] == 0 or B.shape[0] == 0:
+                raise ValueError("Found array with 0 sample(s)")
+            return A @ B.T
+
+        sparse = IncrementalSVC(C=0.1, kernel=linear).fit(scipy.sparse.csr_matrix(X), target)
+        sparse.update(remove=sparse.sample_ids_[:20])
+        f, f_ref = sparse.decision_function(kept), IncrementalSVC(C=0.1, kernel="linear").fit(kept, rest).decision_function(kept)
+        assert np.abs(f - f_ref).max() <= 1e-9 * (1.0 + np.abs(f_ref).max())
 
 
 def test_simple_and_robust_estimators_with_a_callable_kernel(backend):
