@@ -133,6 +133,27 @@ def _steps(rng, rows, total, y=None):
         rows = after
 
 
+def _walk(rng, model, X, y, rows, fails, labels=True, added_rows=None, weights=None):
+    """``fails(rows)`` of ``model`` as fitted on ``rows``, then after each of :func:`_steps`'s
+    updates (``labels``: classes, each update keeping two): the first problem, or None.
+    ``added_rows(added, rows)`` gives an update's ``X_add`` (default ``X[added]``);
+    ``weights``, its ``sample_weight_add``."""
+    problem = fails(rows)
+    for step, (added, picked, after) in enumerate(_steps(rng, rows, len(X), y if labels else None)):
+        if problem:
+            break
+        kw = {}
+        if added:
+            kw = {"X_add": X[added] if added_rows is None else added_rows(added, rows), "y_add": y[added]}
+            if weights is not None:
+                kw["sample_weight_add"] = weights[added]
+        model.update(**kw, remove=model.sample_ids_[picked])
+        rows = after
+        problem = fails(rows)
+        problem = problem and f"after update {step + 1}: {problem}"
+    return problem
+
+
 def _precomputed(rng, X, n, C, params):
     y = _labels(rng, X, 2 if rng.random() < 0.7 else 3)
     G = kernel_matrix(X, X, **_reference_params(params))
@@ -164,15 +185,7 @@ def _precomputed(rng, X, n, C, params):
             return f"kkt {kkt:.1e}, largest difference from the reference {max(errors, default=0.0):.1e}"
         return None
 
-    problem = fails(rows)
-    for step, (added, picked, after) in enumerate(_steps(rng, rows, len(X), y)):
-        if problem:
-            break
-        model.update(G[np.ix_(added, rows + added)] if added else None, y[added] if added else None,
-                     remove=model.sample_ids_[picked])
-        rows = after
-        problem = fails(rows) and f"after update {step + 1}: {fails(rows)}"
-    return problem
+    return _walk(rng, model, X, y, rows, fails, added_rows=lambda added, rows: G[np.ix_(added, rows + added)])
 
 
 def _sparse(rng, X, n, C, params):
@@ -184,17 +197,11 @@ def _sparse(rng, X, n, C, params):
     simple = rng.random() < 0.3
     model = SimpleSVC(**params, C=C) if simple else IncrementalSVC(**params, C=C)
     model.fit(scipy.sparse.csr_matrix(X[rows]), y[rows])
-    kkt = model.check_kkt(scipy.sparse.csr_matrix(X[rows]), y[rows]) if simple else None
-    problem = _svc_fails(model, X[rows], y[rows], C, params, kkt=kkt)
-    for step, (added, picked, after) in enumerate(() if simple else _steps(rng, rows, len(X), y)):
-        if problem:
-            break
-        kw = {"X_add": scipy.sparse.csr_matrix(X[added]), "y_add": y[added]} if added else {}
-        model.update(**kw, remove=model.sample_ids_[picked])
-        rows = after
-        problem = _svc_fails(model, X[rows], y[rows], C, params)
-        problem = problem and f"after update {step + 1}: {problem}"
-    return problem
+    if simple:
+        kkt = model.check_kkt(scipy.sparse.csr_matrix(X[rows]), y[rows])
+        return _svc_fails(model, X[rows], y[rows], C, params, kkt=kkt)
+    return _walk(rng, model, X, y, rows, lambda rows: _svc_fails(model, X[rows], y[rows], C, params),
+                 added_rows=lambda added, _: scipy.sparse.csr_matrix(X[added]))
 
 
 def _saved(rng, X, n, C, params):
@@ -250,18 +257,7 @@ def _class_weight(rng, X, n, C, params):
         kkt = model.check_kkt(X[rows], y[rows]) if simple else None
         return _svc_fails(model, X[rows], y[rows], C, params, w, kkt=kkt)
 
-    problem = fails(rows)
-    for step, (added, picked, after) in enumerate(() if simple else _steps(rng, rows, len(X), y)):
-        if problem:
-            break
-        kw = {"X_add": X[added], "y_add": y[added]} if added else {}
-        if added and weights is not None:
-            kw["sample_weight_add"] = weights[added]
-        model.update(**kw, remove=model.sample_ids_[picked])
-        rows = after
-        problem = fails(rows)
-        problem = problem and f"after update {step + 1}: {problem}"
-    return problem
+    return fails(rows) if simple else _walk(rng, model, X, y, rows, fails, weights=weights)
 
 
 def _partial_fit(rng, X, n, C, params):
@@ -355,16 +351,7 @@ def _updated(rng, model, X, y, n, C, params, svr, eps=None):
         return (_svr_fails(model, X[rows], y[rows], C, eps, params) if svr else
                 _svc_fails(model, X[rows], y[rows], C, params))
 
-    problem = fails(rows)
-    for step, (added, picked, after) in enumerate(_steps(rng, rows, len(X), None if svr else y)):
-        if problem:
-            break
-        kw = {"X_add": X[added], "y_add": y[added]} if added else {}
-        model.update(**kw, remove=model.sample_ids_[picked])
-        rows = after
-        problem = fails(rows)
-        problem = problem and f"after update {step + 1}: {problem}"
-    return problem
+    return _walk(rng, model, X, y, rows, fails, labels=not svr)
 
 
 def _cache(rng, X, n, C, params):

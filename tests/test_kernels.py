@@ -17,7 +17,7 @@ import gpath
 from gpath import IncrementalSVC, RobustSVC, RobustSVR, SimpleSVC
 from gpath._array_api import to_host
 from gpath.kernels import Kernel, q_columns
-from gpath.reference import exact_svc_gram, kernel_matrix
+from gpath.reference import exact_svc, exact_svc_gram, exact_svr, kernel_matrix
 
 
 @pytest.fixture(scope="module")
@@ -193,7 +193,8 @@ def refuses_no_rows(X, Z):
 def test_an_update_that_only_removes_points_asks_a_callable_for_no_empty_block(backend, regression):
     # A removal-only update has no added rows: their kernel block is empty, and a callable
     # such as scikit-learn's rbf_kernel raises on one (the kernel was called with it). The
-    # model after the removal is the exact one of the points kept, on NumPy and on sparse rows.
+    # model after the removal is the exact one of the points kept (the reference: LIBSVM's
+    # index sets re-solved in float64), on NumPy, array_api_strict and sparse rows.
     X, y, _, _ = _windows()
     X, target = X[:120], (X[:120, 0] if regression else y[:120])
     X = X[:, 1:] if regression else X
@@ -201,10 +202,16 @@ def test_an_update_that_only_removes_points_asks_a_callable_for_no_empty_block(b
     model = cls(C=2.0, kernel=refuses_no_rows).fit(backend.asarray(X), backend.asarray(target))
     model.update(remove=model.sample_ids_[:20])
     kept, rest = X[20:], target[20:]
-    ref = cls(C=2.0, gamma=0.05).fit(kept, rest)
-    f = backend.check(model.decision_function(backend.asarray(kept)) if not regression
-                      else model.predict(backend.asarray(kept)), (100,))
-    f_ref = ref.predict(kept) if regression else ref.decision_function(kept)
+    if regression:
+        ref = exact_svr(kept, rest, 2.0, epsilon=0.1, kernel="rbf", gamma=0.05)
+        assert ref.certified
+        f, f_ref = backend.check(model.predict(backend.asarray(kept)), (100,)), ref.predict(kept)
+    else:
+        y_pm = np.where(rest == 1, 1.0, -1.0)
+        K = kernel_matrix(kept, kept, "rbf", 0.05)
+        alpha, b, kkt, _ = exact_svc_gram(K + 1e-6 * np.eye(100), y_pm, 2.0)
+        assert kkt <= 1e-9
+        f, f_ref = backend.check(model.decision_function(backend.asarray(kept)), (100,)), K @ (y_pm * alpha) + b
     assert np.abs(f - f_ref).max() <= 1e-9 * (1.0 + np.abs(f_ref).max())
     assert model.check_kkt() <= 1e-9
     if not regression and backend.name == "numpy":
@@ -215,7 +222,9 @@ def test_an_update_that_only_removes_points_asks_a_callable_for_no_empty_block(b
 
         sparse = IncrementalSVC(C=0.1, kernel=linear).fit(scipy.sparse.csr_matrix(X), target)
         sparse.update(remove=sparse.sample_ids_[:20])
-        f, f_ref = sparse.decision_function(kept), IncrementalSVC(C=0.1, kernel="linear").fit(kept, rest).decision_function(kept)
+        ref = exact_svc(kept, y_pm, 0.1, kernel="linear")
+        assert ref.certified
+        f, f_ref = sparse.decision_function(kept), ref.decision_function(kept)
         assert np.abs(f - f_ref).max() <= 1e-9 * (1.0 + np.abs(f_ref).max())
 
 
