@@ -1027,9 +1027,10 @@ class SVCState:
         return self.engine.bias_interval(self.b, self.y, self.yf, self.lo, self.hi)
 
     @single_threaded_host_blas
-    def release_bounded_margin(self) -> None:
+    def release_bounded_margin(self) -> bool:
         """If no margin coefficient is strictly inside (0, C_i), the bias is not unique: move
-        those points to O or I and take the middle of the bias interval, as LIBSVM does."""
+        those points to O or I and take the middle of the bias interval, as LIBSVM does.
+        Returns whether it did."""
         members = self.active.members
         # _balance, then the largest α and box, and whether every member is at a bound (below):
         # one compiled pass, every update runs it. A lone member is pinned by yᵀα = 0: exactly
@@ -1040,36 +1041,50 @@ class SVCState:
         # lone member at round-off of 0 would set itself). An update's coefficients may all
         # have fallen to 0 but for round-off (1e-28 and 4e-12 seen, in ε-SVR on duplicates),
         # the largest of which would pin the bias to an end of its interval (predictions ε
-        # from a fresh fit's). Where every α_k is below 1e-12 C_k and its whole term in any
-        # margin, at most α_k max Q_jj, below 1e-10 (every margin's scale is at least 1, the
-        # KKT check's tolerance 1e-9 of it), every member is at 0 too: all the coefficients
-        # go together, so yᵀα stays 0 (not where bounded points of tiny boxes hold up
-        # members of the other class: their α are at their boxes, not below 1e-12 of them),
-        # and legitimately tiny ones (features of size 1e12: α near 1e-24) have large terms.
-        tiny = 0.0
-        if members.size and a_max <= 1e-12 * c_max:
-            diagonal = self._held_max_diagonal()
-            if diagonal > 0.0 and np.all(self.alpha <= np.minimum(1e-10 / diagonal, 1e-12 * self.upper)):
-                tiny = 1e-10 / diagonal
-                at_bounds = _at_bounds(self.alpha, self.upper, members, 1e-8, tiny)
+        # from a fresh fit's). Where every α_k is below 1e-12 C_k and the members' whole term
+        # in any margin, max_j Σ_k |Q_jk| α_k, is below 1e-10 (every margin's scale is at
+        # least 1, the KKT check's tolerance 1e-9 of it), every member is at 0 too: all the
+        # coefficients go together, so yᵀα stays 0 (not where bounded points of tiny boxes
+        # hold up members of the other class: their α are at their boxes, not below 1e-12 of
+        # them), and legitimately tiny ones (features of size 1e12: α near 1e-24) have large
+        # terms. The term is the product with the members' own columns, not the bound
+        # α_k max Q_jj: the kept max Q_jj is of every row the state has held, and an update
+        # that removed the large rows left it 27× the rows' own (α of 3e-11 on duplicates of
+        # one point kept, the bias at an end of its interval: predictions ε off).
+        tiny, a, round_off = 0.0, None, False
+        if members.size and 0.0 < a_max <= 1e-12 * c_max and np.all(self.alpha <= 1e-12 * self.upper):
+            a = self._corrected_margin_alpha()
+            term = scalars(self.xp, self.xp.max(self._members_share(a)))[0]
+            if term <= 1e-10:
+                tiny, at_bounds, round_off = float(a.max()), True, True
         if not at_bounds:
-            return
+            return False
         members = members.copy()
-        a, c = self.alpha[members], self.upper[members]
-        if members.size and a_max > 0.0:  # (every α = 0: the members are exactly at 0)
+        c = self.upper[members]
+        if a is None:
             # Every member is near a bound: judge them on α_M corrected by one solve of the
             # margin equations, since a path's steps or the working-set solves leave α_M off
             # its bound by their round-off (1e-11 seen with tiny kernel values), which would
             # otherwise pin the bias to an end of its interval.
-            a = np.clip(a + self.factor.solve(self.margin_residual())[1:], 0.0, c)
+            a = self._corrected_margin_alpha() if members.size and a_max > 0.0 else self.alpha[members]
         at_0, at_c = a <= np.maximum(1e-12 * a_max, np.minimum(tiny, 1e-12 * c)), a >= c * (1.0 - 1e-12)
         if not np.all(at_0 | at_c):
-            return
+            return False
+        # The margins follow the members' move to their bounds; where every α is now 0, they
+        # are y b exactly, without the drift the path's steps left in them (2.5e-8 seen: the
+        # middle of the bias interval would be that far off).
+        change = np.where(at_0, 0.0, c) - self.alpha[members]
+        if round_off and np.all(at_0):
+            self.alpha[members] = 0.0
+            self.yf = self.margins_from_alpha()
+        elif np.any(change):
+            self.yf = self.yf + self.cache.matvec(self._by_slot(change))
         for k, zero in zip(members.tolist(), at_0):
             self.active.leave(k)
             self.alpha[k] = 0.0 if zero else self.upper[k]
             self.place(k, O if zero else I)
         self._center_bias()
+        return True
 
     def margin_residual(self) -> np.ndarray:
         """Residual ``[−yᵀα; 1 − y_M f(x_M)]`` of the margin equations with y f recomputed
@@ -1099,11 +1114,8 @@ class SVCState:
         if self.n == 0:
             return 1.0
         sizes = self._bound_share()
-        members = self.active.members
-        if members.size:
-            coef = np.zeros(self.cache.capacity)
-            coef[self.active.slots] = self.alpha[members]
-            sizes = sizes + self.cache.matvec(coef, absolute=True)
+        if self.active.members.size:
+            sizes = sizes + self._members_share()
         if self.shift is not None and with_shift:
             return 1.0 + sum(scalars(self.xp, self.xp.max(sizes), self.xp.max(self.xp.abs(self.shift))))
         return 1.0 + scalars(self.xp, self.xp.max(sizes))[0]
@@ -1222,6 +1234,27 @@ class SVCState:
         it, of I above it) relative to ``scale``, plus each row's own |shift|: one target of
         1e300 must not make the check of every other row relative to 1e300."""
         return self.engine.stationarity(self.yf, self.lo, self.hi, self.active.members, self.shift, scale)
+
+    def _members_share(self, alpha_m=None):
+        """``|Q[:, M]| α_M`` on the device (n,) (``alpha_m``: host (|M|,) in the members'
+        order; None: the state's): the size of the margin set's terms in each margin (one
+        product with the absolute cached columns, O(n·|M|))."""
+        alpha_m = self.alpha[self.active.members] if alpha_m is None else alpha_m
+        return self.cache.matvec(self._by_slot(alpha_m), absolute=True)
+
+    def _by_slot(self, values: np.ndarray) -> np.ndarray:
+        """The members' ``values`` (host (|M|,), the members' order) by cache slot (host
+        (capacity,), 0 elsewhere), as :meth:`QColumnCache.matvec` takes them."""
+        coef = np.zeros(self.cache.capacity)
+        coef[self.active.slots] = values
+        return coef
+
+    def _corrected_margin_alpha(self) -> np.ndarray:
+        """α_M (host (|M|,)) corrected by one solve of the margin equations (the residual of
+        :meth:`margin_residual`), clipped to the boxes."""
+        members = self.active.members
+        return np.clip(self.alpha[members] + self.factor.solve(self.margin_residual())[1:], 0.0,
+                       self.upper[members])
 
     def scale_bound(self) -> float:
         """An upper bound of ``kkt_scale(with_shift=False)`` without a product:

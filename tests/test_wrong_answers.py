@@ -318,11 +318,16 @@ def test_an_update_whose_coefficients_all_fall_to_zero_takes_the_middle_of_the_b
         np.testing.assert_allclose(to_host(fitted.intercept_)[0], expected, rtol=1e-12)
 
 
-def test_an_update_to_duplicates_of_one_target_releases_its_round_off_coefficients():
+@pytest.mark.parametrize("seed", [None, 0, 1, 4, 6, 7])
+def test_an_update_to_duplicates_of_one_target_releases_its_round_off_coefficients(backend, seed):
     # Found by a randomized search (the second round): 30 points reduced to 4 duplicates of one
     # point and one target by three updates left one β at 4e-12 (every α of the model then
     # below 1e-12 of C), which pinned the bias to an end of its interval: predictions ε from a
-    # fresh fit's and from the exact reference's (β = 0, b the middle).
+    # fresh fit's and from the exact reference's (β = 0, b the middle). Which round-off the
+    # updates leave depends on the platform's BLAS (this data passed on one machine and failed
+    # on another), so the features are also perturbed by 1e-13 of themselves: on the old rule
+    # (the held max Q_jj as the bound of a member's term, no correction, the drifted margins'
+    # bias interval) each of these seeds failed, a third of all seeds.
     from gpath import IncrementalSVR
 
     X = np.array([
@@ -358,15 +363,18 @@ def test_an_update_to_duplicates_of_one_target_releases_its_round_off_coefficien
         [np.float64(-0.4509227027570239), np.float64(1.305088640104966)],
     ])
     y = np.array([np.float64(0.3770504078506278), np.float64(0.6182517814998596), np.float64(-0.8986593995697643), np.float64(-1.0475285189460086), np.float64(0.5946743010502432), np.float64(-0.07173784744845699), np.float64(-0.6968611396061957), np.float64(0.8242220620983626), np.float64(0.45182667097037776), np.float64(-0.12273064852446566), np.float64(1.1255620636269985), np.float64(-0.7927987618438267), np.float64(-0.7153847083553531), np.float64(-1.1621270372796344), np.float64(0.5170353144751085), np.float64(0.6391762585995231), np.float64(-1.2070498131581187), np.float64(0.5015932863523516), np.float64(-1.0156737888874499), np.float64(-0.9782702071098834), np.float64(-0.6413253330454021), np.float64(-0.5713654567691565), np.float64(-0.6374334205524297), np.float64(0.16271865234663768), np.float64(0.38256325693812354), np.float64(0.06537046089948917), np.float64(-0.7851212604162773), np.float64(-0.5965630270533921), np.float64(1.002442004823533), np.float64(-0.4332976237359416)])
+    if seed is not None:
+        X = X * (1.0 + 1e-13 * np.random.default_rng(seed).standard_normal(X.shape))
     params = dict(C=1e6, epsilon=0.23326118767851176, kernel="linear", ridge=1e-3)
-    model = IncrementalSVR(**params).fit(X, y)
+    model = IncrementalSVR(**params).fit(backend.asarray(X), backend.asarray(y))
     x, t = X[24], y[24]
     model.update(remove=[22, 21, 10, 0, 16, 12, 3, 6, 5, 19, 17, 7, 20, 13, 14, 23, 11, 4, 8, 29, 18, 26, 27, 28, 2,
                          25, 9, 1, 15])
-    model.update(np.repeat(x[None], 4, axis=0), np.array([0.8397197324509175, -0.77898806122858, t, t]), remove=[24])
-    model.update(np.repeat(x[None], 2, axis=0), np.array([t, t]), remove=[30, 31])
+    model.update(backend.asarray(np.repeat(x[None], 4, axis=0)),
+                 backend.asarray(np.array([0.8397197324509175, -0.77898806122858, t, t])), remove=[24])
+    model.update(backend.asarray(np.repeat(x[None], 2, axis=0)), backend.asarray(np.array([t, t])), remove=[30, 31])
     assert model.check_kkt() <= 1e-9 and model.support_.size == 0
-    np.testing.assert_allclose(model.intercept_[0], t, rtol=1e-9)  # the middle of [t − ε, t + ε]
+    np.testing.assert_allclose(to_host(model.intercept_)[0], t, rtol=1e-9)  # the middle of [t − ε, t + ε]
 
 
 def test_members_that_balance_points_of_tiny_boxes_are_not_taken_for_round_off():
