@@ -1070,15 +1070,11 @@ class SVCState:
         at_0, at_c = a <= np.maximum(1e-12 * a_max, np.minimum(tiny, 1e-12 * c)), a >= c * (1.0 - 1e-12)
         if not np.all(at_0 | at_c):
             return False
-        # The margins follow the members' move to their bounds; where every α is now 0, they
-        # are y b exactly, without the drift the path's steps left in them (2.5e-8 seen: the
-        # middle of the bias interval would be that far off).
-        change = np.where(at_0, 0.0, c) - self.alpha[members]
         if round_off and np.all(at_0):
+            # Every α is now 0: the margins are y b exactly, without the drift the path's
+            # steps left in them (2.5e-8 seen: the middle of the bias interval that far off).
             self.alpha[members] = 0.0
             self.yf = self.margins_from_alpha()
-        elif np.any(change):
-            self.yf = self.yf + self.cache.matvec(self._by_slot(change))
         for k, zero in zip(members.tolist(), at_0):
             self.active.leave(k)
             self.alpha[k] = 0.0 if zero else self.upper[k]
@@ -1239,15 +1235,9 @@ class SVCState:
         """``|Q[:, M]| α_M`` on the device (n,) (``alpha_m``: host (|M|,) in the members'
         order; None: the state's): the size of the margin set's terms in each margin (one
         product with the absolute cached columns, O(n·|M|))."""
-        alpha_m = self.alpha[self.active.members] if alpha_m is None else alpha_m
-        return self.cache.matvec(self._by_slot(alpha_m), absolute=True)
-
-    def _by_slot(self, values: np.ndarray) -> np.ndarray:
-        """The members' ``values`` (host (|M|,), the members' order) by cache slot (host
-        (capacity,), 0 elsewhere), as :meth:`QColumnCache.matvec` takes them."""
         coef = np.zeros(self.cache.capacity)
-        coef[self.active.slots] = values
-        return coef
+        coef[self.active.slots] = self.alpha[self.active.members] if alpha_m is None else alpha_m
+        return self.cache.matvec(coef, absolute=True)
 
     def _corrected_margin_alpha(self) -> np.ndarray:
         """α_M (host (|M|,)) corrected by one solve of the margin equations (the residual of
