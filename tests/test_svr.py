@@ -245,6 +245,27 @@ def test_a_zero_tube_update_keeps_one_positive_row_per_point(backend):
     assert model.check_kkt() <= 1e-9
 
 
+def test_a_zero_tube_fit_whose_split_carried_its_whole_scale_is_exact_or_refused(backend):
+    # Found by the tiny-coefficient search (seed 3,192,769): a degree-2 kernel on features of
+    # size 4.5e6 (K near 1e27), ε = 0. SimpleSVM ended with two points split at α_i = α*_i = C,
+    # which carried the whole scale; taking C from both left every α at 0, and the scale's
+    # kept share, those columns taken out again, 8.6e9 of float64 round-off where it is 0.
+    # Against that scale a model off by 5.3 in f passed its check and was returned.
+    rng = np.random.default_rng(3192769)
+    rng.integers(8, 60), rng.integers(1, 4)  # (the search's draws of n and d: 22, 3)
+    scale = 10.0 ** rng.uniform(3, 12)
+    X = rng.normal(size=(42, 3)) * scale
+    rng.choice(2), rng.uniform(-3, 4), rng.random(), rng.choice(2)  # (kernel, C, task, noise)
+    y = X[:, 0] / scale + 0.3 * rng.normal(size=42)
+    model = IncrementalSVR(C=0.053557941410965815, kernel="poly", gamma=1.0, degree=2, epsilon=0.0)
+    try:
+        model.fit(backend.asarray(X[:22]), backend.asarray(y[:22]))
+    except gpath.PathError as error:  # the documented refusal: float64 cannot resolve the margins
+        assert "beyond float64" in str(error) and not hasattr(model, "dual_coef_")
+        return
+    assert model.check_kkt() <= 1e-9
+
+
 def test_removing_every_point_but_one_and_adding_back():
     X, y = diabetes()
     model = IncrementalSVR(C=1.0, epsilon=0.1, gamma=0.1, method="multiple").fit(X[:40], y[:40])
