@@ -1027,10 +1027,9 @@ class SVCState:
         return self.engine.bias_interval(self.b, self.y, self.yf, self.lo, self.hi)
 
     @single_threaded_host_blas
-    def release_bounded_margin(self) -> bool:
+    def release_bounded_margin(self) -> None:
         """If no margin coefficient is strictly inside (0, C_i), the bias is not unique: move
-        those points to O or I and take the middle of the bias interval, as LIBSVM does.
-        Returns whether it did."""
+        those points to O or I and take the middle of the bias interval, as LIBSVM does."""
         members = self.active.members
         # _balance, then the largest α and box, and whether every member is at a bound (below):
         # one compiled pass, every update runs it. A lone member is pinned by yᵀα = 0: exactly
@@ -1047,10 +1046,11 @@ class SVCState:
         # coefficients go together, so yᵀα stays 0 (not where bounded points of tiny boxes
         # hold up members of the other class: their α are at their boxes, not below 1e-12 of
         # them), and legitimately tiny ones (features of size 1e12: α near 1e-24) have large
-        # terms. The term is the product with the members' own columns, not the bound
-        # α_k max Q_jj: the kept max Q_jj is of every row the state has held, and an update
-        # that removed the large rows left it 27× the rows' own (α of 3e-11 on duplicates of
-        # one point kept, the bias at an end of its interval: predictions ε off).
+        # terms. The term is of α_M corrected by one solve (as below), and the product with
+        # the members' own columns, not the bound α_k max Q_jj: the kept max Q_jj is of every
+        # row the state has held, and an update that removed the large rows left it 27× the
+        # rows' own (α of 3e-11 on duplicates of one point kept, the bias at an end of its
+        # interval: predictions ε off).
         tiny, a, round_off = 0.0, None, False
         if members.size and 0.0 < a_max <= 1e-12 * c_max and np.all(self.alpha <= 1e-12 * self.upper):
             a = self._corrected_margin_alpha()
@@ -1058,7 +1058,7 @@ class SVCState:
             if term <= 1e-10:
                 tiny, at_bounds, round_off = float(a.max()), True, True
         if not at_bounds:
-            return False
+            return
         members = members.copy()
         c = self.upper[members]
         if a is None:
@@ -1069,7 +1069,7 @@ class SVCState:
             a = self._corrected_margin_alpha() if members.size and a_max > 0.0 else self.alpha[members]
         at_0, at_c = a <= np.maximum(1e-12 * a_max, np.minimum(tiny, 1e-12 * c)), a >= c * (1.0 - 1e-12)
         if not np.all(at_0 | at_c):
-            return False
+            return
         if round_off and np.all(at_0):
             # Every α is now 0: the margins are y b exactly, without the drift the path's
             # steps left in them (2.5e-8 seen: the middle of the bias interval that far off).
@@ -1080,7 +1080,6 @@ class SVCState:
             self.alpha[k] = 0.0 if zero else self.upper[k]
             self.place(k, O if zero else I)
         self._center_bias()
-        return True
 
     def margin_residual(self) -> np.ndarray:
         """Residual ``[−yᵀα; 1 − y_M f(x_M)]`` of the margin equations with y f recomputed
