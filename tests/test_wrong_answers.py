@@ -325,9 +325,10 @@ def test_an_update_to_duplicates_of_one_target_releases_its_round_off_coefficien
     # below 1e-12 of C), which pinned the bias to an end of its interval: predictions ε from a
     # fresh fit's and from the exact reference's (β = 0, b the middle). Which round-off the
     # updates leave depends on the platform's BLAS (this data passed on one machine and failed
-    # on another), so the features are also perturbed by 1e-13 of themselves: on the old rule
-    # (the held max Q_jj as the bound of a member's term, no correction, the drifted margins'
-    # bias interval) each of these seeds failed, a third of all seeds.
+    # on another), so the features are also perturbed by 1e-13 of themselves (a third of all
+    # seeds failed on the old rule: the held max Q_jj as the bound of a member's term, no
+    # correction, the drifted margins' bias interval). On the old rule every perturbed case
+    # here failed on NumPy, and the data as found, 6 and 7 on array_api_strict.
     from gpath import IncrementalSVR
 
     X = np.array([
