@@ -481,8 +481,13 @@ class SVCState:
         self.upper = np.zeros(0)
         self.where = np.zeros(0, dtype=np.int8)
         self.b = 0.0
-        self.active = ActiveSet(BorderedFactor(), QColumnCache(xp, device, 0), self.q_column)
+        self.active = ActiveSet(self._new_factor(), QColumnCache(xp, device, 0), self.q_column)
         self.engine = engine_for(xp, device, kernel)
+
+    def _new_factor(self) -> BorderedFactor:
+        """An empty factor of 𝐌 whose floor is the ridge where the kernel is positive
+        semi-definite (every eigenvalue of Q_MM is then at least the ridge)."""
+        return BorderedFactor(floor=self.ridge if self.kernel.positive_semidefinite else 0.0)
 
     def __getstate__(self):
         state = {**self.__dict__, "xp": self.xp.__name__}
@@ -1399,7 +1404,7 @@ class SVCState:
         state.hi = xp.full(n, inf, dtype=xp.float64, device=device)
         # Spare rows from the start (untouched zeros until written): the rows the first updates
         # append need no copy of the buffer then (QColumnCache.with_spare_rows).
-        state.active = ActiveSet(BorderedFactor(), QColumnCache(xp, device, n, spare_rows=spare_rows(n)),
+        state.active = ActiveSet(state._new_factor(), QColumnCache(xp, device, n, spare_rows=spare_rows(n)),
                                  state.q_column)
         return state
 

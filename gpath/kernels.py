@@ -256,6 +256,15 @@ class Kernel:
                              f"shape {tuple(X1.shape)} and Z of shape {tuple(X2.shape)}")
         return K
 
+    @property
+    def positive_semidefinite(self) -> bool:
+        """Whether every Gram matrix of this kernel is positive semi-definite by construction:
+        RBF, linear, and a polynomial with ``coef0 ≥ 0``, with ``offset ≥ 0`` (a sum of such
+        kernels). Not the sigmoid; not a callable or precomputed kernel, whose values are the
+        user's."""
+        return (self.function is None and self.offset >= 0.0
+                and (self.kind in ("rbf", "linear") or (self.kind == "poly" and self.coef0 >= 0.0)))
+
     def centered_rows(self, X):
         """X prepared for many blocks K(X, Z) (:class:`CenteredRows`) where the kernel
         centres its rows (RBF); None for the others, whose blocks need no preparation."""

@@ -64,8 +64,16 @@ __all__ = ["BorderedFactor", "SingularMarginError", "all_host_blas_threads", "bl
 
 
 # A new Cholesky pivot d² below this fraction of the diagonal may be round-off of an exact
-# zero: the condition number of 𝐌 then decides (_reciprocal_condition, rare).
+# zero: the condition number of 𝐌 then decides (_reciprocal_condition) — unless the factor's
+# floor (the ridge on the diagonal of a positive semi-definite kernel's Q) bounds every exact
+# pivot from below by more than _RESOLVED_FLOOR (|M| + 1) ε times the diagonal, the pivot's
+# round-off (Cholesky's backward error, with the kernel values' own), and the pivot is above
+# half of it. A linear kernel in d features gives every margin point past d + 1 a pivot near
+# the ridge (1e-6 beside diagonals of 10²–10³): without the floor each of them took two
+# O(|M|³) factorizations.
 _TINY_PIVOT = 1e-8
+_RESOLVED_FLOOR = 16.0
+_EPS = float(np.finfo(np.float64).eps)
 # A solve whose relative residual exceeds this refactors first.
 _MAX_RESIDUAL = 1e-11
 # Blocks reaching at most this many margin points enter one point at a time (compiled), larger
@@ -158,6 +166,7 @@ class SingularMarginError(np.linalg.LinAlgError):
 # only what the log names. Each factor made or copied into starts from a stamp of its own
 # (_new_stamp), so that two factors' stamps never meet.
 _LO, _WRITES, _LOGGED = 2, 3, 4
+_FLOATS = 3  # a factor's floats (``BorderedFactor._floats``): ρ, max |𝐌_ij|, the floor
 _LOG = 32
 _INTS = _LOGGED + 1 + _LOG
 _CLEAN = 2**62  # _LO where no row of R was written
@@ -190,7 +199,17 @@ def _new_ints() -> np.ndarray:
 
 
 @njit(cache=True)
-def _insert(R, Q, y, g, qs, m, top, rho, q_kB, q_kk, y_k, bordered, r):
+def _tiny(d2, top, floor, m):
+    """Whether a squared pivot ``d2`` may be round-off of an exact zero (:data:`_TINY_PIVOT`,
+    :data:`_RESOLVED_FLOOR`), ``top`` the largest diagonal, ``floor`` the factor's, ``m``
+    the margin points before it."""
+    if d2 > _TINY_PIVOT * top:
+        return False
+    return not (floor >= _RESOLVED_FLOOR * (m + 1) * _EPS * top and d2 >= 0.5 * floor)
+
+
+@njit(cache=True)
+def _insert(R, Q, y, g, qs, m, top, rho, q_kB, q_kk, y_k, bordered, r, floor):
     """Append point k as row/column m of R, its Q row and column in the lowest free slot (moved
     to ``qs[m]``), unless its pivot is tiny. Returns the squared pivot d², whether the point went
     in (False: nothing but the choice of slot was written), and max(|q_kB|, |q_kk|).
@@ -218,7 +237,7 @@ def _insert(R, Q, y, g, qs, m, top, rho, q_kB, q_kk, y_k, bordered, r):
         rr += r[i] * r[i]
         top = max(top, R[i, i] * R[i, i])
     d2 = q_kk + rho - rr
-    if d2 <= _TINY_PIVOT * top:
+    if _tiny(d2, top, floor, m):
         return d2, False, big
     d = math.sqrt(d2)
     s = qs[m]
@@ -338,7 +357,7 @@ def factor_insert(R, Q, y, g, basis, qs, work, xs, buf, ints, floats, point, y_k
     changes nothing but the choice of Q slot (the caller decides: :meth:`BorderedFactor.insert`)."""
     m = ints[0]
     rho = floats[0] if m else _shift(q_kk, bordered)
-    d2, ok, big = _insert(R, Q, y, g, qs, m, ints[1], rho, q_kB, q_kk, y_k, bordered, work)
+    d2, ok, big = _insert(R, Q, y, g, qs, m, ints[1], rho, q_kB, q_kk, y_k, bordered, work, floats[2])
     _log_write(ints, m if ok else _CLEAN, qs[m])  # (a tiny pivot may have zeroed the slot)
     floats[1] = max(floats[1], big, 1.0 if bordered else 0.0)
     if ok:
@@ -506,21 +525,25 @@ class BorderedFactor:
         𝐌 with a reciprocal condition number below ``rcond`` is numerically singular:
         :meth:`insert` then raises :class:`SingularMarginError` (checked, by LAPACK's estimate
         of the 1-norm condition number, only when the new Cholesky pivot is tiny, below 1e-8 of
-        the diagonal).
+        the diagonal, and not above the floor).
     bordered : bool, default True
         Whether 𝐌 has the border row and column of the equality constraint yᵀα = 0.
+    floor : float, default 0
+        A lower bound of every eigenvalue of Q_MM known to the caller (the ridge, where Q's
+        kernel part is positive semi-definite; 0: none): a pivot above half of it is not
+        round-off of a zero, where float64 resolves it beside the diagonal.
     """
 
     _ARRAYS = ("_r", "_q", "_y", "_g", "_basis", "_qs", "_work", "_xs", "_buf", "_ints", "_floats")
 
-    def __init__(self, rcond: float = 1e-13, bordered: bool = True):
+    def __init__(self, rcond: float = 1e-13, bordered: bool = True, floor: float = 0.0):
         self.rcond, self.bordered = rcond, bordered
         # The scalars live in arrays, so that compiled code (gpath._mid_numba) changes them in
         # place: m = |M|, top (Q slots 0..top-1 in use or freed) and the log of writes (_INTS);
-        # ρ (the shift of Q̃ = Q + ρ y yᵀ) and an upper bound of max |𝐌_ij| (the residual
-        # check's scale).
+        # ρ (the shift of Q̃ = Q + ρ y yᵀ), an upper bound of max |𝐌_ij| (the residual
+        # check's scale) and the floor.
         self._ints = _new_ints()
-        self._floats = np.zeros(2)
+        self._floats = np.array([0.0, 0.0, float(floor)])
         self._r = None
         self._shares = False  # R and Q_MM held with another factor until either writes them (share)
         self._reserve(16)
@@ -650,7 +673,7 @@ class BorderedFactor:
         else:
             new = object.__new__(BorderedFactor)
             new.__dict__.update(self.__dict__)
-            new._ints, new._floats, new._r = _new_ints(), np.zeros(2), None
+            new._ints, new._floats, new._r = _new_ints(), np.zeros(_FLOATS), None
             new._reserve(capacity)
         _copy_into(self._r, self._q, self._y, self._g, self._basis, self._qs, self._ints, self._floats,
                    new._r, new._q, new._y, new._g, new._basis, new._qs, new._ints, new._floats, logged)
@@ -671,7 +694,9 @@ class BorderedFactor:
     def __setstate__(self, state):
         m = state.pop("m_size")
         small = {name: state.pop(name) for name in ("_r", "_q", "_y", "_g", "_basis")}
-        floats = state.pop("_floats")
+        floats = np.zeros(_FLOATS)
+        saved = state.pop("_floats")  # (a model saved before the floor: two entries, floor 0)
+        floats[: saved.shape[0]] = saved
         self.__dict__.update(state)
         self._ints, self._floats, self._r, self._shares = _new_ints(), floats, None, False
         self._reserve(m + 1)
@@ -729,9 +754,14 @@ class BorderedFactor:
         -------
         bool
             True if they all went in; False, the factor unchanged (but for its capacity and
-            the order of its free Q slots), if any pivot of the block is tiny (below 1e-8 of
-            the diagonal, as :meth:`insert` checks; the caller then enters them one at a
-            time, which decides on each with the condition number).
+            the order of its free Q slots), if a pivot of the block is tiny (below 1e-8 of
+            the diagonal, as :meth:`insert` checks) and 𝐌 with the block is numerically
+            singular (the caller then enters them one at a time, which decides on each). Of
+            more than ``_EACH_UP_TO`` points, a block with a tiny pivot but a regular 𝐌
+            (LAPACK's condition estimate above ``rcond``, as :meth:`insert` decides for one
+            point) goes in by one factor of 𝐌 afresh: one at a time, each such point took
+            its own estimate and factor, O(|M|³) each (a linear kernel in 64 features at
+            C = 691, whose SMO start had 1,250 free points: 124 s, where the block takes one).
         """
         m, p = self.m, len(points)
         if p == 0:
@@ -753,7 +783,8 @@ class BorderedFactor:
         schur = q_newnew + rho * np.outer(y_new, y_new) - r12.T @ r12
         r22, info = dpotrf(schur, lower=False, clean=True, overwrite_a=False)
         top = max(float(np.max(np.diag(q_newnew))) + rho, float(np.max(np.diag(self._r[:m, :m]) ** 2, initial=0.0)))
-        if info != 0 or np.min(np.diag(r22)) ** 2 <= _TINY_PIVOT * top:
+        tiny = info != 0 or _tiny(float(np.min(np.diag(r22))) ** 2, top, self._floats[2], m + p - 1)
+        if tiny and _reciprocal_condition(self._with_block(y_new, q_newB, q_newnew)) <= self.rcond:
             return False
         self._reserve(m + p)
         qs = self._qs
@@ -767,6 +798,20 @@ class BorderedFactor:
         self._q[np.ix_(new_slots, old_slots)] = q_newB
         self._q[np.ix_(old_slots, new_slots)] = q_newB.T
         self._q[np.ix_(new_slots, new_slots)] = q_newnew
+        if tiny:  # (the updated factor would be inaccurate: 𝐌 factored anew)
+            top = self._top
+            self._y[m : m + p], self._basis[m : m + p] = y_new, points
+            self.m, self._top = m + p, max(top, int(new_slots.max()) + 1)
+            try:
+                self.refactor()
+            except SingularMarginError:
+                self.m, self._top = m, top
+                self._q[new_slots, :] = 0.0
+                self._q[:, new_slots] = 0.0
+                return False
+            self._floats[1] = max(self._floats[1], float(np.max(np.abs(q_newB), initial=0.0)),
+                                  float(np.max(np.abs(q_newnew))), 1.0 if self.bordered else 0.0)
+            return True
         self._r[:m, m : m + p] = r12
         self._r[m : m + p, : m + p] = 0.0
         self._r[m : m + p, m : m + p] = r22
@@ -777,6 +822,18 @@ class BorderedFactor:
                               float(np.max(np.abs(q_newnew))), 1.0 if self.bordered else 0.0)
         self.m, self._top, self._rho = m + p, max(self._top, int(new_slots.max()) + 1), rho
         return True
+
+    def _with_block(self, y_new: np.ndarray, q_newB: np.ndarray, q_newnew: np.ndarray) -> np.ndarray:
+        """𝐌 with the points of :meth:`insert_block` appended (a new array, factor order)."""
+        m, p = self.m, y_new.shape[0]
+        q = np.empty((m + p, m + p))
+        q[:m, :m], q[m:, :m], q[:m, m:], q[m:, m:] = self._q_mm(), q_newB, q_newB.T, q_newnew
+        if not self.bordered:
+            return q
+        big = np.zeros((m + p + 1, m + p + 1))
+        big[0, 1:] = big[1:, 0] = np.concatenate([self._y[:m], y_new])
+        big[1:, 1:] = q
+        return big
 
     def _insert_tiny_pivot(self, point, y_k, q_kB, q_kk, d2) -> None:
         """A pivot this small may be round-off of an exact zero: the condition number of 𝐌

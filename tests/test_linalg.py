@@ -235,6 +235,105 @@ def test_a_block_of_points_enters_as_the_dense_matrix_says(monkeypatch, each, m0
     np.testing.assert_array_equal(f.matrix, _bordered(labels[members], Q[np.ix_(members, members)]))
 
 
+def _linear_margin_problem(n, d, ridge, seed=0):
+    """Labels and Q = y yᵀ ∘ (X Xᵀ + ridge I) of n points in d < n features: every point past
+    d + 1 gives a pivot near the ridge, far below 1e-8 of the diagonal."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)) * 10.0
+    labels = rng.choice([-1.0, 1.0], n)
+    return labels, labels[:, None] * labels[None] * (X @ X.T + ridge * np.eye(n))
+
+
+@pytest.mark.parametrize("floor", [0.0, 1e-6])
+def test_pivots_above_the_ridges_floor_need_no_condition_estimate(monkeypatch, floor):
+    # A linear kernel in 3 features with the ridge 1e-6: each point past the fifth has a
+    # pivot near 1e-6 against diagonals near 300, "tiny". Without a floor each one costs a
+    # condition estimate and a new factor; with the ridge as the floor, the pivots are known
+    # not to be round-off of zeros, and the factor is updated as for any other point.
+    import gpath.linalg
+
+    labels, Q = _linear_margin_problem(40, 3, 1e-6)
+    estimates = []
+    original = gpath.linalg._reciprocal_condition
+    monkeypatch.setattr(gpath.linalg, "_reciprocal_condition", lambda M: estimates.append(1) or original(M))
+    f = BorderedFactor(floor=floor)
+    for k in range(40):
+        f.insert(k, labels[k], Q[k, f.basis], Q[k, k])
+    assert len(estimates) == (0 if floor else 40 - 5)
+    big = _bordered(labels, Q)
+    np.testing.assert_array_equal(f.matrix, big)
+    rhs = np.random.default_rng(1).standard_normal(41)
+    x = f.solve(rhs)
+    assert np.abs(big @ x - rhs).max() <= 1e-10 * (np.abs(big).max() * np.abs(x).max() + 1)
+
+
+def test_a_floor_that_float64_cannot_resolve_beside_the_diagonal_is_not_trusted(monkeypatch):
+    # The ridge 1e-6 beside kernel values near 1e12 (features of size 1e5): a pivot of the
+    # ridge's size is within the diagonal's round-off, and the condition number decides, as
+    # without a floor (here: singular, refused, the factor kept).
+    labels, Q = _linear_margin_problem(6, 2, 0.0)
+    Q = Q * 1e10 + 1e-6 * np.eye(6)
+    f = BorderedFactor(floor=1e-6)
+    for k in range(3):
+        f.insert(k, labels[k], Q[k, f.basis], Q[k, k])
+    before = f.matrix.copy()
+    with pytest.raises(SingularMarginError, match="ridge > 0"):
+        f.insert(3, labels[3], Q[3, f.basis], Q[3, 3])
+    np.testing.assert_array_equal(f.matrix, before)
+
+
+def test_a_large_block_with_tiny_pivots_but_a_regular_matrix_enters_by_one_new_factor(monkeypatch):
+    # More than _EACH_UP_TO points whose pivots are tiny (no floor) but whose 𝐌 is regular:
+    # one condition estimate and one factor for the block, where one point at a time took
+    # one of each per point (an SMO start with 1,250 free points, a linear kernel: 124 s).
+    import gpath.linalg
+
+    monkeypatch.setattr(gpath.linalg, "_EACH_UP_TO", 0)
+    labels, Q = _linear_margin_problem(60, 3, 1e-6)
+    estimates = []
+    original = gpath.linalg._reciprocal_condition
+    monkeypatch.setattr(gpath.linalg, "_reciprocal_condition", lambda M: estimates.append(1) or original(M))
+    f = BorderedFactor()
+    for k in range(10):
+        f.insert(k, labels[k], Q[k, f.basis], Q[k, k])
+    estimates.clear()
+    new = np.arange(10, 60)
+    assert f.insert_block(new, labels[new], Q[np.ix_(new, f.basis)], Q[np.ix_(new, new)])
+    assert len(estimates) == 1
+    big = _bordered(labels, Q)
+    np.testing.assert_array_equal(f.matrix, big)
+    np.testing.assert_array_equal(f.basis, np.arange(60))
+    rhs = np.random.default_rng(2).standard_normal(61)
+    x = f.solve(rhs)
+    assert np.abs(big @ x - rhs).max() <= 1e-10 * (np.abs(big).max() * np.abs(x).max() + 1)
+    # Without the ridge the block's 𝐌 is singular: refused, the factor as it was.
+    g = BorderedFactor()
+    Q0 = Q - 1e-6 * np.eye(60)
+    for k in range(10):
+        g.insert(k, labels[k], Q[k, g.basis], Q[k, k])
+    matrix, R = g.matrix, g._r[:10, :10].copy()
+    assert not g.insert_block(new, labels[new], Q0[np.ix_(new, g.basis)], Q0[np.ix_(new, new)])
+    np.testing.assert_array_equal(g.matrix, matrix)
+    np.testing.assert_array_equal(g._r[:10, :10], R)
+    assert g.size == 10
+
+
+def test_a_factor_pickled_before_the_floor_loads_without_one():
+    import pickle
+
+    labels, Q = _linear_margin_problem(8, 3, 1e-6)
+    f = BorderedFactor(floor=1e-6)
+    for k in range(8):
+        f.insert(k, labels[k], Q[k, f.basis], Q[k, k])
+    state = f.__getstate__()
+    state["_floats"] = state["_floats"][:2]  # (as a model saved before the floor)
+    old = object.__new__(BorderedFactor)
+    old.__setstate__(state)
+    assert old._floats.tolist() == [f._rho, f._floats[1], 0.0]
+    np.testing.assert_array_equal(old.matrix, f.matrix)
+    assert pickle.loads(pickle.dumps(f))._floats[2] == 1e-6
+
+
 def _used(f):
     """What a factor's reads see: R[:m, :m], Q_MM by slot, its small arrays and scalars (its
     free slots' order past its capacity aside)."""

@@ -1,0 +1,160 @@
+"""A random search for wrong results on real data at the sizes users fit (200–2,500 points),
+run by hand (not collected by pytest: it takes minutes and draws anew).
+
+``fuzz_references.py`` draws small problems (at most 180 points) of random rows; the ways a
+fit goes wrong or stalls at a few thousand real points (SMO's start stopped at its cap, a
+working set of a thousand, a margin matrix of low rank but for the ridge) need real rows at
+that scale. Each trial draws rows of breast cancer, the digits (≥ 5 or not), Adult (4,000
+rows of :func:`gpath.datasets.load_adult`) or Bananas, standardized or not, scaled by 1 or by
+10⁻³ to 10⁹, and a kernel (RBF with γ of 0.1 to 10 over the total variance, linear, or a
+degree-2 polynomial), C from 10⁻³ to 10⁸ (10⁴ for the others; a linear kernel on features
+beyond 10³ has C scaled down by their square); then one of a ``SimpleSVC`` fit, an
+``IncrementalSVC`` fit, or that fit and one update adding up to 400 rows and removing up to
+400. Three trials in ten are ε-SVR instead (WaterFlow's next hourly value, scikit-learn's
+diabetes; ε ∈ {0, 0.05, 0.3, 1} of the standardized target), fitted or fitted and updated.
+
+Each model is checked on its training rows against a Gram matrix computed here
+(:func:`gpath.reference.kernel_matrix`): the KKT conditions (C-SVC by
+:func:`gpath.reference.kkt_violation`; ε-SVR written out below) to 1e-8 of the scale of f,
+the decision values of the published ``support_``, ``dual_coef_`` and ``intercept_`` against
+``decision_function`` (``predict``) to 1e-9 of that scale, ``check_kkt()`` to 1e-9, and,
+where LIBSVM is quick (C-SVC, not linear, C ≤ 10³, at most 1,500 rows), the decision values
+against the certified reference's (:func:`gpath.reference.exact_svc`) to 1e-6. A clear
+refusal (``PathError`` beyond float64, ``SingularMarginError``) is printed, not counted. A
+trial that takes more than 20 s is printed as slow (not counted: a speed to look into).
+
+    python tests/fuzz_real_data.py --seconds 600
+    python tests/fuzz_real_data.py --seed 19
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+
+import numpy as np
+from fuzz_references import search
+
+from gpath import IncrementalSVC, IncrementalSVR, PathError, SimpleSVC
+from gpath.linalg import SingularMarginError
+from gpath.reference import exact_svc, kernel_matrix, kkt_violation
+
+SLOW = 20.0  # seconds
+
+
+@functools.cache
+def _data(name: str):
+    from sklearn.datasets import load_breast_cancer, load_diabetes
+
+    from gpath.datasets import load_adult, load_bananas, load_digits_binary, load_waterflow_regression
+
+    X, y = {"cancer": lambda: load_breast_cancer(return_X_y=True), "digits": load_digits_binary,
+            "adult": lambda: load_adult(4000, random_state=1), "bananas": load_bananas,
+            "waterflow": load_waterflow_regression, "diabetes": lambda: load_diabetes(return_X_y=True)}[name]()
+    return np.asarray(X, dtype=np.float64), np.asarray(y)
+
+
+def _svr_violation(K, z, beta, b, C, epsilon, ridge) -> float:
+    """The largest violation of ε-SVR's KKT conditions for β = α − α*, each point's residual
+    r = z − f − ridge·β: |r| ≤ ε where β = 0, r = ε sign β strictly inside the box, and
+    r sign β ≥ ε at it (relative to the scale of f and the targets); Σβ = 0 and |β| ≤ C
+    (relative to C)."""
+    f = K @ beta + b
+    r = z - f - ridge * beta
+    inside = (beta != 0) & (np.abs(beta) < C)
+    violation = np.where(beta == 0, np.maximum(np.abs(r) - epsilon, 0.0),
+                         np.where(inside, np.abs(r - np.sign(beta) * epsilon),
+                                  np.maximum(epsilon - np.sign(beta) * r, 0.0)))
+    scale = float(np.max(np.abs(K) @ np.abs(beta))) + abs(b) + float(np.max(np.abs(z))) + 1.0
+    return max(float(violation.max()) / scale, abs(beta.sum()) / C, float(np.max(np.abs(beta) - C)) / C)
+
+
+def trial(seed: int) -> str | None:
+    """One random problem; a description of what went wrong, or None."""
+    rng = np.random.default_rng(seed)
+    svr = rng.random() < 0.3
+    name = str(rng.choice(["waterflow", "diabetes"] if svr else ["cancer", "digits", "adult", "bananas"]))
+    X, y = _data(name)
+    n = min(int(rng.integers(200, 1500 if svr else 2500)), X.shape[0] - 400)
+    rows = rng.permutation(X.shape[0])[: n + 400]
+    X, y = X[rows], y[rows]
+    if rng.random() < 0.5:
+        X = (X - X.mean(0)) / np.maximum(X.std(0), 1e-12)
+    scale = 10.0 ** rng.choice([0.0, 0.0, rng.uniform(-3, 9)])
+    X = X * scale
+    kernel = str(rng.choice(["rbf", "rbf", "linear", "poly"]))
+    variance = max(float(X[:n].var()) * X.shape[1], 1e-300)
+    gamma = float(10 ** rng.uniform(-1, 1) / variance)
+    if kernel == "linear" and scale > 1e3:
+        C = float(10 ** rng.uniform(-3, 3) / scale**2)
+    else:
+        C = float(10 ** rng.uniform(-3, 8 if kernel == "rbf" else 4))
+    coef0 = float(rng.choice([0.0, 1.0]))
+    if kernel == "poly":
+        gamma, coef0 = 1.0 / variance, 1.0
+    params = dict(C=C, kernel=kernel, gamma=gamma, coef0=coef0, degree=2)
+    if svr:
+        y = (y - y[:n].mean()) / y[:n].std()
+        epsilon = float(rng.choice([0.0, 0.05, 0.3, 1.0]))
+        model = IncrementalSVR(epsilon=epsilon, **params)
+    else:
+        y = (y == y.max()).astype(np.int64)
+    way = str(rng.choice(["fit", "update"] if svr else ["fit", "update", "simple"]))
+    if not svr:
+        model = SimpleSVC(**params) if way == "simple" else IncrementalSVC(**params)
+    what = f"{name} n={n} scale={scale:.3g} {kernel} gamma={gamma:.3g} C={C:.3g} {type(model).__name__} {way}"
+    start = time.perf_counter()
+    X_train, y_train = X[:n], y[:n]
+    model.fit(X_train, y_train)
+    if way == "update":
+        m, ell = int(rng.integers(1, 400)), int(rng.integers(0, min(400, n - 20)))
+        gone = rng.choice(n, size=ell, replace=False)
+        model.update(X[n : n + m], y[n : n + m], remove=model.sample_ids_[gone])
+        kept = np.delete(np.arange(n), gone)
+        X_train, y_train = np.concatenate([X[kept], X[n : n + m]]), np.concatenate([y[kept], y[n : n + m]])
+        what += f" m={m} l={ell} ({model.last_update_.method})"
+    seconds = time.perf_counter() - start
+    if seconds > SLOW:
+        print(f"seed {seed}: slow, {seconds:.1f} s: {what}", flush=True)
+    K = kernel_matrix(X_train, X_train, kernel, gamma, 2, coef0)
+    coef = np.zeros(y_train.shape[0])
+    coef[model.support_] = model.dual_coef_[0]
+    b = float(model.intercept_[0])
+    f = K @ coef + b
+    f_scale = float(np.max(np.abs(K) @ np.abs(coef))) + abs(b) + 1.0
+    wrong = []
+    if svr:
+        violation = _svr_violation(K, y_train, coef, b, C, epsilon, model.ridge)
+        published = model.predict(X_train)
+        own = model.check_kkt()
+    else:
+        y_pm = np.where(y_train == model.classes_[1], 1.0, -1.0)
+        Q = y_pm[:, None] * y_pm[None, :] * (K + model.ridge * np.eye(y_pm.shape[0]))
+        violation = kkt_violation(Q, y_pm, coef * y_pm, b, C)
+        published = model.decision_function(X_train)
+        own = model.check_kkt(X_train, y_train) if way == "simple" else model.check_kkt()
+    if violation > 1e-8:
+        wrong.append(f"KKT violation {violation:.3g} from the Gram matrix")
+    if own > 1e-9:
+        wrong.append(f"check_kkt {own:.3g}")
+    consistency = float(np.max(np.abs(published - f))) / f_scale
+    if consistency > 1e-9:
+        wrong.append(f"decision values {consistency:.3g} from the published coefficients'")
+    if not svr and kernel != "linear" and C <= 1e3 and y_train.shape[0] <= 1500:
+        reference = exact_svc(X_train, y_pm, C, kernel, gamma, 2, coef0, model.ridge)
+        free = (reference.alpha > 0) & (reference.alpha < C)
+        if reference.certified and free.any():  # (else the bias is only bounded)
+            f_reference = reference.decision_function(X_train)
+            difference = float(np.max(np.abs(f_reference - f))) / (
+                float(np.max(np.abs(K) @ reference.alpha)) + abs(reference.b) + 1.0)
+            if difference > 1e-6:
+                wrong.append(f"decision values {difference:.3g} from the certified reference's")
+    return f"{what}: {'; '.join(wrong)}" if wrong else None
+
+
+def main(argv=None):
+    search(trial, __doc__, argv, clear=(PathError, SingularMarginError))
+
+
+if __name__ == "__main__":
+    main()
