@@ -267,7 +267,7 @@ def test_pivots_above_the_ridges_floor_need_no_condition_estimate(monkeypatch, f
     assert np.abs(big @ x - rhs).max() <= 1e-10 * (np.abs(big).max() * np.abs(x).max() + 1)
 
 
-def test_a_floor_that_float64_cannot_resolve_beside_the_diagonal_is_not_trusted(monkeypatch):
+def test_a_floor_that_float64_cannot_resolve_beside_the_diagonal_is_not_trusted():
     # The ridge 1e-6 beside kernel values near 1e12 (features of size 1e5): a pivot of the
     # ridge's size is within the diagonal's round-off, and the condition number decides, as
     # without a floor (here: singular, refused, the factor kept).
@@ -280,6 +280,56 @@ def test_a_floor_that_float64_cannot_resolve_beside_the_diagonal_is_not_trusted(
     with pytest.raises(SingularMarginError, match="ridge > 0"):
         f.insert(3, labels[3], Q[3, f.basis], Q[3, 3])
     np.testing.assert_array_equal(f.matrix, before)
+
+
+@pytest.mark.parametrize("bordered", [False, True])
+def test_a_zero_pivot_without_a_floor_is_singular(bordered):
+    # The first point's shifted diagonal q_kk + ρ exactly 0 (unbordered: q_kk = 0; bordered:
+    # q_kk = −1, whose shift is 1): a zero pivot, refused, not written into R.
+    f = BorderedFactor(bordered=bordered)
+    with pytest.raises(SingularMarginError):
+        f.insert(0, 1.0, np.zeros(0), -1.0 if bordered else 0.0)
+    assert f.size == 0
+
+
+def test_a_block_whose_new_factor_fails_leaves_the_factor_as_it_was(monkeypatch):
+    # An indefinite Q (not a kernel's) whose bordered 𝐌 with the block is regular: the block
+    # step's pivots are tiny (its Schur complement is not positive definite), the estimate
+    # passes, and the new factor of Q̃ fails. The factor is as it was (its free slots' order
+    # and write log aside), and still solves.
+    import gpath.linalg
+
+    monkeypatch.setattr(gpath.linalg, "_EACH_UP_TO", 0)
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((12, 12))
+    w, V = np.linalg.eigh(A @ A.T)
+    w[:3] = -np.abs(w[:3]) - 1.0
+    Q = (V * w) @ V.T
+    Q = (Q + Q.T) / 2
+    labels = rng.choice([-1.0, 1.0], 12)
+    f = BorderedFactor()
+    members = []
+    for k in np.argsort(-np.diag(Q)).tolist():
+        try:
+            f.insert(k, labels[k], Q[k, f.basis], Q[k, k])
+            members.append(k)
+        except SingularMarginError:
+            pass
+        if len(members) == 3:
+            break
+    new = np.array([k for k in range(12) if k not in members])
+    m, top, R, Qtop, floats = f.size, f._top, f._r[:3, :3].copy(), f._q[: f._top, : f._top].copy(), f._floats.copy()
+    assert gpath.linalg._reciprocal_condition(f._with_block(labels[new], Q[np.ix_(new, f.basis)],
+                                                            Q[np.ix_(new, new)])) > f.rcond
+    assert not f.insert_block(new, labels[new], Q[np.ix_(new, f.basis)], Q[np.ix_(new, new)])
+    assert f.size == m and f._top == top
+    np.testing.assert_array_equal(f.basis, members)
+    np.testing.assert_array_equal(f._r[:3, :3], R)
+    np.testing.assert_array_equal(f._q[:top, :top], Qtop)
+    np.testing.assert_array_equal(f._floats, floats)
+    big = _bordered(labels[members], Q[np.ix_(members, members)])
+    rhs = rng.standard_normal(4)
+    np.testing.assert_allclose(big @ f.solve(rhs), rhs, rtol=0, atol=1e-10 * np.abs(big).max())
 
 
 def test_a_large_block_with_tiny_pivots_but_a_regular_matrix_enters_by_one_new_factor(monkeypatch):
@@ -329,7 +379,7 @@ def test_a_factor_pickled_before_the_floor_loads_without_one():
     state["_floats"] = state["_floats"][:2]  # (as a model saved before the floor)
     old = object.__new__(BorderedFactor)
     old.__setstate__(state)
-    assert old._floats.tolist() == [f._rho, f._floats[1], 0.0]
+    assert old._floats.tolist() == [f._rho, f._floats[1], 0.0, 1e-13]
     np.testing.assert_array_equal(old.matrix, f.matrix)
     assert pickle.loads(pickle.dumps(f))._floats[2] == 1e-6
 

@@ -367,22 +367,14 @@ def test_a_failure_after_an_update_that_moves_nothing_leaves_the_model_as_it_was
     np.testing.assert_allclose(model.predict(X[:900]), fresh.predict(X[:900]), rtol=0, atol=1e-8)
 
 
-@pytest.mark.parametrize("floor", [False, True])
-def test_an_update_whose_margin_matrix_turns_singular_is_finished_by_an_exact_refit(monkeypatch, floor):
+def test_an_update_whose_margin_matrix_turns_singular_is_finished_by_an_exact_refit():
     # Found by a randomized search: a linear ε-SVR on two features of size 1e3 (K up to 3.5e6,
     # the ridge 1e-6). An update's path brought a fourth point into the margin set, whose
     # matrix is then singular but for the ridge (rank 3 in two features with the bias), and
     # raised SingularMarginError where a fit of the same rows is exact (SimpleSVM steps along
     # the null direction). The update now refits instead, and the model is the exact one.
-    # Since the factor knows the ridge as a floor of its pivots (the kernel is positive
-    # semi-definite), the pivot is known to be regular and the path goes on, exactly; without
-    # the floor (as for a kernel not known to be positive semi-definite) it meets the singular
-    # matrix and refits, as before.
     from gpath import IncrementalSVR
-    from gpath.linalg import BorderedFactor
 
-    if not floor:
-        monkeypatch.setattr(path_module.SVCState, "_new_factor", lambda self: BorderedFactor())
     rng = np.random.default_rng(435)
     n, d = int(rng.integers(6, 20)), int(rng.integers(1, 3))
     X = rng.normal(size=(n + 10, d)) * 10.0 ** int(rng.integers(2, 5))
@@ -398,8 +390,7 @@ def test_an_update_whose_margin_matrix_turns_singular_is_finished_by_an_exact_re
         rows = [r for i, r in enumerate(rows) if i not in set(picked.tolist())] + [n + 2 * step, n + 2 * step + 1]
         methods.append(model.last_update_.method)
         assert model.check_kkt() <= 1e-9
-    # (Without the floor, the path of the last update meets the singular margin matrix.)
-    assert methods == ["path"] * 4 if floor else "refit" in methods
+    assert "refit" in methods  # (the path of the last update meets the singular margin matrix)
     # (LIBSVM, exact_svr's start, runs for minutes on these unscaled features: the exact fit of
     # the same rows is the reference.)
     fresh = IncrementalSVR(C=C, epsilon=0.05, kernel="linear").fit(X[rows], y[rows])
