@@ -646,12 +646,15 @@ class BorderedFactor:
     @property
     def matrix(self) -> np.ndarray:
         """𝐌 in factor order (a new array: |M| + 1 square, or |M| without the border)."""
-        m = self.m
+        return self._bordered(self._y[: self.m], self._q_mm())
+
+    def _bordered(self, y: np.ndarray, q: np.ndarray) -> np.ndarray:
+        """[[0, yᵀ], [y, q]], or q itself without the border (a new array)."""
         if not self.bordered:
-            return self._q_mm()
-        big = np.zeros((m + 1, m + 1))
-        big[0, 1:] = big[1:, 0] = self._y[:m]
-        big[1:, 1:] = self._q_mm()
+            return q
+        big = np.zeros((q.shape[0] + 1, q.shape[0] + 1))
+        big[0, 1:] = big[1:, 0] = y
+        big[1:, 1:] = q
         return big
 
     def copy(self, into: BorderedFactor | None = None) -> BorderedFactor:
@@ -803,10 +806,10 @@ class BorderedFactor:
         self._q[np.ix_(new_slots, old_slots)] = q_newB
         self._q[np.ix_(old_slots, new_slots)] = q_newB.T
         self._q[np.ix_(new_slots, new_slots)] = q_newnew
+        self._y[m : m + p], self._basis[m : m + p] = y_new, points
+        top = self._top
+        self.m, self._top = m + p, max(top, int(new_slots.max()) + 1)
         if tiny:  # (the updated factor would be inaccurate: 𝐌 factored anew)
-            top = self._top
-            self._y[m : m + p], self._basis[m : m + p] = y_new, points
-            self.m, self._top = m + p, max(top, int(new_slots.max()) + 1)
             try:
                 self.refactor()
             except SingularMarginError:
@@ -814,18 +817,15 @@ class BorderedFactor:
                 self._q[new_slots, :] = 0.0
                 self._q[:, new_slots] = 0.0
                 return False
-            self._floats[1] = max(self._floats[1], float(np.max(np.abs(q_newB), initial=0.0)),
-                                  float(np.max(np.abs(q_newnew))), 1.0 if self.bordered else 0.0)
-            return True
-        self._r[:m, m : m + p] = r12
-        self._r[m : m + p, : m + p] = 0.0
-        self._r[m : m + p, m : m + p] = r22
-        self._y[m : m + p], self._basis[m : m + p] = y_new, points
-        if self.bordered:  # g = R⁻ᵀ y, its new part from the new rows of Rᵀ
-            self._g[m : m + p] = _upper_solve_t(r22, y_new - r12.T @ self._g[:m])
+        else:
+            self._r[:m, m : m + p] = r12
+            self._r[m : m + p, : m + p] = 0.0
+            self._r[m : m + p, m : m + p] = r22
+            if self.bordered:  # g = R⁻ᵀ y, its new part from the new rows of Rᵀ
+                self._g[m : m + p] = _upper_solve_t(r22, y_new - r12.T @ self._g[:m])
+            self._rho = rho
         self._floats[1] = max(self._floats[1], float(np.max(np.abs(q_newB), initial=0.0)),
                               float(np.max(np.abs(q_newnew))), 1.0 if self.bordered else 0.0)
-        self.m, self._top, self._rho = m + p, max(self._top, int(new_slots.max()) + 1), rho
         return True
 
     def _with_block(self, y_new: np.ndarray, q_newB: np.ndarray, q_newnew: np.ndarray) -> np.ndarray:
@@ -833,12 +833,7 @@ class BorderedFactor:
         m, p = self.m, y_new.shape[0]
         q = np.empty((m + p, m + p))
         q[:m, :m], q[m:, :m], q[:m, m:], q[m:, m:] = self._q_mm(), q_newB, q_newB.T, q_newnew
-        if not self.bordered:
-            return q
-        big = np.zeros((m + p + 1, m + p + 1))
-        big[0, 1:] = big[1:, 0] = np.concatenate([self._y[:m], y_new])
-        big[1:, 1:] = q
-        return big
+        return self._bordered(np.concatenate([self._y[:m], y_new]), q)
 
     def _insert_tiny_pivot(self, point, y_k, q_kB, q_kk, d2) -> None:
         """A pivot this small may be round-off of an exact zero: the condition number of 𝐌

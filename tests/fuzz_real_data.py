@@ -15,7 +15,7 @@ diabetes; ε ∈ {0, 0.05, 0.3, 1} of the standardized target), fitted or fitted
 
 Each model is checked on its training rows against a Gram matrix computed here
 (:func:`gpath.reference.kernel_matrix`): the KKT conditions (C-SVC by
-:func:`gpath.reference.kkt_violation`; ε-SVR written out below) to 1e-8 of the scale of f,
+:func:`gpath.reference.kkt_violation`, ε-SVR on its doubled problem) to 1e-8 of the scale of f,
 the decision values of the published ``support_``, ``dual_coef_`` and ``intercept_`` against
 ``decision_function`` (``predict``) to 1e-9 of that scale, ``check_kkt()`` to 1e-9, and,
 where LIBSVM is quick (C-SVC, not linear, C ≤ 10³, at most 1,500 rows), the decision values
@@ -55,18 +55,15 @@ def _data(name: str):
 
 
 def _svr_violation(K, z, beta, b, C, epsilon, ridge) -> float:
-    """The largest violation of ε-SVR's KKT conditions for β = α − α*, each point's residual
-    r = z − f − ridge·β: |r| ≤ ε where β = 0, r = ε sign β strictly inside the box, and
-    r sign β ≥ ε at it (relative to the scale of f and the targets); Σβ = 0 and |β| ≤ C
-    (relative to C)."""
-    f = K @ beta + b
-    r = z - f - ridge * beta
-    inside = (beta != 0) & (np.abs(beta) < C)
-    violation = np.where(beta == 0, np.maximum(np.abs(r) - epsilon, 0.0),
-                         np.where(inside, np.abs(r - np.sign(beta) * epsilon),
-                                  np.maximum(epsilon - np.sign(beta) * r, 0.0)))
-    scale = float(np.max(np.abs(K) @ np.abs(beta))) + abs(b) + float(np.max(np.abs(z))) + 1.0
-    return max(float(violation.max()) / scale, abs(beta.sum()) / C, float(np.max(np.abs(beta) - C)) / C)
+    """:func:`gpath.reference.kkt_violation` of β = α − α* in ε-SVR's doubled problem, as
+    :func:`gpath.reference.exact_svr` states it: row 2i is α_i (label +1), row 2i + 1 is α*_i
+    (label −1), Q = y'y'ᵀ ⊙ K + ridge·I over the 2n rows, each row's level y'_i z_i − ε."""
+    n = z.shape[0]
+    twice = np.repeat(np.arange(n), 2)
+    y2 = np.tile([1.0, -1.0], n)
+    Q = y2[:, None] * y2[None, :] * K[np.ix_(twice, twice)] + ridge * np.eye(2 * n)
+    alpha = np.stack([np.maximum(beta, 0.0), np.maximum(-beta, 0.0)], axis=1).reshape(-1)
+    return kkt_violation(Q, y2, alpha, b, C, y2 * z[twice] - epsilon)
 
 
 def trial(seed: int) -> str | None:
