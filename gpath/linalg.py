@@ -66,13 +66,18 @@ __all__ = ["BorderedFactor", "SingularMarginError", "all_host_blas_threads", "bl
 # A new Cholesky pivot d² below this fraction of the diagonal may be round-off of an exact
 # zero: the condition number of 𝐌 then decides (_reciprocal_condition) — unless the factor's
 # floor (the ridge on the diagonal of a positive semi-definite kernel's Q, below every exact
-# pivot) is resolved and the pivot is above half of it. Resolved: the floor exceeds both the
+# pivot) is resolved and the pivot is above half of it. Resolved: the floor exceeds the
 # pivot's round-off, _RESOLVED_FLOOR (|M| + 1) ε times the largest diagonal (Cholesky's
-# backward error, with the kernel values' own), and rcond (|M| + 1) times it, so that the
-# condition number it bounds, λ_max / λ_min ≤ (|M| + 1) max diagonal / floor, is one the
-# estimate would pass. A linear kernel in d features gives every margin point past d + 1 a
-# pivot near the ridge (1e-6 beside diagonals of 10²–10³): without the floor each of them
-# took two O(|M|³) factorizations.
+# backward error, with the kernel values' own). Such a pivot is no round-off of a zero: the
+# factor exists and its solves are backward stable, so the margin equations hold to round-off
+# whatever the condition number (at most (|M| + 1) max diagonal / floor < 1 / (16 ε)). What
+# float64 leaves ill-determined is α along Q's near-null directions, near the kernel part's
+# null space (a linear kernel's: Σ δα_i y_i x_i = 0), which barely move f. A linear kernel in
+# d features gives every margin point past d + 1 a pivot near the ridge: without the floor
+# each of them took two O(|M|³) factorizations; with the floor also bound by rcond (the
+# condition number below 1 / rcond, as the estimate asks), two features of size 10² refused
+# every point past |M| = 138, and a fit of 681 points took 19,444 estimates and 25 s
+# (scikit-learn-intelex: 2 s).
 _TINY_PIVOT = 1e-8
 _RESOLVED_FLOOR = 16.0
 _EPS = float(np.finfo(np.float64).eps)
@@ -168,7 +173,7 @@ class SingularMarginError(np.linalg.LinAlgError):
 # only what the log names. Each factor made or copied into starts from a stamp of its own
 # (_new_stamp), so that two factors' stamps never meet.
 _LO, _WRITES, _LOGGED = 2, 3, 4
-_FLOATS = 4  # a factor's floats (``BorderedFactor._floats``): ρ, max |𝐌_ij|, the floor, rcond
+_FLOATS = 3  # a factor's floats (``BorderedFactor._floats``): ρ, max |𝐌_ij|, the floor
 _LOG = 32
 _INTS = _LOGGED + 1 + _LOG
 _CLEAN = 2**62  # _LO where no row of R was written
@@ -201,18 +206,17 @@ def _new_ints() -> np.ndarray:
 
 
 @njit(cache=True)
-def _tiny(d2, top, floor, rcond, m):
+def _tiny(d2, top, floor, m):
     """Whether a squared pivot ``d2`` may be round-off of an exact zero (:data:`_TINY_PIVOT`),
-    ``top`` the largest diagonal, ``floor`` and ``rcond`` the factor's, ``m`` the margin
-    points before it."""
+    ``top`` the largest diagonal, ``floor`` the factor's, ``m`` the margin points before it."""
     if d2 > _TINY_PIVOT * top:
         return False
-    resolved = floor > 0.0 and floor >= max(_RESOLVED_FLOOR * _EPS, rcond) * (m + 1) * top
+    resolved = floor > 0.0 and floor >= _RESOLVED_FLOOR * _EPS * (m + 1) * top
     return not (resolved and d2 >= 0.5 * floor)
 
 
 @njit(cache=True)
-def _insert(R, Q, y, g, qs, m, top, rho, q_kB, q_kk, y_k, bordered, r, floor, rcond):
+def _insert(R, Q, y, g, qs, m, top, rho, q_kB, q_kk, y_k, bordered, r, floor):
     """Append point k as row/column m of R, its Q row and column in the lowest free slot (moved
     to ``qs[m]``), unless its pivot is tiny. Returns the squared pivot d², whether the point went
     in (False: nothing but the choice of slot was written), and max(|q_kB|, |q_kk|).
@@ -240,7 +244,7 @@ def _insert(R, Q, y, g, qs, m, top, rho, q_kB, q_kk, y_k, bordered, r, floor, rc
         rr += r[i] * r[i]
         top = max(top, R[i, i] * R[i, i])
     d2 = q_kk + rho - rr
-    if _tiny(d2, top, floor, rcond, m):
+    if _tiny(d2, top, floor, m):
         return d2, False, big
     d = math.sqrt(d2)
     s = qs[m]
@@ -360,7 +364,7 @@ def factor_insert(R, Q, y, g, basis, qs, work, xs, buf, ints, floats, point, y_k
     changes nothing but the choice of Q slot (the caller decides: :meth:`BorderedFactor.insert`)."""
     m = ints[0]
     rho = floats[0] if m else _shift(q_kk, bordered)
-    d2, ok, big = _insert(R, Q, y, g, qs, m, ints[1], rho, q_kB, q_kk, y_k, bordered, work, floats[2], floats[3])
+    d2, ok, big = _insert(R, Q, y, g, qs, m, ints[1], rho, q_kB, q_kk, y_k, bordered, work, floats[2])
     _log_write(ints, m if ok else _CLEAN, qs[m])  # (a tiny pivot may have zeroed the slot)
     floats[1] = max(floats[1], big, 1.0 if bordered else 0.0)
     if ok:
@@ -528,14 +532,16 @@ class BorderedFactor:
         𝐌 with a reciprocal condition number below ``rcond`` is numerically singular:
         :meth:`insert` then raises :class:`SingularMarginError` (checked, by LAPACK's estimate
         of the 1-norm condition number, only when the new Cholesky pivot is tiny, below 1e-8 of
-        the diagonal, and not above the floor).
+        the diagonal, and not above a resolved floor).
     bordered : bool, default True
         Whether 𝐌 has the border row and column of the equality constraint yᵀα = 0.
     floor : float, default 0
         A lower bound of every eigenvalue of Q_MM known to the caller (the ridge, where Q's
         kernel part is positive semi-definite; 0: none): a pivot above half of it is not
-        round-off of a zero, where float64 resolves it beside the diagonal and the condition
-        number it bounds is below 1 / ``rcond``.
+        round-off of a zero, where float64 resolves the floor beside the diagonal (above
+        16 (|M| + 1) ε times its largest entry). The condition number is not asked there: the
+        factor's solves are backward stable, the margin equations hold to round-off, and α
+        is ill-determined only along directions that barely move f (the kernel's null space).
     """
 
     _ARRAYS = ("_r", "_q", "_y", "_g", "_basis", "_qs", "_work", "_xs", "_buf", "_ints", "_floats")
@@ -545,9 +551,9 @@ class BorderedFactor:
         # The scalars live in arrays, so that compiled code (gpath._mid_numba) changes them in
         # place: m = |M|, top (Q slots 0..top-1 in use or freed) and the log of writes (_INTS);
         # ρ (the shift of Q̃ = Q + ρ y yᵀ), an upper bound of max |𝐌_ij| (the residual
-        # check's scale), the floor and rcond.
+        # check's scale) and the floor.
         self._ints = _new_ints()
-        self._floats = np.array([0.0, 0.0, float(floor), float(rcond)])
+        self._floats = np.array([0.0, 0.0, float(floor)])
         self._r = None
         self._shares = False  # R and Q_MM held with another factor until either writes them (share)
         self._reserve(16)
@@ -702,9 +708,9 @@ class BorderedFactor:
         m = state.pop("m_size")
         small = {name: state.pop(name) for name in ("_r", "_q", "_y", "_g", "_basis")}
         floats = np.zeros(_FLOATS)
-        saved = state.pop("_floats")  # (a model saved before the floor: two entries, floor 0)
+        # (A model saved before the floor: two entries, floor 0; with rcond beside it: four.)
+        saved = state.pop("_floats")[:_FLOATS]
         floats[: saved.shape[0]] = saved
-        floats[3] = state["rcond"]
         self.__dict__.update(state)
         self._ints, self._floats, self._r, self._shares = _new_ints(), floats, None, False
         self._reserve(m + 1)
@@ -791,7 +797,7 @@ class BorderedFactor:
         schur = q_newnew + rho * np.outer(y_new, y_new) - r12.T @ r12
         r22, info = dpotrf(schur, lower=False, clean=True, overwrite_a=False)
         top = max(float(np.max(np.diag(q_newnew))) + rho, float(np.max(np.diag(self._r[:m, :m]) ** 2, initial=0.0)))
-        tiny = info != 0 or _tiny(float(np.min(np.diag(r22))) ** 2, top, self._floats[2], self.rcond, m + p - 1)
+        tiny = info != 0 or _tiny(float(np.min(np.diag(r22))) ** 2, top, self._floats[2], m + p - 1)
         if tiny and _reciprocal_condition(self._with_block(y_new, q_newB, q_newnew)) <= self.rcond:
             return False
         self._reserve(m + p)

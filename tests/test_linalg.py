@@ -267,6 +267,31 @@ def test_pivots_above_the_ridges_floor_need_no_condition_estimate(monkeypatch, f
     assert np.abs(big @ x - rhs).max() <= 1e-10 * (np.abs(big).max() * np.abs(x).max() + 1)
 
 
+def test_a_resolved_floor_is_trusted_past_the_condition_number_the_estimate_refuses(monkeypatch):
+    # Two features of size 10² (diagonals up to 6e5), the ridge 1e-6, 60 margin points: 𝐌's
+    # condition number is some 3.6e13, past 1 / rcond, which LAPACK's estimate would call
+    # singular. Float64 still resolves the ridge beside the diagonal (16·60·ε·1.2e6 ≈ 2.5e-7,
+    # with ρ): the pivots are no round-off of zeros, the points go in without an estimate, and
+    # the factor's solves are backward stable (the margin equations' residual is round-off).
+    import gpath.linalg
+
+    labels, Q = _linear_margin_problem(60, 2, 0.0)
+    Q = Q * 1e3 + 1e-6 * np.eye(60)
+    big = _bordered(labels, Q)
+    assert gpath.linalg._reciprocal_condition(big) < 1e-13
+    estimates = []
+    original = gpath.linalg._reciprocal_condition
+    monkeypatch.setattr(gpath.linalg, "_reciprocal_condition", lambda M: estimates.append(1) or original(M))
+    f = BorderedFactor(floor=1e-6)
+    for k in range(60):
+        f.insert(k, labels[k], Q[k, f.basis], Q[k, k])
+    assert not estimates and f.size == 60
+    np.testing.assert_array_equal(f.matrix, big)
+    rhs = np.random.default_rng(1).standard_normal(61)
+    x = f.solve(rhs)
+    assert np.abs(big @ x - rhs).max() <= 1e-14 * np.abs(big).max() * np.abs(x).max()
+
+
 def test_a_floor_that_float64_cannot_resolve_beside_the_diagonal_is_not_trusted():
     # The ridge 1e-6 beside kernel values near 1e12 (features of size 1e5): a pivot of the
     # ridge's size is within the diagonal's round-off, and the condition number decides, as
@@ -368,7 +393,10 @@ def test_a_large_block_with_tiny_pivots_but_a_regular_matrix_enters_by_one_new_f
     assert g.size == 10
 
 
-def test_a_factor_pickled_before_the_floor_loads_without_one():
+@pytest.mark.parametrize("saved", [2, 4])
+def test_a_factor_pickled_before_loads(saved):
+    # Models saved before the floor kept two floats (ρ and the scale: the floor is then 0);
+    # those saved while rcond was a third float beside it, four.
     import pickle
 
     labels, Q = _linear_margin_problem(8, 3, 1e-6)
@@ -376,10 +404,10 @@ def test_a_factor_pickled_before_the_floor_loads_without_one():
     for k in range(8):
         f.insert(k, labels[k], Q[k, f.basis], Q[k, k])
     state = f.__getstate__()
-    state["_floats"] = state["_floats"][:2]  # (as a model saved before the floor)
+    state["_floats"] = np.concatenate([state["_floats"], [1e-13]])[:saved]
     old = object.__new__(BorderedFactor)
     old.__setstate__(state)
-    assert old._floats.tolist() == [f._rho, f._floats[1], 0.0, 1e-13]
+    assert old._floats.tolist() == [f._rho, f._floats[1], 0.0 if saved == 2 else 1e-6]
     np.testing.assert_array_equal(old.matrix, f.matrix)
     assert pickle.loads(pickle.dumps(f))._floats[2] == 1e-6
 

@@ -367,13 +367,17 @@ def test_a_failure_after_an_update_that_moves_nothing_leaves_the_model_as_it_was
     np.testing.assert_allclose(model.predict(X[:900]), fresh.predict(X[:900]), rtol=0, atol=1e-8)
 
 
-def test_an_update_whose_margin_matrix_turns_singular_is_finished_by_an_exact_refit():
+@pytest.mark.parametrize("inject", [False, True])
+def test_an_update_whose_margin_matrix_is_singular_but_for_the_ridge_stays_exact(monkeypatch, inject):
     # Found by a randomized search: a linear ε-SVR on two features of size 1e3 (K up to 3.5e6,
-    # the ridge 1e-6). An update's path brought a fourth point into the margin set, whose
-    # matrix is then singular but for the ridge (rank 3 in two features with the bias), and
-    # raised SingularMarginError where a fit of the same rows is exact (SimpleSVM steps along
-    # the null direction). The update now refits instead, and the model is the exact one.
+    # the ridge 1e-6). The updates' paths bring a fourth point into the margin set, whose matrix
+    # is then singular but for the ridge (rank 3 in two features with the bias): its condition
+    # number is some 1e13. The path once refused it (SingularMarginError) and refitted, and the
+    # two answers differed by 2e-7 of f's scale. Float64 resolves the ridge beside these kernel
+    # values: the pivot is taken as any other, and the path is exact. A refusal (injected in
+    # the last update, at its fifth breakpoint) is finished by an exact refit.
     from gpath import IncrementalSVR
+    from gpath.linalg import SingularMarginError
 
     rng = np.random.default_rng(435)
     n, d = int(rng.integers(6, 20)), int(rng.integers(1, 3))
@@ -382,21 +386,23 @@ def test_an_update_whose_margin_matrix_turns_singular_is_finished_by_an_exact_re
     C = float(10 ** rng.uniform(-2, 2))
     model = IncrementalSVR(C=C, epsilon=0.05, kernel="linear", method="multiple").fit(X[:n], y[:n])
     rows = list(range(n))
-    methods = []
+    methods, calls = [], {"n": 0}
     for step in range(4):
+        if inject and step == 3:
+            _fail_part_way(monkeypatch, "numba", SingularMarginError("a singular margin matrix (injected)"), calls)
         picked = rng.choice(len(rows), 2, replace=False)
         model.update(X[n + 2 * step : n + 2 * step + 2], y[n + 2 * step : n + 2 * step + 2],
                      remove=model.sample_ids_[picked])
         rows = [r for i, r in enumerate(rows) if i not in set(picked.tolist())] + [n + 2 * step, n + 2 * step + 1]
         methods.append(model.last_update_.method)
         assert model.check_kkt() <= 1e-9
-    assert "refit" in methods  # (the path of the last update meets the singular margin matrix)
+    assert methods == ["path"] * 3 + ["refit" if inject else "path"]
+    assert calls["n"] == (5 if inject else 0)
     # (LIBSVM, exact_svr's start, runs for minutes on these unscaled features: the exact fit of
     # the same rows is the reference.)
     fresh = IncrementalSVR(C=C, epsilon=0.05, kernel="linear").fit(X[rows], y[rows])
     assert fresh.check_kkt() <= 1e-9
-    # Equal to round-off of f's terms α_j K(x_i, x_j), up to C·max K ≈ 1.5e8 here (the two
-    # differ by some 2e-7: the margin matrix's condition number is some 1e13).
+    # Equal to round-off of f's terms α_j K(x_i, x_j), up to C·max K ≈ 1.5e8 here.
     scale = C * np.abs(X @ X[rows].T).max()
     np.testing.assert_allclose(model.predict(X), fresh.predict(X), rtol=0, atol=1e-12 * scale)
 
