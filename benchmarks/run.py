@@ -17,7 +17,8 @@
 The accuracy experiments (`outlier_path.py` without `--timing-only`), MID against SID
 (`sliding_window.py`), the 10,000-update soak (`soak.py`) and model selection against
 scikit-learn's grid of LIBSVM fits (`model_selection.py`) are separate scripts, as is ε-SVR
-against OnlineSVR and the SVR retrains (`svr.py`); `fit_phases.py` splits a fit's time among
+against OnlineSVR and the SVR retrains (`svr.py`), and linear-kernel fits on raw and
+standardized features against the peers (`simplesvm.py --linear`); `fit_phases.py` splits a fit's time among
 its phases (the float32 matrix, SMO, SimpleSVM's finish) on NumPy or CuPy, and `threads.py`
 times the start's kernel sums and whole fits with the process held to 1, 2, 4, … cores.
 """

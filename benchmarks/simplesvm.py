@@ -19,6 +19,8 @@ pair updates of the start and the active-set iterations after it.
                                                  # trainer on the sparse rows
     python benchmarks/simplesvm.py --device cuda # the same trainer on CuPy arrays (issue 17, item 4)
                                                  # against itself on NumPy and the peers, one machine
+    python benchmarks/simplesvm.py --linear      # a linear kernel on features as users pass them,
+                                                 # raw or standardized; peers stopped at 120 s
 
 Every time is the faster of two fits (one at n = 30,000), for gpath and the peers alike.
 """
@@ -26,6 +28,7 @@ Every time is the faster of two fits (one at n = 30,000), for gpath and the peer
 from __future__ import annotations
 
 import argparse
+import itertools
 import platform
 import time
 
@@ -98,6 +101,76 @@ def sparse_table(sizes=(3000, 10000)):
                   + " | ".join(cells) + " |", flush=True)
 
 
+def _linear_sets():
+    """(name, X, y): breast cancer and the digits (≥ 5 or not) as they ship (features up to
+    4,254 and 16), standardized breast cancer, Bananas (two features of size 1) and Adult
+    (standardized numbers and one-hot codes), 3,000 rows each."""
+    from sklearn.datasets import load_breast_cancer, load_digits
+
+    X, y = load_breast_cancer(return_X_y=True)
+    yield "breast_cancer (raw)", X, y
+    yield "breast_cancer", (X - X.mean(0)) / X.std(0), y
+    digits = load_digits()
+    yield "digits (raw)", digits.data, (digits.target >= 5).astype(int)
+    yield "bananas", *data("bananas", 3000)
+    yield "adult", *data("adult", 3000)
+
+
+def _limited(model, X, y, seconds):
+    """The time of one fit of ``model`` in a forked process, or None past ``seconds`` (a peer
+    that runs for minutes: LIBSVM and scikit-learn-intelex on unscaled linear problems)."""
+    import multiprocessing
+
+    def fit(queue):
+        start = time.perf_counter()
+        model.fit(X, y)
+        queue.put(time.perf_counter() - start)
+
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    process = context.Process(target=fit, args=(queue,))
+    process.start()
+    process.join(seconds)
+    if process.is_alive():
+        process.terminate()
+        process.join()
+        return None
+    return queue.get()
+
+
+def linear_table(quick=False, seconds=120.0):
+    """SimpleSVC with a linear kernel on features as users pass them, raw or standardized,
+    against the peers (each one fit, stopped past ``seconds``). Raw features make the linear
+    kernel's values large and its rank low (d + 1 beside n): the margin matrix is singular but
+    for the ridge, which float64 resolves up to some 10⁸ of kernel values (gpath.linalg)."""
+    from gpath import PathError
+
+    available = peers()
+    print(f"# SimpleSVC, linear kernel, vs peers; {platform.machine()}, {time.strftime('%Y-%m-%d')}; "
+          f"peers stopped at {seconds:g} s")
+    print(r"| data | n | d | C | SimpleSVC s | KKT | \|M\| | " + " | ".join(f"{p} s | Simple/{p}" for p in available) + " |")
+    print("|" + "---|" * (7 + 2 * len(available)))
+    small = data("breast_cancer", 569)
+    SimpleSVC(kernel="linear").fit(*small)  # loads the compiled code once
+    for make in available.values():  # (and each peer's, before the forks inherit it)
+        make(1.0, "scale", kernel="linear").fit(*small)
+    for name, X, y in itertools.islice(_linear_sets(), 1, 2) if quick else _linear_sets():
+        for C in [0.01, 1.0, 100.0]:
+            try:
+                model, t_simple = _timed(SimpleSVC(C=C, kernel="linear", random_state=0), X, y, 1)
+                simple = f"{t_simple:.3f} | {model.check_kkt(X, y):.0e} | {model.fit_stats_.working_set_size}"
+            except PathError:
+                t_simple, simple = np.nan, "refused: beyond float64 (PathError) | | "
+            cells = []
+            for make in available.values():
+                dt = _limited(make(C, "scale", kernel="linear"), X, y, seconds)
+                if dt is None:
+                    cells.append(f"> {seconds:g} | " + ("—" if np.isnan(t_simple) else f"< {t_simple / seconds:.2f}"))
+                else:
+                    cells.append(f"{dt:.3f} | " + ("—" if np.isnan(t_simple) else f"{t_simple / dt:.2f}"))
+            print(f"| {name} | {len(y)} | {X.shape[1]} | {C:g} | {simple} | " + " | ".join(cells) + " |", flush=True)
+
+
 def gpu_table(quick=False):
     """SimpleSVC with X on the GPU (CuPy) against SimpleSVC on the host's NumPy and the peers on
     the host CPU of the same machine, Adult, RBF, gamma = 'scale'. Each time is the faster of two
@@ -147,7 +220,12 @@ def main(argv=None):
     parser.add_argument("--n", type=int, nargs="+", help="only the sets of these sizes")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                         help="cuda: SimpleSVC on CuPy arrays against itself on NumPy and the peers")
+    parser.add_argument("--linear", action="store_true",
+                        help="a linear kernel on raw and standardized features (peers stopped at 120 s)")
     args = parser.parse_args(argv)
+    if args.linear:
+        linear_table(args.quick)
+        return
     if args.device == "cuda":
         gpu_table(args.quick)
         return

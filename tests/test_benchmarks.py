@@ -25,6 +25,7 @@ SMALLEST = {
     "sliding_window.py": "--sizes 300 --steps 10 --updates 2",
     "soak.py": "--updates 50 --window 100",
     "profile_update.py": "--data bananas --n 1000 --m 10",
+    "simplesvm.py": "--linear --quick",  # (its RBF table runs in run.py --quick)
 }
 # Helpers the scripts import, with no command line of their own.
 MODULES = ("floor", "peers")
