@@ -142,7 +142,8 @@ def linear_table(quick=False, seconds=120.0):
     """SimpleSVC with a linear kernel on features as users pass them, raw or standardized,
     against the peers (each one fit, stopped past ``seconds``). Raw features make the linear
     kernel's values large and its rank low (d + 1 beside n): the margin matrix is singular but
-    for the ridge, which float64 resolves up to some 10⁸ of kernel values (gpath.linalg)."""
+    for the ridge, which float64 resolves while (|M| + 1) · max K stays below some 3·10⁸
+    (gpath.linalg)."""
     from gpath import PathError
 
     available = peers()
@@ -160,14 +161,12 @@ def linear_table(quick=False, seconds=120.0):
                 model, t_simple = _timed(SimpleSVC(C=C, kernel="linear", random_state=0), X, y, 1)
                 simple = f"{t_simple:.3f} | {model.check_kkt(X, y):.0e} | {model.fit_stats_.working_set_size}"
             except PathError:
-                t_simple, simple = np.nan, "refused: beyond float64 (PathError) | | "
+                t_simple, simple = None, "refused: beyond float64 (PathError) | | "
             cells = []
             for make in available.values():
                 dt = _limited(make(C, "scale", kernel="linear"), X, y, seconds)
-                if dt is None:
-                    cells.append(f"> {seconds:g} | " + ("—" if np.isnan(t_simple) else f"< {t_simple / seconds:.2f}"))
-                else:
-                    cells.append(f"{dt:.3f} | " + ("—" if np.isnan(t_simple) else f"{t_simple / dt:.2f}"))
+                shown, bound, dt = (f"> {seconds:g}", "< ", seconds) if dt is None else (f"{dt:.3f}", "", dt)
+                cells.append(f"{shown} | " + ("—" if t_simple is None else f"{bound}{t_simple / dt:.2f}"))
             print(f"| {name} | {len(y)} | {X.shape[1]} | {C:g} | {simple} | " + " | ".join(cells) + " |", flush=True)
 
 

@@ -373,7 +373,7 @@ def test_an_update_whose_margin_matrix_is_singular_but_for_the_ridge_stays_exact
     # the ridge 1e-6). The updates' paths bring a fourth point into the margin set, whose matrix
     # is then singular but for the ridge (rank 3 in two features with the bias): its condition
     # number is some 1e13. The path once refused it (SingularMarginError) and refitted, and the
-    # two answers differed by 2e-7 of f's scale. Float64 resolves the ridge beside these kernel
+    # two answers differed by some 2e-7. Float64 resolves the ridge beside these kernel
     # values: the pivot is taken as any other, and the path is exact. A refusal (injected in
     # the last update, at its fifth breakpoint) is finished by an exact refit.
     from gpath import IncrementalSVR
