@@ -107,3 +107,17 @@ class Pool:
         np.testing.assert_array_equal(model.sample_ids_, ids)
         rows = np.array([self.rows[i] for i in ids])
         return self.X[rows], self.y[rows]
+
+
+def count_condition_estimates(monkeypatch) -> list:
+    """A list that gets an entry for each condition estimate a margin factor makes (LAPACK's,
+    from a factor of 𝐌 of its own, or the one from the factor in hand)."""
+    import gpath.linalg
+
+    estimates = []
+    lapack = gpath.linalg._reciprocal_condition
+    from_factor = gpath.linalg.BorderedFactor._reciprocal_condition_from_factor
+    monkeypatch.setattr(gpath.linalg, "_reciprocal_condition", lambda M: estimates.append(1) or lapack(M))
+    monkeypatch.setattr(gpath.linalg.BorderedFactor, "_reciprocal_condition_from_factor",
+                        lambda self, tiny: estimates.append(1) or from_factor(self, tiny))
+    return estimates

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from helpers import count_condition_estimates
 
 from gpath.linalg import BorderedFactor, SingularMarginError
 
@@ -49,7 +50,14 @@ def test_random_insert_delete_matches_dense_solve(seed):
             assert np.abs(big @ x - rhs).max() <= 1e-10 * (np.abs(big).max() * np.abs(x).max() + 1)
 
 
-def test_duplicate_point_without_ridge_is_singular_and_factor_kept():
+@pytest.mark.parametrize("from_factor", [False, True])
+def test_duplicate_point_without_ridge_is_singular_and_factor_kept(monkeypatch, from_factor):
+    # Both estimates: LAPACK's (a small factor) and the one from the factor in hand, whose
+    # iteration alone, started from the ones vector, never meets the null direction e₀ − e₂.
+    import gpath.linalg
+
+    if from_factor:
+        monkeypatch.setattr(gpath.linalg, "_ESTIMATE_FROM_FACTOR", 1)
     y = np.array([1.0, -1.0])
     Q = np.array([[1.0, -0.5], [-0.5, 1.0]])
     f = BorderedFactor()
@@ -250,12 +258,9 @@ def test_pivots_above_the_ridges_floor_need_no_condition_estimate(monkeypatch, f
     # pivot near 1e-6 against diagonals near 300, "tiny". Without a floor each one costs a
     # condition estimate and a new factor; with the ridge as the floor, the pivots are known
     # not to be round-off of zeros, and the factor is updated as for any other point.
-    import gpath.linalg
 
     labels, Q = _linear_margin_problem(40, 3, 1e-6)
-    estimates = []
-    original = gpath.linalg._reciprocal_condition
-    monkeypatch.setattr(gpath.linalg, "_reciprocal_condition", lambda M: estimates.append(1) or original(M))
+    estimates = count_condition_estimates(monkeypatch)
     f = BorderedFactor(floor=floor)
     for k in range(40):
         f.insert(k, labels[k], Q[k, f.basis], Q[k, k])
@@ -279,9 +284,7 @@ def test_a_resolved_floor_is_trusted_past_the_condition_number_the_estimate_refu
     Q = Q * 1e3 + 1e-6 * np.eye(60)
     big = _bordered(labels, Q)
     assert gpath.linalg._reciprocal_condition(big) < 1e-13
-    estimates = []
-    original = gpath.linalg._reciprocal_condition
-    monkeypatch.setattr(gpath.linalg, "_reciprocal_condition", lambda M: estimates.append(1) or original(M))
+    estimates = count_condition_estimates(monkeypatch)
     f = BorderedFactor(floor=1e-6)
     for k in range(60):
         f.insert(k, labels[k], Q[k, f.basis], Q[k, k])
@@ -305,6 +308,66 @@ def test_a_floor_that_float64_cannot_resolve_beside_the_diagonal_is_not_trusted(
     with pytest.raises(SingularMarginError, match="ridge > 0"):
         f.insert(3, labels[3], Q[3, f.basis], Q[3, 3])
     np.testing.assert_array_equal(f.matrix, before)
+
+
+@pytest.mark.parametrize("bordered", [False, True])
+def test_the_condition_estimate_from_the_factor_in_hand_bounds_the_exact_one(bordered):
+    # Hager's estimate of ‖𝐌⁻¹‖₁ (with the tiny pivot's column of 𝐌⁻¹) is a lower bound, within
+    # a small factor: 1 / κ₁ from it lies between the exact value and three times it, after
+    # deletes as after inserts, and agrees with LAPACK's estimate from a factor of its own.
+    import gpath.linalg
+
+    rng = np.random.default_rng(5)
+    for n, spread in ((4, 1.0), (40, 1e-3), (120, 1e-6)):
+        V = np.linalg.qr(rng.standard_normal((n, n)))[0]
+        Q = (V * np.geomspace(spread, 1.0, n)) @ V.T
+        labels = rng.choice([-1.0, 1.0], n)
+        f = BorderedFactor(bordered=bordered)
+        for k in range(n):
+            f.insert(k, labels[k], Q[k, f.basis], Q[k, k])
+        for k in (n // 2, 0):
+            f.delete(k)
+            M = f.matrix
+            exact = 1.0 / np.linalg.cond(M, 1)
+            estimate = f._reciprocal_condition_from_factor(f.size - 1)
+            assert exact * (1 - 1e-8) <= estimate <= 3.0 * exact
+            assert estimate == pytest.approx(gpath.linalg._reciprocal_condition(M), rel=0.5)
+
+
+def test_a_tiny_pivot_is_decided_without_a_factor_of_its_own(monkeypatch):
+    # A linear kernel in two features, the ridge 1e-6 at twice a pivot's round-off beside the
+    # diagonal at |M| = 40 (the 16 times that resolves it holds only up to |M| ≈ 4): past
+    # that, a point's positive pivot near the ridge is "tiny", and 𝐌's condition number is
+    # some 1e15. Each such point is decided on the estimate from the factor in hand
+    # (O(|M|²)), as LAPACK's estimate from a factor of 𝐌 of its own (O(|M|³), no longer
+    # asked) decides it: refused, the factor exact.
+    import gpath.linalg
+
+    monkeypatch.setattr(gpath.linalg, "_ESTIMATE_FROM_FACTOR", 1)  # (from 128 points on, by default)
+    labels, Q = _linear_margin_problem(40, 2, 0.0)
+    top = 1e-6 / (2 * 41 * gpath.linalg._EPS)
+    Q = Q * (top / (2 * Q.diagonal().max())) + 1e-6 * np.eye(40)
+    lapack, from_factor = gpath.linalg._reciprocal_condition, BorderedFactor._reciprocal_condition_from_factor
+    pairs = []
+    monkeypatch.setattr(BorderedFactor, "_reciprocal_condition_from_factor",
+                        lambda self, tiny: pairs.append((from_factor(self, tiny), lapack(self.matrix))) or pairs[-1][0])
+    asked = count_condition_estimates(monkeypatch)
+    f = BorderedFactor(floor=1e-6)
+    refused = 0
+    for k in range(40):
+        try:
+            f.insert(k, labels[k], Q[k, f.basis], Q[k, k])
+        except SingularMarginError:
+            refused += 1
+    assert refused == len(pairs) == len(asked) == 8
+    for estimate, reference in pairs:
+        assert estimate <= f.rcond and reference <= f.rcond
+        assert estimate == pytest.approx(reference, rel=0.5)
+    big = _bordered(labels[f.basis], Q[np.ix_(f.basis, f.basis)])
+    np.testing.assert_array_equal(f.matrix, big)
+    rhs = np.random.default_rng(1).standard_normal(f.size + 1)
+    x = f.solve(rhs)
+    assert np.abs(big @ x - rhs).max() <= 1e-10 * (np.abs(big).max() * np.abs(x).max() + 1)
 
 
 @pytest.mark.parametrize("bordered", [False, True])
@@ -365,9 +428,7 @@ def test_a_large_block_with_tiny_pivots_but_a_regular_matrix_enters_by_one_new_f
 
     monkeypatch.setattr(gpath.linalg, "_EACH_UP_TO", 0)
     labels, Q = _linear_margin_problem(60, 3, 1e-6)
-    estimates = []
-    original = gpath.linalg._reciprocal_condition
-    monkeypatch.setattr(gpath.linalg, "_reciprocal_condition", lambda M: estimates.append(1) or original(M))
+    estimates = count_condition_estimates(monkeypatch)
     f = BorderedFactor()
     for k in range(10):
         f.insert(k, labels[k], Q[k, f.basis], Q[k, k])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import assert_exact, dataset, reference_svc, snapshot
+from helpers import assert_exact, count_condition_estimates, dataset, reference_svc, snapshot
 from sklearn.utils.estimator_checks import check_estimator
 
 import gpath._smo
@@ -206,11 +206,8 @@ def test_a_linear_kernel_in_two_features_needs_no_condition_estimates(monkeypatc
     # certified reference's. (Not its α: a matrix of condition ~1e12 determines α_M only to
     # some 0.04 along its near-null directions, which move f by the ridge's 1e-6 share of
     # them; the old code's α were as far from the reference's, and as exact.)
-    import gpath.linalg
 
-    estimates = []
-    original = gpath.linalg._reciprocal_condition
-    monkeypatch.setattr(gpath.linalg, "_reciprocal_condition", lambda M: estimates.append(1) or original(M))
+    estimates = count_condition_estimates(monkeypatch)
     X, y = dataset("bananas")
     X, y = X[:600] * 17.3, y[:600]
     Xd = backend.asarray(X)
