@@ -180,7 +180,7 @@ class ActiveSet:
             As :meth:`enter`.
         columns : device array of shape (n, p) or None
             Their columns ``Q[:, ks]``, stored here (none of them may be cached); None: their
-            columns are cached already.
+            columns are taken from the cache (computed where it no longer holds them).
 
         Returns
         -------
@@ -192,7 +192,12 @@ class ActiveSet:
         cache, m = self.cache, self.size
         rows = np.concatenate([self.members, ks])
         if columns is None:
-            slots = [cache.lookup(int(k)) for k in ks]
+            # Claimed one by one, as enter claims them: a column held but not in use may have
+            # given its slot to another point's since (it is computed again).
+            slots = []
+            for k in ks.tolist():
+                slot = cache.lookup(k)
+                slots.append(cache.store(k, self.column(k)) if slot is None else slot)
             q = np.stack([to_host(cache.entries(slot, rows)) for slot in slots])
         else:
             slots = cache.store_block(ks, columns)

@@ -1,4 +1,4 @@
-"""BLAS level-2 routines callable from Numba-compiled code (host, float64).
+"""BLAS routines callable from Numba-compiled code (host, float64).
 
 Numba compiles loops well but not a triangular solve at BLAS speed (blocked, vectorized), and
 it offers no ``trsv`` of its own. SciPy ships the reference interface of its BLAS as Cython
@@ -17,13 +17,14 @@ import numpy as np
 from numba import njit, types
 from numba.extending import get_cython_function_address
 
-__all__ = ["dsymv", "dtrsv_upper"]
+__all__ = ["dsymv", "dtrsm_upper_t", "dtrsv_upper"]
 
 _p = types.voidptr
-for _name in ("dtrsv", "dsymv"):
+for _name in ("dtrsv", "dtrsm", "dsymv"):
     llvm.add_symbol(f"gpath_{_name}", get_cython_function_address("scipy.linalg.cython_blas", _name))
 _dtrsv = types.ExternalFunction("gpath_dtrsv", types.void(_p, _p, _p, _p, _p, _p, _p, _p))
 _dsymv = types.ExternalFunction("gpath_dsymv", types.void(_p, _p, _p, _p, _p, _p, _p, _p, _p, _p))
+_dtrsm = types.ExternalFunction("gpath_dtrsm", types.void(_p, _p, _p, _p, _p, _p, _p, _p, _p, _p, _p))
 
 _L, _N, _T, _U = ord("L"), ord("N"), ord("T"), ord("U")
 
@@ -57,3 +58,22 @@ def dsymv(Q, m, x, out):
     scalars[0], scalars[1] = 1.0, 0.0
     _dsymv(chars[0:].ctypes, ints[0:].ctypes, scalars[0:].ctypes, Q.ctypes, ints[1:].ctypes, x.ctypes,
            ints[2:].ctypes, scalars[1:].ctypes, out.ctypes, ints[2:].ctypes)
+
+
+@njit(cache=True)
+def dtrsm_upper_t(R, m, B):
+    """Each row b of B ← R⁻ᵀ b, for the upper triangle R[:m, :m] of the row-major R, B a
+    C-contiguous float64 array of shape (p, m): one level-3 pass over R for p right-hand
+    sides, where p level-2 solves read it p times (and LAPACK's dtrtrs from Python first
+    copies R[:m, :m] into an array of its own)."""
+    p = B.shape[0]
+    if m == 0 or p == 0:
+        return
+    chars = np.empty(4, dtype=np.uint8)
+    # B by rows is Bᵀ (m × p) by columns; R by rows is the lower triangle Rᵀ by columns.
+    chars[0], chars[1], chars[2], chars[3] = _L, _L, _N, _N  # side, uplo, transa, diag
+    ints = np.empty(4, dtype=np.int32)
+    ints[0], ints[1], ints[2], ints[3] = m, p, R.shape[1], B.shape[1]
+    one = np.ones(1)
+    _dtrsm(chars[0:].ctypes, chars[1:].ctypes, chars[2:].ctypes, chars[3:].ctypes, ints[0:].ctypes,
+           ints[1:].ctypes, one.ctypes, R.ctypes, ints[2:].ctypes, B.ctypes, ints[3:].ctypes)

@@ -57,7 +57,7 @@ from scipy.linalg.lapack import dpotrf, dsycon, dsytrf, dtrtrs
 from scipy.sparse.linalg import LinearOperator, onenormest
 from threadpoolctl import ThreadpoolController
 
-from ._blas import dsymv, dtrsv_upper
+from ._blas import dsymv, dtrsm_upper_t, dtrsv_upper
 from ._threads import in_row_blocks
 
 __all__ = ["BorderedFactor", "SingularMarginError", "all_host_blas_threads", "blas_in_row_blocks",
@@ -813,9 +813,9 @@ class BorderedFactor:
                                      np.ascontiguousarray(q_newB, dtype=np.float64),
                                      np.ascontiguousarray(q_newnew, dtype=np.float64), self.bordered))
         rho = self._rho if m else _shift(float(np.max(np.diag(q_newnew))), self.bordered)
-        y_old = self._y[:m]
-        a12 = q_newB.T + rho * np.outer(y_old, y_new)
-        r12 = _upper_solve_t(self._r[:m, :m], a12) if m else np.zeros((0, p))
+        rows = np.ascontiguousarray(q_newB + rho * np.outer(y_new, self._y[:m]))  # (p, m): A₁₂ᵀ
+        dtrsm_upper_t(self._r, m, rows)
+        r12 = rows.T
         schur = q_newnew + rho * np.outer(y_new, y_new) - r12.T @ r12
         r22, info = dpotrf(schur, lower=False, clean=True, overwrite_a=False)
         top = max(float(np.max(np.diag(q_newnew))) + rho, float(np.max(np.diag(self._r[:m, :m]) ** 2, initial=0.0)))

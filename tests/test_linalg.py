@@ -310,6 +310,23 @@ def test_a_floor_that_float64_cannot_resolve_beside_the_diagonal_is_not_trusted(
     np.testing.assert_array_equal(f.matrix, before)
 
 
+@pytest.mark.parametrize("m,p", [(0, 3), (5, 0), (1, 1), (37, 5), (120, 40)])
+def test_the_block_triangular_solve_reads_the_factors_storage_in_place(m, p):
+    # dtrsm on the upper triangle R[:m, :m] of a larger row-major array (the factor's
+    # storage), p right-hand sides as rows: each row b becomes R⁻ᵀ b; nothing else changes.
+    from gpath._blas import dtrsm_upper_t
+
+    rng = np.random.default_rng(m + p)
+    R = rng.standard_normal((m + 7, m + 7))
+    R[np.diag_indices(m + 7)] = np.abs(R.diagonal()) + 3.0
+    before = R.copy()
+    B = rng.standard_normal((p, m))
+    expected = np.linalg.solve(np.triu(R[:m, :m]).T, B.T).T if m and p else B.copy()
+    dtrsm_upper_t(R, m, B)
+    np.testing.assert_allclose(B, expected, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(R, before)
+
+
 @pytest.mark.parametrize("bordered", [False, True])
 def test_the_condition_estimate_from_the_factor_in_hand_bounds_the_exact_one(bordered):
     # Hager's estimate of ‖𝐌⁻¹‖₁ (with the tiny pivot's column of 𝐌⁻¹) is a lower bound, within
