@@ -762,12 +762,7 @@ class _SimpleRun:
             else:
                 self._enter_block(part.tolist(), factor=False)
                 q_kk = s.active.enter_block(part, s.y_host[part])
-            if q_kk is None:  # a tiny pivot: one at a time, as the iteration enters them
-                for k in part.tolist():
-                    self._enter(k)
-                continue
-            s.place_all(part, M)
-            self.h_max = max(self.h_max, float(q_kk.max()))
+            self._entered_block(part, q_kk)
 
     def _bound_columns(self, bounded: np.ndarray) -> None:
         """:meth:`start_at`'s shares of the bound coefficients ``bounded`` (host ints) in the
@@ -887,19 +882,27 @@ class _SimpleRun:
             return
         if len(entering) > 1:
             # One block step of the factor (level 3: R read once, where one point at a time
-            # reads it per point; Bananas, linear, |Swork| ≈ 1,500: 0.37 ms a point). A tiny
-            # pivot leaves the factor as it was, and the points go one at a time, as below.
+            # reads it per point; Bananas, linear, |Swork| ≈ 1,500: 0.37 ms a point).
             block = np.array(entering, dtype=np.int64)
-            q_kk = s.active.enter_block(block, s.y_host[block])
-            if q_kk is not None:
-                for k in entering:
-                    if s.where[k] == I:  # leaves SC: its share of uC goes
-                        self._upper_share(k, self._column(k), -1.0)
-                s.place_all(block, M)
-                self.h_max = max(self.h_max, float(q_kk.max()))
-                return
-        for k in entering:
-            self._enter(k)
+            self._entered_block(block, s.active.enter_block(block, s.y_host[block]))
+        elif entering:
+            self._enter(entering[0])
+
+    def _entered_block(self, block: np.ndarray, q_kk) -> None:
+        """Finish entering ``block`` (host ints), which :meth:`gpath._active.ActiveSet.enter_block`
+        put into the factor (``q_kk``: their Q[k, k]); where it met a tiny pivot (``q_kk``
+        None, the factor as it was), enter them one at a time (:meth:`_enter`), which decides
+        on each."""
+        if q_kk is None:
+            for k in block.tolist():
+                self._enter(k)
+            return
+        s = self.s
+        for k in block.tolist():
+            if s.where[k] == I:  # leaves SC: its share of uC goes
+                self._upper_share(k, self._column(k), -1.0)
+        s.place_all(block, M)
+        self.h_max = max(self.h_max, float(q_kk.max()))
 
     def _new_columns(self, new: np.ndarray):
         """The columns ``H[:, new]`` (device, shape (n, len(new))) of points whose columns are

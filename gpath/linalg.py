@@ -847,8 +847,7 @@ class BorderedFactor:
             self._rho = rho
         if tiny:  # (the updated factor would be inaccurate: 𝐌 factored anew)
             try:
-                smallest = m + int(np.argmin(np.diag(r22))) if info == 0 else -1
-                if from_factor and self._reciprocal_condition_from_factor(smallest) <= self.rcond:
+                if from_factor and self._reciprocal_condition_from_factor(m + int(np.argmin(np.diag(r22)))) <= self.rcond:
                     raise SingularMarginError("the margin matrix with the block is numerically singular")
                 self.refactor()
             except SingularMarginError:

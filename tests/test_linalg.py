@@ -352,12 +352,12 @@ def test_the_condition_estimate_from_the_factor_in_hand_bounds_the_exact_one(bor
 
 
 def test_a_tiny_pivot_is_decided_without_a_factor_of_its_own(monkeypatch):
-    # A linear kernel in two features, the ridge 1e-6 at twice a pivot's round-off beside the
-    # diagonal at |M| = 40 (the 16 times that resolves it holds only up to |M| ≈ 4): past
-    # that, a point's positive pivot near the ridge is "tiny", and 𝐌's condition number is
-    # some 1e15. Each such point is decided on the estimate from the factor in hand
-    # (O(|M|²)), as LAPACK's estimate from a factor of 𝐌 of its own (O(|M|³), no longer
-    # asked) decides it: refused, the factor exact.
+    # A linear kernel in two features, the ridge 1e-6 near a pivot's round-off beside the
+    # diagonal: past the third point every pivot is of the ridge's size, "tiny", and 𝐌's
+    # condition number some 1e15. Where the floor does not vouch for such a pivot (8 points,
+    # at |M| = 20–32), the estimate from the factor in hand (O(|M|²)) decides, as LAPACK's
+    # estimate from a factor of 𝐌 of its own (O(|M|³), no longer asked) would: refused, the
+    # factor exact.
     import gpath.linalg
 
     monkeypatch.setattr(gpath.linalg, "_ESTIMATE_FROM_FACTOR", 1)  # (from 128 points on, by default)

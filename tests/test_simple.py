@@ -222,7 +222,7 @@ def test_a_linear_kernel_in_two_features_needs_no_condition_estimates(monkeypatc
     assert np.abs(to_host(model.decision_function(Xd)) - f_ref).max() <= 1e-7 * np.abs(f_ref).max()
 
 
-def test_an_iterations_block_enters_by_one_factor_step_or_one_point_at_a_time_alike(monkeypatch):
+def test_an_iterations_block_enters_by_one_factor_step_or_one_point_at_a_time_alike(monkeypatch, backend):
     # Several violators entering together go into the factor by one block step (level 3: R
     # read once); where the block meets a tiny pivot they go one at a time. Both ways give the
     # same exact model (Bananas × 17.3, linear: |Swork| = 254, blocks of up to 14).
@@ -230,13 +230,14 @@ def test_an_iterations_block_enters_by_one_factor_step_or_one_point_at_a_time_al
 
     X, y = dataset("bananas")
     X, y = X[:600] * 17.3, y[:600]
+    Xd, yd = backend.asarray(X), backend.asarray(y)
     original, blocks = BorderedFactor.insert_block, []
     monkeypatch.setattr(BorderedFactor, "insert_block",
                         lambda self, points, *args: blocks.append(len(points)) or original(self, points, *args))
-    by_blocks = SimpleSVC(C=1.2, kernel="linear", init="closest_pair", random_state=0).fit(X, y)
+    by_blocks = SimpleSVC(C=1.2, kernel="linear", init="closest_pair", random_state=0).fit(Xd, yd)
     assert len(blocks) > 10 and max(blocks) > 8
     monkeypatch.setattr(BorderedFactor, "insert_block", lambda self, *args: False)
-    by_points = SimpleSVC(C=1.2, kernel="linear", init="closest_pair", random_state=0).fit(X, y)
+    by_points = SimpleSVC(C=1.2, kernel="linear", init="closest_pair", random_state=0).fit(Xd, yd)
     # (Exact as the test above has it: the KKT conditions from scratch and the reference's
     # decision values; α_M is determined only to some 0.04 along the near-null directions.)
     ref = reference_svc(X, np.where(y == by_blocks.classes_[1], 1.0, -1.0), 1.2, "linear", 1.0, 3, 0.0,
@@ -244,8 +245,8 @@ def test_an_iterations_block_enters_by_one_factor_step_or_one_point_at_a_time_al
     assert ref.certified
     f_ref = ref.decision_function(X)
     for model in (by_blocks, by_points):
-        assert model.check_kkt(X, y) <= 1e-9
-        assert np.abs(model.decision_function(X) - f_ref).max() <= 1e-7 * np.abs(f_ref).max()
+        assert model.check_kkt(Xd, y) <= 1e-9
+        assert np.abs(to_host(model.decision_function(Xd)) - f_ref).max() <= 1e-7 * np.abs(f_ref).max()
 
 
 # ---------------------------------------------------------------- the paper's measures
