@@ -44,9 +44,12 @@ __all__ = ["CPath", "CVErrorPath", "MSEPath", "c_path", "decision_values", "erro
            "mean_squared_error_paths", "path_error_steps", "squared_error_path"]
 
 # The margin equations are re-checked (one n × |M| product) every this many breakpoints, and
-# repaired when their residual, relative to the scale of y f, exceeds _REFINE_TOL.
+# repaired when their residual, relative to the scale of y f, exceeds _REFINE_TOL; at C_max,
+# which the model keeps, when it exceeds _END_TOL, round-off (a fit's own end): one long
+# segment with 𝐌's condition near 1e10 left 8.6e-12 there, decision values 1e-4 off.
 _CHECK_EVERY = 64
 _REFINE_TOL = 1e-10
+_END_TOL = 1e-14
 # The driver u may come from the start's margins while their round-off over C is below this
 # share of u, about u's own (else from kernel blocks: :meth:`_CPathRun._driver_from_margins`).
 _DRIVER_TOL = 1e-14
@@ -237,7 +240,7 @@ class _CPathRun:
             _cpath_numba.follow(self, _CHECK_EVERY)
         else:
             self._run()
-        self._refine()
+        self._refine(_END_TOL)
         self._record(replace=self.rec[0][self.rec[4][0] - 1] == s.C)
 
     def _run(self) -> None:
@@ -327,17 +330,17 @@ class _CPathRun:
         return PathError(f"broken invariant: the margin set is empty but y_I^T w_I = {self.delta:.3g} != 0 "
                          f"(y^T alpha would not vanish) at C = {self.s.C:.6g}")
 
-    def _refine(self) -> None:
+    def _refine(self, tol: float = _REFINE_TOL) -> None:
         """Check the margin equations against α (:meth:`SVCState.margin_residual`, one product
         with the margin columns) relative to the scale of y f, ``1 + max_k Q_kk Σ α``; past
-        ``_REFINE_TOL`` repair them (:meth:`SVCState.refine`: refactor, correct, fresh margins)
+        ``tol`` repair them (:meth:`SVCState.refine`: refactor, correct, fresh margins)
         and recompute the driver u from kernel blocks."""
         s = self.s
         self._sync()
         scale = 1.0 + self.q_max * float(np.sum(s.alpha)) + self.shift_max
         residual = float(np.abs(s.margin_residual()).max()) / scale
-        if residual > _REFINE_TOL:
-            s.refine(_REFINE_TOL)
+        if residual > tol:
+            s.refine(tol)
             self.n_refinements += 1
             self.u = self._upper_share(np.flatnonzero(self.in_I))
 

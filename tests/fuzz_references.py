@@ -122,9 +122,7 @@ def trial(seed: int) -> str | None:
         else:
             kkt = model.check_kkt(Xr, yr) if what == "simple" else model.check_kkt()
             pairs = list(_pair_values(model, Xr, yr, wr, C, kernel, gamma))
-        # (the bound n ε Σ|terms| counted in f's scale: a difference up to it stays below TOLERANCE)
-        errors = [np.abs(f - f_ref).max() / (1.0 + np.abs(f_ref).max() + len(rows) * EPS * terms / TOLERANCE)
-                  for f, f_ref, ok, terms in pairs if ok]
+        errors = [_difference(f - f_ref, f_ref, terms) for f, f_ref, ok, terms in pairs if ok]
         if kkt > 1e-9 or (errors and max(errors) > TOLERANCE):
             return f"kkt {kkt:.1e}, largest difference from the reference {max(errors, default=0.0):.1e}"
         return None
@@ -211,8 +209,9 @@ def _path_trial(rng, X, kernel, gamma):
                                                                 ridge=model.ridge)
             f_ref = ref.decision_function(X)
         gap = f - f_ref
-        error = np.abs(gap - gap.mean()).max() / (1.0 + np.abs(f_ref).max()) if ref.certified else 0.0
-        if kkt > 1e-9 or error > 1e-6:
+        coef = ref.beta if regression else ref.y * ref.alpha
+        error = _difference(gap - gap.mean(), f_ref, _terms(X, ref.X, coef, ref.params)) if ref.certified else 0.0
+        if kkt > 1e-9 or error > TOLERANCE:
             return f"{what}: at C={C:.6g}: kkt {kkt:.1e}, largest difference from the reference {error:.1e}"
     return None
 
@@ -320,6 +319,14 @@ def _pair_values(model, X, y, weights, C, kernel, gamma):
         else:
             continue
         yield f, ref.decision_function(X), ref.certified, _terms(X, ref.X, ref.y * ref.alpha, ref.params)
+
+
+def _difference(gap, f_ref, terms):
+    """The largest difference ``gap`` of decision values from the reference's ``f_ref`` (shape
+    (n,)) relative to their scale, in which float64's bound on the error of f's own sum,
+    n ε Σ|terms|, counts 1/TOLERANCE times: a difference up to that bound stays below
+    TOLERANCE."""
+    return float(np.abs(gap).max()) / (1.0 + float(np.abs(f_ref).max()) + gap.size * EPS * terms / TOLERANCE)
 
 
 def _terms(X, X_ref, coef, params):

@@ -247,6 +247,27 @@ def test_wide_range_up_to_1e6_stays_exact():
         assert np.abs(f - f_simple).max() <= 1e-7 * np.abs(f_simple).max()
 
 
+def test_a_long_segment_ends_as_exact_as_a_fit(backend):
+    """One segment from C = 1 to 4,000 (no event between) with 𝐌 near-singular: a rank-one
+    kernel (x x')² on 112 Gaussian points, 57 of them on the margin, the ridge 1e-6 holding
+    𝐌's condition near 1e10. The step's round-off left the end's margin equations 8.6e-12 off
+    (within the periodic check's 1e-10) and its decision values 1e-4 from the reference's; the
+    end is refined to round-off, as a fit ends. (``fuzz_references.py`` found it, seed
+    36,008,150.)"""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(112, 1))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=112) > 0, 1, -1)
+    params = dict(kernel="poly", degree=2, gamma=7.0, coef0=0.0)
+    model = SVCPath(C_min=1.0, C_max=4e3, **params).fit(backend.asarray(X), backend.asarray(y))
+    assert model.path_.Cs.tolist() == [1.0, 4e3] and model.path_.margin_size[-1] > 40
+    for C in (4e3, 2e3):
+        assert model.check_kkt(C) <= 1e-13, C
+        # (α itself is fixed only to about 1e-6 C by so ill-conditioned an 𝐌: no α comparison)
+        f_ref = exact_svc(X, y.astype(float), C, ridge=model.ridge, **params).decision_function(X)
+        f = backend.check(model.decision_function(backend.asarray(X), C), (112,))
+        assert np.abs(f - f_ref).max() <= 1e-6 * np.abs(f_ref).max(), C
+
+
 def test_error_steps_are_exact_on_a_hand_made_path():
     Cs = np.array([1.0, 2.0, 2.0, 4.0])
     # point 0: +1 throughout; point 1: crosses 0 at C = 1.5 going down; point 2: jumps at C = 2
