@@ -154,6 +154,10 @@ class _CPathRun:
         self.events = events
         self.w = s.upper / s.C
         self.in_I = s.where == I
+        # The driver comes from the start's margins: they must hold to round-off. A fit
+        # refines to 1e-10, and each unit of C carries u's share of that error on to the
+        # margins: its 4.9e-11 moved decision values 4e-5 at 5,000 times C_min.
+        s.refine(_END_TOL)
         self.u = self._driver_from_margins()
         self.delta = float(s.y_host[self.in_I] @ self.w[self.in_I])
         # max_k Q_kk and the largest level offset |shift|, for the scale of y f (as
