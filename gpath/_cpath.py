@@ -44,12 +44,13 @@ __all__ = ["CPath", "CVErrorPath", "MSEPath", "c_path", "decision_values", "erro
            "mean_squared_error_paths", "path_error_steps", "squared_error_path"]
 
 # The margin equations are re-checked (one n × |M| product) every this many breakpoints, and
-# repaired when their residual, relative to the scale of y f, exceeds _REFINE_TOL; at C_max,
-# which the model keeps, when it exceeds _END_TOL, round-off (a fit's own end): one long
-# segment with 𝐌's condition near 1e10 left 8.6e-12 there, decision values 1e-4 off.
+# repaired when their residual, relative to the scale of y f, exceeds _REFINE_TOL. At the
+# start, which every later point follows from, and at C_max, which the model keeps, they are
+# held to round-off, _ROUND_OFF: with 𝐌's condition near 1e10, residuals of 1e-11 there moved
+# decision values by 1e-4 (tests/test_cpath.py).
 _CHECK_EVERY = 64
 _REFINE_TOL = 1e-10
-_END_TOL = 1e-14
+_ROUND_OFF = 1e-14
 # The driver u may come from the start's margins while their round-off over C is below this
 # share of u, about u's own (else from kernel blocks: :meth:`_CPathRun._driver_from_margins`).
 _DRIVER_TOL = 1e-14
@@ -156,8 +157,8 @@ class _CPathRun:
         self.in_I = s.where == I
         # The driver comes from the start's margins: they must hold to round-off. A fit
         # refines to 1e-10, and each unit of C carries u's share of that error on to the
-        # margins: its 4.9e-11 moved decision values 4e-5 at 5,000 times C_min.
-        s.refine(_END_TOL)
+        # margins: a start at 2.1e-11 moved decision values 1e-4 by 37,000 times C_min.
+        s.refine(_ROUND_OFF)
         self.u = self._driver_from_margins()
         self.delta = float(s.y_host[self.in_I] @ self.w[self.in_I])
         # max_k Q_kk and the largest level offset |shift|, for the scale of y f (as
@@ -179,8 +180,9 @@ class _CPathRun:
     def _driver_from_margins(self):
         """u from the exact margins of the start: ``y f = Q[:, M] α_M + C Q[:, I] w_I + y b``, so
         ``u = (y f − Q[:, M] α_M − y b) / C`` (one product with the cached margin columns, no
-        kernel evaluation). Its round-off, ε·(1 + C Σ|Q|)/C, is that of y f over C: relative to
-        u, the size of y f's own. The periodic check repairs the rest (:meth:`_refine`).
+        kernel evaluation). Its round-off, ε·(1 + C Σ|Q|)/C, is that of y f over C (the start
+        is refined to round-off first): relative to u, the size of y f's own. The periodic
+        check repairs the rest (:meth:`_refine`).
 
         A state with a linear term (ε-SVR) stores ``y f + shift``, and its shift (the targets)
         can dwarf ``C Q[:, I] w_I`` at a small C_min: taking the shift off leaves u the
@@ -244,7 +246,7 @@ class _CPathRun:
             _cpath_numba.follow(self, _CHECK_EVERY)
         else:
             self._run()
-        self._refine(_END_TOL)
+        self._refine(_ROUND_OFF)
         self._record(replace=self.rec[0][self.rec[4][0] - 1] == s.C)
 
     def _run(self) -> None:

@@ -17,7 +17,7 @@ from gpath._cpath import c_path, error_steps, interpolate
 from gpath._engine import Engine
 from gpath.cpath import start_state
 from gpath.kernels import Kernel
-from gpath.reference import exact_svc, kernel_matrix, kkt_violation
+from gpath.reference import _solve_sets, exact_svc, kernel_matrix, kkt_violation
 
 
 def subset(name, n, seed=0):
@@ -249,19 +249,13 @@ def test_wide_range_up_to_1e6_stays_exact():
 
 def resolved_values(X, y_pm, alpha, C, ridge, **params):
     """The decision values on X of the solution that α's index sets give, their margin
-    equations re-solved in float64 (numpy's dense solve), and its KKT violation from scratch:
+    equations re-solved in float64 (the reference's dense solve), and its KKT violation from scratch:
     the sets certified by it, the numbers independent of how the path found them. (LIBSVM,
     the usual reference, takes 10–18 s a C on the problems below.)"""
     K = kernel_matrix(X, X, params["kernel"], params["gamma"], params["degree"], params["coef0"])
     Q = np.outer(y_pm, y_pm) * (K + ridge * np.eye(len(y_pm)))
-    at_c, m = alpha == C, np.flatnonzero((alpha > 0) & (alpha < C))
-    coef = np.where(at_c, C, 0.0)
-    big = np.zeros((m.size + 1, m.size + 1))
-    big[0, 1:] = big[1:, 0] = y_pm[m]
-    big[1:, 1:] = Q[np.ix_(m, m)]
-    rhs = np.concatenate([[-(y_pm @ coef)], 1.0 - Q[m] @ coef])
-    solution = np.linalg.solve(big, rhs)
-    coef[m], b = solution[1:], solution[0]
+    coef, b, m, solution = _solve_sets(Q, y_pm, C, alpha == C, (alpha > 0) & (alpha < C), np.ones(len(y_pm)))
+    coef[m] = solution
     return K @ (y_pm * coef) + b, kkt_violation(Q, y_pm, coef, b, C)
 
 
