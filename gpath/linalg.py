@@ -356,13 +356,13 @@ def _solve(R, Q, y, g, qs, top, m, rho, rhs, x, xs, work, bordered, scale):
 
 
 @njit(cache=True)
-def _norm1(Q, qs, m, top, bordered):
-    """‖𝐌‖₁, the largest column sum of |𝐌| (Q read by slot: a free slot's row below ``top``
-    is zero; the border's column sums |y_i| = 1 over the margin points)."""
-    best = float(m) if bordered else 0.0
+def _norm1(Q, qs, m, top, border):
+    """‖𝐌‖₁, the largest column sum of |𝐌| with its border ``border``·y (0: none; Q read by
+    slot: a free slot's row below ``top`` is zero)."""
+    best = border * m
     for i in range(m):
         row = Q[qs[i]]
-        total = 1.0 if bordered else 0.0
+        total = border
         for j in range(top):
             total += abs(row[j])
         best = max(best, total)
@@ -550,7 +550,9 @@ class BorderedFactor:
     Parameters
     ----------
     rcond : float, default 1e-13
-        𝐌 with a reciprocal condition number below ``rcond`` is numerically singular:
+        𝐌 with a reciprocal condition number below ``rcond`` is numerically singular (𝐌 with
+        its border scaled by the largest diagonal entry, so that the kernel's scale does not
+        count):
         :meth:`insert` then raises :class:`SingularMarginError` (checked, by LAPACK's estimate
         of the 1-norm condition number, only when the new Cholesky pivot is tiny, below 1e-8 of
         the diagonal, and not above a resolved floor).
@@ -675,14 +677,28 @@ class BorderedFactor:
         """𝐌 in factor order (a new array: |M| + 1 square, or |M| without the border)."""
         return self._bordered(self._y[: self.m], self._q_mm())
 
-    def _bordered(self, y: np.ndarray, q: np.ndarray) -> np.ndarray:
-        """[[0, yᵀ], [y, q]], or q itself without the border (a new array)."""
+    def _bordered(self, y: np.ndarray, q: np.ndarray, border: float = 1.0) -> np.ndarray:
+        """[[0, border·yᵀ], [border·y, q]], or q itself without the border (a new array)."""
         if not self.bordered:
             return q
         big = np.zeros((q.shape[0] + 1, q.shape[0] + 1))
-        big[0, 1:] = big[1:, 0] = y
+        big[0, 1:] = big[1:, 0] = border * y
         big[1:, 1:] = q
         return big
+
+    def _scaled(self, y: np.ndarray, q: np.ndarray) -> np.ndarray:
+        """𝐌 of labels ``y`` and matrix ``q`` with its border scaled for a condition estimate
+        (:meth:`_border_scale`; a new array)."""
+        return self._bordered(y, q, self._border_scale(np.diag(q)))
+
+    def _border_scale(self, diagonal: np.ndarray) -> float:
+        """The border's scale ρ in the condition estimates: the largest ``diagonal`` entry of Q
+        (1 for an all-zero diagonal; 0 without the border). D 𝐌 D = [[0, ρ yᵀ], [ρ y, Q]], with
+        D = diag(ρ, I), is singular where 𝐌 is, and its condition number does not change with
+        the kernel's scale, where 𝐌's grows with its square (K ≈ 10¹²: a linear kernel on
+        features of size 10⁶, where 𝐌 of 14 margin points read 1e-20 for a D 𝐌 D of 1e-11;
+        SimpleSVM took it for singular, stepped along no null direction, and cycled)."""
+        return _shift(float(np.max(diagonal, initial=0.0)), self.bordered)
 
     def copy(self, into: BorderedFactor | None = None) -> BorderedFactor:
         """An independent copy (the path is transactional: it works on a copy). It copies the
@@ -860,11 +876,12 @@ class BorderedFactor:
         return True
 
     def _with_block(self, y_new: np.ndarray, q_newB: np.ndarray, q_newnew: np.ndarray) -> np.ndarray:
-        """𝐌 with the points of :meth:`insert_block` appended (a new array, factor order)."""
+        """𝐌 with the points of :meth:`insert_block` appended, its border scaled for the
+        condition estimate (:meth:`_scaled`; a new array, factor order)."""
         m, p = self.m, y_new.shape[0]
         q = np.empty((m + p, m + p))
         q[:m, :m], q[m:, :m], q[:m, m:], q[m:, m:] = self._q_mm(), q_newB, q_newB.T, q_newnew
-        return self._bordered(np.concatenate([self._y[:m], y_new]), q)
+        return self._scaled(np.concatenate([self._y[:m], y_new]), q)
 
     def _insert_tiny_pivot(self, point, y_k, q_kB, q_kk, d2) -> None:
         """A pivot this small may be round-off of an exact zero: the condition number of 𝐌
@@ -884,7 +901,7 @@ class BorderedFactor:
                 self._append_row(q_kB, y_k, math.sqrt(d2))
                 rcond = self._reciprocal_condition_from_factor(m)
             else:
-                rcond = _reciprocal_condition(self.matrix)
+                rcond = _reciprocal_condition(self._scaled(self._y[: m + 1], self._q_mm()))
             if rcond <= self.rcond:
                 q_max = float(np.max(np.abs(np.diagonal(self._q)[self._qs[: m + 1]])))
                 raise SingularMarginError(
@@ -913,7 +930,7 @@ class BorderedFactor:
             self._g[m] = (y_k - r @ self._g[:m]) / d
 
     def _reciprocal_condition_from_factor(self, tiny: int) -> float:
-        """1 / κ₁(𝐌) estimated from the factor in hand, ``tiny`` the position of its
+        """1 / κ₁(D 𝐌 D) (:meth:`_border_scale`) estimated from the factor in hand, ``tiny`` the position of its
         smallest new pivot: ‖𝐌‖₁ exactly; ‖𝐌⁻¹‖₁ by Hager's estimate as Higham refined it
         (SciPy's ``onenormest`` with one column: the iteration of LAPACK's dlacn2, which dsycon
         runs), with the column of 𝐌⁻¹ at ``tiny`` beside it. That column holds the inverse of
@@ -927,18 +944,23 @@ class BorderedFactor:
         m, bordered = self.m, self.bordered
         n = m + bordered
         arrays = self.arrays
+        # Of D 𝐌 D, the border scaled by ρ (:meth:`_border_scale`): (D 𝐌 D)⁻¹ = D⁻¹ 𝐌⁻¹ D⁻¹.
+        rho = self._border_scale(np.diagonal(self._q)[self._qs[:m]])
+        unscale = np.ones(n)
+        if bordered:
+            unscale[0] = 1.0 / rho
 
         def solve(v):
             x = np.empty(n)
-            factor_solve(*arrays, np.ascontiguousarray(v, dtype=np.float64).reshape(n), x, bordered, False)
-            return x
+            factor_solve(*arrays, np.ascontiguousarray(unscale * np.ravel(v), dtype=np.float64), x, bordered, False)
+            return unscale * x
 
         unit = np.zeros(n)
         unit[tiny + bordered] = 1.0
         column = solve(unit)
         inverse = max(onenormest(LinearOperator((n, n), matvec=solve, rmatvec=solve, dtype=np.float64), t=1),
                       float(np.abs(column).sum()))
-        norm = _norm1(self._q, self._qs, m, self._top, bordered)
+        norm = _norm1(self._q, self._qs, m, self._top, rho)
         return 1.0 / (norm * inverse) if inverse > 0.0 else 0.0
 
     def delete(self, k: int) -> None:

@@ -7,7 +7,7 @@ import io
 
 import numpy as np
 import pytest
-from helpers import dataset, snapshot
+from helpers import dataset, resolved_values, snapshot
 from sklearn.exceptions import NotFittedError
 
 import gpath
@@ -17,7 +17,7 @@ from gpath._cpath import c_path, error_steps, interpolate
 from gpath._engine import Engine
 from gpath.cpath import start_state
 from gpath.kernels import Kernel
-from gpath.reference import _solve_sets, exact_svc, kernel_matrix, kkt_violation
+from gpath.reference import exact_svc, kernel_matrix
 
 
 def subset(name, n, seed=0):
@@ -245,18 +245,6 @@ def test_wide_range_up_to_1e6_stays_exact():
         np.testing.assert_allclose(alpha, simple.alpha_, rtol=0, atol=1e-6 * C)
         f_simple = simple.decision_function(X)
         assert np.abs(f - f_simple).max() <= 1e-7 * np.abs(f_simple).max()
-
-
-def resolved_values(X, y_pm, alpha, C, ridge, **params):
-    """The decision values on X of the solution that α's index sets give, their margin
-    equations re-solved in float64 (the reference's dense solve), and its KKT violation from scratch:
-    the sets certified by it, the numbers independent of how the path found them. (LIBSVM,
-    the usual reference, takes 10–18 s a C on the problems below.)"""
-    K = kernel_matrix(X, X, params["kernel"], params["gamma"], params["degree"], params["coef0"])
-    Q = np.outer(y_pm, y_pm) * (K + ridge * np.eye(len(y_pm)))
-    coef, b, m, solution = _solve_sets(Q, y_pm, C, alpha == C, (alpha > 0) & (alpha < C), np.ones(len(y_pm)))
-    coef[m] = solution
-    return K @ (y_pm * coef) + b, kkt_violation(Q, y_pm, coef, b, C)
 
 
 def check_ill_conditioned(backend, model, X, y, Cs):

@@ -103,6 +103,40 @@ def test_near_duplicate_point_with_a_tiny_pivot_enters_by_a_new_factor(gap):
     assert g.size == 30
 
 
+@pytest.mark.parametrize("from_factor", [False, True])
+def test_whether_a_tiny_pivot_is_singular_does_not_depend_on_the_kernels_scale(monkeypatch, from_factor):
+    # The near duplicates above (a pivot of 1e-10 of the diagonal: regular; 1e-18: singular)
+    # with Q scaled by c, as features of size √c scale a linear kernel: 𝐌's border of ones
+    # does not scale with Q, and 𝐌's condition number grows as c or 1 / c. Regular must stay
+    # regular at every c (at c = 10¹², 𝐌 of 31 points read 1e-22 and SimpleSVM took it for
+    # singular: fuzz_real_data seed 22,124), and singular stay singular.
+    import gpath.linalg
+
+    if from_factor:
+        monkeypatch.setattr(gpath.linalg, "_ESTIMATE_FROM_FACTOR", 1)
+    rng = np.random.default_rng(3)
+    pool = rng.standard_normal((30, 3))
+    labels = np.append(rng.choice([-1.0, 1.0], 30), 1.0)
+    labels[0] = 1.0
+    for gap, regular in ((1e-5, True), (1e-9, False)):
+        points = np.vstack([pool, pool[:1] + gap])
+        Q = labels[:, None] * labels[None] * np.exp(-0.5 * ((points[:, None] - points[None]) ** 2).sum(-1))
+        for c in (1e-8, 1e-4, 1.0, 1e4, 1e8, 1e12):
+            f = BorderedFactor()
+            for k in range(30):
+                f.insert(k, labels[k], c * Q[k, f.basis], c * Q[k, k])
+            if regular:
+                f.insert(30, labels[30], c * Q[30, f.basis], c * Q[30, 30])
+                big = _bordered(labels, c * Q)
+                rhs = rng.standard_normal(32)
+                x = f.solve(rhs)
+                assert np.abs(big @ x - rhs).max() <= 1e-8 * (np.abs(big).max() * np.abs(x).max() + 1)
+            else:
+                with pytest.raises(SingularMarginError, match="ridge > 0"):
+                    f.insert(30, labels[30], c * Q[30, f.basis], c * Q[30, 30])
+                assert f.size == 30
+
+
 def test_empty_margin_solve_raises():
     with pytest.raises(SingularMarginError, match="empty"):
         BorderedFactor().solve(np.zeros(1))
@@ -344,7 +378,7 @@ def test_the_condition_estimate_from_the_factor_in_hand_bounds_the_exact_one(bor
             f.insert(k, labels[k], Q[k, f.basis], Q[k, k])
         for k in (n // 2, 0):
             f.delete(k)
-            M = f.matrix
+            M = f._scaled(labels[f.basis], Q[np.ix_(f.basis, f.basis)])  # (its border scaled by ρ)
             exact = 1.0 / np.linalg.cond(M, 1)
             estimate = f._reciprocal_condition_from_factor(f.size - 1)
             assert exact * (1 - 1e-8) <= estimate <= 3.0 * exact
@@ -367,7 +401,8 @@ def test_a_tiny_pivot_is_decided_without_a_factor_of_its_own(monkeypatch):
     lapack, from_factor = gpath.linalg._reciprocal_condition, BorderedFactor._reciprocal_condition_from_factor
     pairs = []
     monkeypatch.setattr(BorderedFactor, "_reciprocal_condition_from_factor",
-                        lambda self, tiny: pairs.append((from_factor(self, tiny), lapack(self.matrix))) or pairs[-1][0])
+                        lambda self, tiny: pairs.append((from_factor(self, tiny), lapack(self._scaled(
+                            labels[self.basis], Q[np.ix_(self.basis, self.basis)])))) or pairs[-1][0])
     asked = count_condition_estimates(monkeypatch)
     f = BorderedFactor(floor=1e-6)
     refused = 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import assert_exact, count_condition_estimates, dataset, reference_svc, snapshot
+from helpers import assert_exact, count_condition_estimates, dataset, reference_svc, resolved_values, snapshot
 from sklearn.utils.estimator_checks import check_estimator
 
 import gpath._smo
@@ -220,6 +220,38 @@ def test_a_linear_kernel_in_two_features_needs_no_condition_estimates(monkeypatc
     assert ref.certified
     f_ref = ref.decision_function(X)
     assert np.abs(to_host(model.decision_function(Xd)) - f_ref).max() <= 1e-7 * np.abs(f_ref).max()
+
+
+@pytest.mark.parametrize("scale", [100.0, 510.0])
+def test_the_iteration_does_not_depend_on_the_kernels_scale(backend, scale):
+    # Breast cancer's raw features (up to 4e3) times 100 or 510 on a linear kernel, C divided
+    # by the scale's square: K up to 1e12 instead of 5e7, the same problem as the unscaled one
+    # with the ridge divided by the scale's square. Its margin matrix read as singular (its
+    # condition number grew with K's square: see test_linalg's
+    # test_whether_a_tiny_pivot_is_singular_does_not_depend_on_the_kernels_scale): SimpleSVM
+    # stepped along null directions that were none, its objective rose, and it cycled to its
+    # cap of 7,000 iterations, where unscaled it takes some 50, and took what it had for a
+    # stall at round-off: check_kkt() read 1e-11 (relative to y f's scale, 1e9), its decision
+    # values were 0.3–0.5 % off the exact ones. (fuzz_real_data seed 22,124 cycled into a
+    # PathError.) Now it iterates as unscaled, to the model that its index sets certify
+    # (LIBSVM agrees, in 15–40 s a problem).
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    X, y = X[:300], y[:300]
+    C, ridge = 26.01 / scale**2, 1e-6
+    unscaled = SimpleSVC(C=C * scale**2, kernel="linear", ridge=ridge / scale**2).fit(X, y)
+    X = X * scale
+    Xd = backend.asarray(X)
+    model = SimpleSVC(C=C, kernel="linear", ridge=ridge).fit(Xd, backend.asarray(y))
+    assert model.fit_stats_.converged and model.n_iter_[0] <= 2 * unscaled.n_iter_[0] + 10
+    assert model.check_kkt(Xd, y) <= 1e-9
+    alpha = np.zeros(len(y))
+    alpha[to_host(model.support_)] = np.abs(to_host(model.dual_coef_)[0])
+    f_ref, kkt = resolved_values(X, np.where(y == 1, 1.0, -1.0), alpha, C, ridge, kernel="linear", gamma=1.0,
+                                 degree=3, coef0=0.0)
+    assert kkt <= 1e-9
+    assert np.abs(to_host(model.decision_function(Xd)) - f_ref).max() <= 1e-6 * np.abs(f_ref).max()
 
 
 def test_an_iterations_block_enters_by_one_factor_step_or_one_point_at_a_time_alike(monkeypatch, backend):
