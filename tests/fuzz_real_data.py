@@ -17,8 +17,12 @@ Each model is checked on its training rows against a Gram matrix computed here
 (:func:`gpath.reference.kernel_matrix`): the KKT conditions (C-SVC by
 :func:`gpath.reference.kkt_violation`, ε-SVR on its doubled problem) to 1e-8 of the scale of f,
 the decision values of the published ``support_``, ``dual_coef_`` and ``intercept_`` against
-``decision_function`` (``predict``) to 1e-9 of that scale, ``check_kkt()`` to 1e-9, and,
-where LIBSVM is quick (C-SVC, not linear, C ≤ 10³, at most 1,500 rows), the decision values
+``decision_function`` (``predict``) to 1e-9 of that scale, ``check_kkt()`` to 1e-9; for
+C-SVC also the margin conditions in units of y f (to 1e-6 beyond 1,000 ε times the scale of
+f: at large scales 1e-8 of it is many units of y f), and the decision values against those of
+the model's own index sets re-solved in float64 and certified
+(``helpers.resolved_values``: no LIBSVM, so linear kernels, large C and many rows too; to 1e-6
+of the largest |f| beyond that round-off); and, where LIBSVM is quick (C-SVC, not linear, C ≤ 10³, at most 1,500 rows), the decision values
 against the certified reference's (:func:`gpath.reference.exact_svc`) to 1e-6. A clear
 refusal (``PathError`` beyond float64, ``SingularMarginError``) is printed, not counted. A
 trial that takes more than 20 s is printed as slow (not counted: a speed to look into).
@@ -34,6 +38,7 @@ import time
 
 import numpy as np
 from fuzz_references import search
+from helpers import resolved_values
 
 from gpath import IncrementalSVC, IncrementalSVR, PathError, SimpleSVC
 from gpath.linalg import SingularMarginError
@@ -64,6 +69,14 @@ def _svr_violation(K, z, beta, b, C, epsilon, ridge) -> float:
     Q = y2[:, None] * y2[None, :] * K[np.ix_(twice, twice)] + ridge * np.eye(2 * n)
     alpha = np.stack([np.maximum(beta, 0.0), np.maximum(-beta, 0.0)], axis=1).reshape(-1)
     return kkt_violation(Q, y2, alpha, b, C, y2 * z[twice] - epsilon)
+
+
+def _margin_violation(yf, alpha, C) -> float:
+    """The largest violation of the margin conditions (units of y f, its ridge share ridge·α
+    included in ``yf``): y f ≥ 1 where α < C, y f ≤ 1 where α > 0."""
+    below = np.where(alpha < C * (1 - 1e-12), 1.0 - yf, 0.0)
+    above = np.where(alpha > 0, yf - 1.0, 0.0)
+    return float(max(below.max(), above.max(), 0.0))
 
 
 def trial(seed: int) -> str | None:
@@ -137,6 +150,26 @@ def trial(seed: int) -> str | None:
     consistency = float(np.max(np.abs(published - f))) / f_scale
     if consistency > 1e-9:
         wrong.append(f"decision values {consistency:.3g} from the published coefficients'")
+    if not svr:
+        # Relative to the scale of f, a KKT violation of 1e-8 is up to 45 in units of y f where
+        # float64 resolves y f to 1e-6 (f's scale 4.5e9, the most a fit accepts): the margins
+        # must hold to their round-off in those units too.
+        round_off = 1e3 * np.finfo(np.float64).eps * f_scale
+        alpha = np.abs(coef)
+        off = _margin_violation(y_pm * f + model.ridge * alpha, alpha, C)
+        if off > 1e-6 + round_off:
+            wrong.append(f"KKT violation {off:.3g} in units of y f (round-off {round_off:.2g})")
+        # The model's own index sets, their margin equations re-solved in float64 and certified
+        # from scratch: wherever LIBSVM is slow too (linear kernels, large C, many rows).
+        f_sets, sets_violation = resolved_values(X_train, y_pm, alpha, C, model.ridge, kernel=kernel, gamma=gamma,
+                                                 degree=2, coef0=coef0)
+        certified = sets_violation <= 1e-9 and _margin_violation(
+            y_pm * f_sets + model.ridge * alpha, alpha, C) <= 1e-6 + round_off
+        if certified and ((alpha > 0) & (alpha < C * (1 - 1e-12))).any():
+            difference = float(np.max(np.abs(f_sets - f)))
+            if difference > 1e-6 * float(np.max(np.abs(f_sets))) + round_off:
+                wrong.append(f"decision values {difference:.3g} from its own sets' (certified; |f| up to "
+                             f"{np.max(np.abs(f_sets)):.3g}, round-off {round_off:.2g})")
     if not svr and kernel != "linear" and C <= 1e3 and y_train.shape[0] <= 1500:
         reference = exact_svc(X_train, y_pm, C, kernel, gamma, 2, coef0, model.ridge)
         free = (reference.alpha > 0) & (reference.alpha < C)

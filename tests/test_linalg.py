@@ -108,8 +108,9 @@ def test_whether_a_tiny_pivot_is_singular_does_not_depend_on_the_kernels_scale(m
     # The near duplicates above (a pivot of 1e-10 of the diagonal: regular; 1e-18: singular)
     # with Q scaled by c, as features of size √c scale a linear kernel: 𝐌's border of ones
     # does not scale with Q, and 𝐌's condition number grows as c or 1 / c. Regular must stay
-    # regular at every c (at c = 10¹², 𝐌 of 31 points read 1e-22 and SimpleSVM took it for
-    # singular: fuzz_real_data seed 22,124), and singular stay singular.
+    # regular at every c (1 / κ is 4e-12 with the border scaled; unscaled, 4e-20 at c = 10⁻⁸
+    # and 1e-24 at 10¹²: SimpleSVM took such a 𝐌 for singular, fuzz_real_data seed 22,124),
+    # and singular stay singular.
     import gpath.linalg
 
     if from_factor:
@@ -378,7 +379,7 @@ def test_the_condition_estimate_from_the_factor_in_hand_bounds_the_exact_one(bor
             f.insert(k, labels[k], Q[k, f.basis], Q[k, k])
         for k in (n // 2, 0):
             f.delete(k)
-            M = f._scaled(labels[f.basis], Q[np.ix_(f.basis, f.basis)])  # (its border scaled by ρ)
+            M = f._scaled(labels[f.basis], Q[np.ix_(f.basis, f.basis)])  # (its border scaled by w)
             exact = 1.0 / np.linalg.cond(M, 1)
             estimate = f._reciprocal_condition_from_factor(f.size - 1)
             assert exact * (1 - 1e-8) <= estimate <= 3.0 * exact

@@ -254,6 +254,24 @@ def test_the_iteration_does_not_depend_on_the_kernels_scale(backend, scale):
     assert np.abs(to_host(model.decision_function(Xd)) - f_ref).max() <= 1e-6 * np.abs(f_ref).max()
 
 
+def test_a_cycle_to_the_cap_is_not_passed_off_as_a_stall(monkeypatch, backend):
+    # The problem above with the old, unscaled condition estimate: SimpleSVM cycles to its cap
+    # of 7,000 iterations with a violation of 0.025 units of y f, 1e-11 of the scale of y f.
+    # That passed as a stall at round-off (relative to that scale, below 1e-10) and the model,
+    # 0.3 % off, was returned; a cycle must be round-off in units of y f too, and raises.
+    from sklearn.datasets import load_breast_cancer
+
+    from gpath.linalg import BorderedFactor
+
+    monkeypatch.setattr(BorderedFactor, "_border_scale", lambda self, diagonal: 1.0 if self.bordered else 0.0)
+    X, y = load_breast_cancer(return_X_y=True)
+    X, y = X[:300] * 100.0, y[:300]
+    model = SimpleSVC(C=26.01 / 1e4, kernel="linear")
+    with pytest.raises(PathError, match="did not finish after 7000 iterations.*the model is unchanged"):
+        model.fit(backend.asarray(X), backend.asarray(y))
+    assert not hasattr(model, "dual_coef_")
+
+
 def test_an_iterations_block_enters_by_one_factor_step_or_one_point_at_a_time_alike(monkeypatch, backend):
     # Several violators entering together go into the factor by one block step (level 3: R
     # read once); where the block meets a tiny pivot they go one at a time. Both ways give the
