@@ -240,10 +240,10 @@ def test_the_iteration_does_not_depend_on_the_kernels_scale(backend, scale):
     X, y = load_breast_cancer(return_X_y=True)
     X, y = X[:300], y[:300]
     C, ridge = 26.01 / scale**2, 1e-6
-    unscaled = SimpleSVC(C=C * scale**2, kernel="linear", ridge=ridge / scale**2).fit(X, y)
+    unscaled = SimpleSVC(C=C * scale**2, kernel="linear", ridge=ridge / scale**2, random_state=0).fit(X, y)
     X = X * scale
     Xd = backend.asarray(X)
-    model = SimpleSVC(C=C, kernel="linear", ridge=ridge).fit(Xd, backend.asarray(y))
+    model = SimpleSVC(C=C, kernel="linear", ridge=ridge, random_state=0).fit(Xd, backend.asarray(y))
     assert model.fit_stats_.converged and model.n_iter_[0] <= 2 * unscaled.n_iter_[0] + 10
     assert model.check_kkt(Xd, y) <= 1e-9
     alpha = np.zeros(len(y))
