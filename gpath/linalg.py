@@ -698,9 +698,10 @@ class BorderedFactor:
         the kernel's scale, where 𝐌's grows with its square (K ≈ 10¹²: a linear kernel on
         features of size 10⁶, where 𝐌 of 9 margin points read 4e-20 for a D 𝐌 D of 2e-8;
         SimpleSVM took it for singular, stepped along no null direction, and cycled). The
-        mean, not the largest entry: the border's eigenvalues ±w √|M| then stay below Q's
-        largest (a degree-16 polynomial kernel, diagonal from 10 to 3e11: the largest entry
-        put 1 / κ of regular margin matrices near 1e-12, the mean 1e-10)."""
+        mean, not the largest entry: on a diagonal spread over many orders (a degree-16
+        polynomial kernel, 10 to 3e11) the largest puts the border far above most of Q, and
+        1 / κ of regular margin matrices fell to 1e-12 and below (that fit then cycled);
+        with the mean, 1e-11 to 1e-9."""
         if not self.bordered:
             return 0.0
         mean = float(np.mean(diagonal)) if diagonal.size else 0.0
@@ -936,8 +937,8 @@ class BorderedFactor:
             self._g[m] = (y_k - r @ self._g[:m]) / d
 
     def _reciprocal_condition_from_factor(self, tiny: int) -> float:
-        """1 / κ₁(D 𝐌 D) (:meth:`_border_scale`) estimated from the factor in hand, ``tiny`` the position of its
-        smallest new pivot: ‖𝐌‖₁ exactly; ‖𝐌⁻¹‖₁ by Hager's estimate as Higham refined it
+        """1 / κ₁(D 𝐌 D) (:meth:`_border_scale`) estimated from the factor in hand, ``tiny``
+        the position of its smallest new pivot: ‖𝐌‖₁ exactly; ‖𝐌⁻¹‖₁ by Hager's estimate as Higham refined it
         (SciPy's ``onenormest`` with one column: the iteration of LAPACK's dlacn2, which dsycon
         runs), with the column of 𝐌⁻¹ at ``tiny`` beside it. That column holds the inverse of
         the pivot's Schur complement: the estimate's own vectors can miss it (a duplicate
