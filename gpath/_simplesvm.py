@@ -296,8 +296,10 @@ def _concluded(run, status: str, violation: float, capped: bool, loss: str, pair
     state = run.s
     xp = state.xp
     judged = status == "stalled" or (status == "max_iter" and capped and state.kernel.kind != "sigmoid")
-    scale = abs(state.b) + state.kkt_scale() if judged else math.inf
-    relative = violation / scale
+    scale = relative = math.inf
+    if judged:
+        scale = abs(state.b) + state.kkt_scale()
+        relative = violation / scale
     if (status == "max_iter" and judged and relative <= _STALL_RELATIVE
             and violation <= RESOLUTION + _CYCLE_ROUND_OFF * scale):
         # Cycling among ties at round-off: duplicate points whose margin matrix only the

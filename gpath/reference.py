@@ -67,6 +67,15 @@ class Reference:
         return K @ (self.y * self.alpha) + self.b
 
 
+def margin_violation(Q, y, alpha, b, C, level=1.0) -> float:
+    """Largest violation of the C-SVC stationarity conditions in units of y f (0 if none):
+    y f = Q α + y b ≥ ``level`` where α < C, ≤ ``level`` where α > 0. ``Q`` of shape (n, n),
+    ``y``, ``alpha`` of shape (n,), host float64; ``C`` and ``level`` scalars or per point."""
+    C = np.broadcast_to(np.asarray(C, dtype=np.float64), alpha.shape)
+    g = Q @ alpha + y * b - level
+    return float(max(np.max(np.where(alpha < C, -g, -np.inf)), np.max(np.where(alpha > 0, g, -np.inf)), 0.0))
+
+
 def kkt_violation(Q, y, alpha, b, C, level=1.0):
     """Largest violation of the C-SVC KKT conditions, as :meth:`gpath.IncrementalSVC.check_kkt`
     measures it: the stationarity violations (units of y f) divided by ``1 + max_i Σ_j |Q_ij|
@@ -75,9 +84,7 @@ def kkt_violation(Q, y, alpha, b, C, level=1.0):
     adds ``max |level_i − 1|``, as :meth:`gpath.IncrementalSVR.check_kkt`)."""
     C = np.broadcast_to(np.asarray(C, dtype=np.float64), alpha.shape)
     level = np.broadcast_to(np.asarray(level, dtype=np.float64), alpha.shape)
-    yf = Q @ alpha + y * b
-    g = yf - level
-    stat = max(np.max(np.where(alpha < C, -g, -np.inf)), np.max(np.where(alpha > 0, g, -np.inf)))
+    stat = margin_violation(Q, y, alpha, b, C, level)
     scale = 1.0 + float(np.max(np.abs(Q) @ alpha)) + float(np.max(np.abs(level - 1.0)))
     feas = max(abs(y @ alpha), np.max(-alpha), np.max(alpha - C)) / max(float(C.max()), 1e-300)
     return float(max(stat / scale, feas, 0.0))

@@ -20,10 +20,10 @@ the decision values of the published ``support_``, ``dual_coef_`` and ``intercep
 ``decision_function`` (``predict``) to 1e-9 of that scale, ``check_kkt()`` to 1e-9; for
 C-SVC also the margin conditions in units of y f (to 1e-6 beyond 1,000 ε times the scale of
 f: at large scales 1e-8 of it is many units of y f), and the decision values against those of
-the model's own index sets re-solved in float64 and certified
-(``helpers.resolved_values``: no LIBSVM, so linear kernels, large C and many rows too; to 1e-6
-of the largest |f| beyond that round-off); and, where LIBSVM is quick (C-SVC, not linear, C ≤ 10³, at most 1,500 rows), the decision values
-against the certified reference's (:func:`gpath.reference.exact_svc`) to 1e-6. A clear
+the model's own index sets re-solved in float64 and certified (``helpers.resolved_values``:
+no LIBSVM, so linear kernels, large C and many rows too; to 1e-6 of the largest |f| beyond
+that round-off); and, where LIBSVM is quick (C-SVC, not linear, C ≤ 10³, at most 1,500
+rows), the decision values against the certified reference's (:func:`gpath.reference.exact_svc`) to 1e-6. A clear
 refusal (``PathError`` beyond float64, ``SingularMarginError``) is printed, not counted. A
 trial that takes more than 20 s is printed as slow (not counted: a speed to look into).
 
@@ -42,7 +42,7 @@ from helpers import resolved_values
 
 from gpath import IncrementalSVC, IncrementalSVR, PathError, SimpleSVC
 from gpath.linalg import SingularMarginError
-from gpath.reference import exact_svc, kernel_matrix, kkt_violation
+from gpath.reference import exact_svc, kernel_matrix, kkt_violation, margin_violation
 
 SLOW = 20.0  # seconds
 
@@ -69,14 +69,6 @@ def _svr_violation(K, z, beta, b, C, epsilon, ridge) -> float:
     Q = y2[:, None] * y2[None, :] * K[np.ix_(twice, twice)] + ridge * np.eye(2 * n)
     alpha = np.stack([np.maximum(beta, 0.0), np.maximum(-beta, 0.0)], axis=1).reshape(-1)
     return kkt_violation(Q, y2, alpha, b, C, y2 * z[twice] - epsilon)
-
-
-def _margin_violation(yf, alpha, C) -> float:
-    """The largest violation of the margin conditions (units of y f, its ridge share ridge·α
-    included in ``yf``): y f ≥ 1 where α < C, y f ≤ 1 where α > 0."""
-    below = np.where(alpha < C * (1 - 1e-12), 1.0 - yf, 0.0)
-    above = np.where(alpha > 0, yf - 1.0, 0.0)
-    return float(max(below.max(), above.max(), 0.0))
 
 
 def trial(seed: int) -> str | None:
@@ -156,15 +148,13 @@ def trial(seed: int) -> str | None:
         # must hold to their round-off in those units too.
         round_off = 1e3 * np.finfo(np.float64).eps * f_scale
         alpha = np.abs(coef)
-        off = _margin_violation(y_pm * f + model.ridge * alpha, alpha, C)
+        off = margin_violation(Q, y_pm, alpha, b, C)
         if off > 1e-6 + round_off:
             wrong.append(f"KKT violation {off:.3g} in units of y f (round-off {round_off:.2g})")
         # The model's own index sets, their margin equations re-solved in float64 and certified
         # from scratch: wherever LIBSVM is slow too (linear kernels, large C, many rows).
-        f_sets, sets_violation = resolved_values(X_train, y_pm, alpha, C, model.ridge, kernel=kernel, gamma=gamma,
-                                                 degree=2, coef0=coef0)
-        certified = sets_violation <= 1e-9 and _margin_violation(
-            y_pm * f_sets + model.ridge * alpha, alpha, C) <= 1e-6 + round_off
+        f_sets, sets_violation, sets_off = resolved_values(K, y_pm, alpha, C, model.ridge)
+        certified = sets_violation <= 1e-9 and sets_off <= 1e-6 + round_off
         if certified and ((alpha > 0) & (alpha < C * (1 - 1e-12))).any():
             difference = float(np.max(np.abs(f_sets - f)))
             if difference > 1e-6 * float(np.max(np.abs(f_sets))) + round_off:

@@ -9,7 +9,7 @@ import pickle
 import numpy as np
 
 from gpath._array_api import to_host
-from gpath.reference import _solve_sets, exact_svc, kernel_matrix, kkt_violation
+from gpath.reference import _solve_sets, exact_svc, kkt_violation, margin_violation
 
 
 @functools.cache
@@ -47,18 +47,19 @@ def reference_svc(X, y_pm, C, kind, gamma, degree, coef0, ridge):
     return _REFERENCES[key]
 
 
-def resolved_values(X, y_pm, alpha, C, ridge, **params):
-    """The decision values on X of the solution that α's index sets give (α ≥ (1 − 1e-12) C:
-    at C; 0 < α below that: free), their margin equations re-solved in float64 (the
-    reference's dense solve), and its KKT violation from scratch: the sets certified by it, the
-    numbers independent of how gpath found them. (LIBSVM, the usual reference, takes 10–40 s
-    on the ill-conditioned problems that use this.)"""
-    K = kernel_matrix(X, X, params["kernel"], params["gamma"], params["degree"], params["coef0"])
+def resolved_values(K, y_pm, alpha, C, ridge):
+    """The decision values on the training points (Gram matrix ``K``, host, shape (n, n)) of
+    the solution that α's index sets give (α ≥ (1 − 1e-12) C: at C; 0 < α below that: free),
+    their margin equations re-solved in float64 (the reference's dense solve); its KKT
+    violation from scratch, relative (:func:`gpath.reference.kkt_violation`) and in units of
+    y f (:func:`gpath.reference.margin_violation`): the sets certified by it, the numbers
+    independent of how gpath found them. (LIBSVM, the usual reference, takes 10–40 s on the
+    ill-conditioned problems that use this.)"""
     Q = np.outer(y_pm, y_pm) * (K + ridge * np.eye(len(y_pm)))
     at_c = alpha >= C * (1.0 - 1e-12)
     coef, b, m, solution = _solve_sets(Q, y_pm, C, at_c, (alpha > 0) & ~at_c, np.ones(len(y_pm)))
     coef[m] = solution
-    return K @ (y_pm * coef) + b, kkt_violation(Q, y_pm, coef, b, C)
+    return K @ (y_pm * coef) + b, kkt_violation(Q, y_pm, coef, b, C), margin_violation(Q, y_pm, coef, b, C)
 
 
 def assert_exact(model, X, y, rtol=1e-7, kkt=1e-9, X_device=None):

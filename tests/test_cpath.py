@@ -252,11 +252,11 @@ def check_ill_conditioned(backend, model, X, y, Cs):
     certified re-solve's (:func:`resolved_values`)."""
     y_pm = np.where(y == 1, 1.0, -1.0)
     k = model.kernel_
-    params = dict(kernel=k.kind, gamma=k.gamma, degree=k.degree, coef0=k.coef0)
+    K = kernel_matrix(X, X, k.kind, k.gamma, k.degree, k.coef0)
     for C in Cs:
         assert model.check_kkt(float(C)) <= 1e-13, C
         alpha, _ = interpolate(model.path_, float(C))
-        f_ref, kkt = resolved_values(X, y_pm, alpha, float(C), model.ridge, **params)
+        f_ref, kkt, _ = resolved_values(K, y_pm, alpha, float(C), model.ridge)
         assert kkt <= 1e-9, (C, kkt)
         f = backend.check(model.decision_function(backend.asarray(X), float(C)), (len(y),))
         assert np.abs(f - f_ref).max() <= 1e-6 * np.abs(f_ref).max(), C

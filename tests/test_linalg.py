@@ -72,29 +72,32 @@ def test_duplicate_point_without_ridge_is_singular_and_factor_kept(monkeypatch, 
     np.testing.assert_allclose(before @ x, [0.0, 1.0, 1.0], atol=1e-14)
 
 
+def _near_duplicates(gap):
+    """Labels and Q = y yᵀ ∘ K (RBF, no ridge) of 30 random points in 3 features and a 31st
+    at distance ``gap`` from the first, with its label."""
+    rng = np.random.default_rng(3)
+    pool = rng.standard_normal((30, 3))
+    labels = np.append(rng.choice([-1.0, 1.0], 30), 1.0)
+    labels[0] = 1.0
+    points = np.vstack([pool, pool[:1] + gap])
+    return labels, labels[:, None] * labels[None] * np.exp(-0.5 * ((points[:, None] - points[None]) ** 2).sum(-1))
+
+
 @pytest.mark.parametrize("gap", [1e-5, 3e-6])
 def test_near_duplicate_point_with_a_tiny_pivot_enters_by_a_new_factor(gap):
     # A pivot below 1e-8 of the diagonal, but 𝐌 far from singular at rcond 1e-13: the point
     # goes in (the factor rebuilt), and solves stay accurate. A near duplicate at distance
     # 1e-9 (kernel gap ~1e-18) is singular to round-off and refused.
-    rng = np.random.default_rng(3)
-    pool = rng.standard_normal((30, 3))
-    pool = np.vstack([pool, pool[:1] + gap])
-    labels = np.append(rng.choice([-1.0, 1.0], 30), 1.0)
-    labels[0] = 1.0
-    K = np.exp(-0.5 * ((pool[:, None] - pool[None]) ** 2).sum(-1))
-    Q = labels[:, None] * labels[None] * K
+    labels, Q = _near_duplicates(gap)
     f = BorderedFactor()
     for k in range(31):
         f.insert(k, labels[k], Q[k, f.basis], Q[k, k])
     big = _bordered(labels, Q)
     np.testing.assert_array_equal(f.matrix, big)
-    rhs = rng.standard_normal(32)
+    rhs = np.random.default_rng(4).standard_normal(32)
     x = f.solve(rhs)
     assert np.abs(big @ x - rhs).max() <= 1e-8 * np.abs(big).max() * np.abs(x).max()
-    twin = np.vstack([pool[:30], pool[:1] + 1e-9])
-    Kt = np.exp(-0.5 * ((twin[:, None] - twin[None]) ** 2).sum(-1))
-    Qt = labels[:, None] * labels[None] * Kt
+    _, Qt = _near_duplicates(1e-9)
     g = BorderedFactor()
     for k in range(30):
         g.insert(k, labels[k], Qt[k, g.basis], Qt[k, k])
@@ -115,13 +118,9 @@ def test_whether_a_tiny_pivot_is_singular_does_not_depend_on_the_kernels_scale(m
 
     if from_factor:
         monkeypatch.setattr(gpath.linalg, "_ESTIMATE_FROM_FACTOR", 1)
-    rng = np.random.default_rng(3)
-    pool = rng.standard_normal((30, 3))
-    labels = np.append(rng.choice([-1.0, 1.0], 30), 1.0)
-    labels[0] = 1.0
+    rng = np.random.default_rng(4)
     for gap, regular in ((1e-5, True), (1e-9, False)):
-        points = np.vstack([pool, pool[:1] + gap])
-        Q = labels[:, None] * labels[None] * np.exp(-0.5 * ((points[:, None] - points[None]) ** 2).sum(-1))
+        labels, Q = _near_duplicates(gap)
         for c in (1e-8, 1e-4, 1.0, 1e4, 1e8, 1e12):
             f = BorderedFactor()
             for k in range(30):
