@@ -155,9 +155,10 @@ class _CPathRun:
         self.events = events
         self.w = s.upper / s.C
         self.in_I = s.where == I
-        # The driver comes from the start's margins: they must hold to round-off. A fit
-        # refines to 1e-10, and each unit of C carries u's share of that error on to the
-        # margins: a start at 2.1e-11 moved decision values 1e-4 by 37,000 times C_min.
+        # The driver comes from the start's margins: they must hold to round-off (as a fit
+        # leaves them; a start may also be loaded). Each unit of C carries u's share of their
+        # error on to the margins: a start at 2.1e-11 moved decision values 1e-4 by 37,000
+        # times C_min.
         s.refine(_ROUND_OFF)
         self.u = self._driver_from_margins()
         self.delta = float(s.y_host[self.in_I] @ self.w[self.in_I])

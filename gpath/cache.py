@@ -64,12 +64,15 @@ def _absolute_product(start, stop, data, slots, coef, out):  # pragma: no cover 
 
 
 _NO_ROWS = np.zeros(0, dtype=np.int64)
+_NO_SIZES = np.zeros(0)
 
 
 @njit(cache=True, fastmath=True)
-def _column_dots(data, slots, rows, top, values):  # pragma: no cover - compiled
+def _column_dots(data, slots, rows, top, values, sizes):  # pragma: no cover - compiled
     """:meth:`QColumnCache.column_dots` on the host: ``values`` moved to buffer order (``rows``:
-    the buffer row of each training row, empty for the identity), then one dot per slot."""
+    the buffer row of each training row, empty for the identity), then one dot per slot.
+    Where ``sizes`` has a place per slot (else it is empty), each dot's Σ_t |term_t| goes there
+    too: the scale of its round-off."""
     if rows.shape[0]:
         buffered = np.zeros(top)
         for t in range(rows.shape[0]):
@@ -80,8 +83,16 @@ def _column_dots(data, slots, rows, top, values):  # pragma: no cover - compiled
     for k in range(slots.shape[0]):
         column = data[slots[k]]
         acc = 0.0
-        for t in range(top):
-            acc += column[t] * buffered[t]
+        if sizes.shape[0]:
+            size = 0.0
+            for t in range(top):
+                term = column[t] * buffered[t]
+                acc += term
+                size += abs(term)
+            sizes[k] = size
+        else:
+            for t in range(top):
+                acc += column[t] * buffered[t]
         out[k] = acc
     return out
 
@@ -590,7 +601,8 @@ class QColumnCache:
         slots = np.asarray(slots, dtype=np.int64)
         if self._numpy:
             rows = _NO_ROWS if self.rows_host is None else self.rows_host
-            return _column_dots(self.data, slots, rows, self.top, np.ascontiguousarray(values, dtype=np.float64))
+            return _column_dots(self.data, slots, rows, self.top, np.ascontiguousarray(values, dtype=np.float64),
+                                _NO_SIZES)
         return self._product_dots(slots, values)
 
     @single_threaded_host_blas

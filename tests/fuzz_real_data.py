@@ -14,18 +14,19 @@ beyond 10³ has C scaled down by their square); then one of a ``SimpleSVC`` fit,
 diabetes; ε ∈ {0, 0.05, 0.3, 1} of the standardized target), fitted or fitted and updated.
 
 Each model is checked on its training rows against a Gram matrix computed here
-(:func:`gpath.reference.kernel_matrix`): the KKT conditions (C-SVC by
-:func:`gpath.reference.kkt_violation`, ε-SVR on its doubled problem) to 1e-8 of the scale of f,
-the decision values of the published ``support_``, ``dual_coef_`` and ``intercept_`` against
-``decision_function`` (``predict``) to 1e-9 of that scale, ``check_kkt()`` to 1e-9; for
-C-SVC also the margin conditions in units of y f (to 1e-6 beyond 1,000 ε times the scale of
-f: at large scales 1e-8 of it is many units of y f), and the decision values against those of
-the model's own index sets re-solved in float64 and certified (``helpers.resolved_values``:
-no LIBSVM, so linear kernels, large C and many rows too; to 1e-6 of the largest |f| beyond
-that round-off); and, where LIBSVM is quick (C-SVC, not linear, C ≤ 10³, at most 1,500
-rows), the decision values against the certified reference's (:func:`gpath.reference.exact_svc`) to 1e-6. A clear
-refusal (``PathError`` beyond float64, ``SingularMarginError``) is printed, not counted. A
-trial that takes more than 20 s is printed as slow (not counted: a speed to look into).
+(:func:`gpath.reference.kernel_matrix`), C-SVC as it is and ε-SVR as its doubled problem
+(``helpers.svr_doubled``): the KKT conditions (:func:`gpath.reference.kkt_violation`) to 1e-8
+of the scale of f; the decision values of the published ``support_``, ``dual_coef_`` and
+``intercept_`` against ``decision_function`` (``predict``) to 1e-9 of that scale;
+``check_kkt()`` to 1e-9; the margin conditions in units of y f (ε-SVR: of y) to 1e-6 beyond
+1,000 ε times the scale of f (at large scales 1e-8 of it is many units of y f); the decision
+values against those of the model's own index sets re-solved in float64 and certified
+(``helpers.resolved_values``: no LIBSVM, so linear kernels, large C and many rows too) to 1e-6
+of the largest |f| beyond that round-off; and, where LIBSVM is quick (C-SVC, not linear,
+C ≤ 10³, at most 1,500 rows), against the certified reference's
+(:func:`gpath.reference.exact_svc`) to 1e-6. A clear refusal (``PathError`` beyond float64,
+``SingularMarginError``) is printed, not counted. A trial that takes more than 20 s is
+printed as slow (not counted: a speed to look into).
 
     python tests/fuzz_real_data.py --seconds 600
     python tests/fuzz_real_data.py --seed 19
@@ -38,7 +39,7 @@ import time
 
 import numpy as np
 from fuzz_references import search
-from helpers import resolved_values
+from helpers import resolved_values, svr_doubled
 
 from gpath import IncrementalSVC, IncrementalSVR, PathError, SimpleSVC
 from gpath.linalg import SingularMarginError
@@ -57,18 +58,6 @@ def _data(name: str):
             "adult": lambda: load_adult(4000, random_state=1), "bananas": load_bananas,
             "waterflow": load_waterflow_regression, "diabetes": lambda: load_diabetes(return_X_y=True)}[name]()
     return np.asarray(X, dtype=np.float64), np.asarray(y)
-
-
-def _svr_violation(K, z, beta, b, C, epsilon, ridge) -> float:
-    """:func:`gpath.reference.kkt_violation` of β = α − α* in ε-SVR's doubled problem, as
-    :func:`gpath.reference.exact_svr` states it: row 2i is α_i (label +1), row 2i + 1 is α*_i
-    (label −1), Q = y'y'ᵀ ⊙ K + ridge·I over the 2n rows, each row's level y'_i z_i − ε."""
-    n = z.shape[0]
-    twice = np.repeat(np.arange(n), 2)
-    y2 = np.tile([1.0, -1.0], n)
-    Q = y2[:, None] * y2[None, :] * K[np.ix_(twice, twice)] + ridge * np.eye(2 * n)
-    alpha = np.stack([np.maximum(beta, 0.0), np.maximum(-beta, 0.0)], axis=1).reshape(-1)
-    return kkt_violation(Q, y2, alpha, b, C, y2 * z[twice] - epsilon)
 
 
 def trial(seed: int) -> str | None:
@@ -126,15 +115,16 @@ def trial(seed: int) -> str | None:
     f_scale = float(np.max(np.abs(K) @ np.abs(coef))) + abs(b) + 1.0
     wrong = []
     if svr:
-        violation = _svr_violation(K, y_train, coef, b, C, epsilon, model.ridge)
+        gram, labels, alpha, level = svr_doubled(K, y_train, coef, epsilon)
         published = model.predict(X_train)
         own = model.check_kkt()
     else:
         y_pm = np.where(y_train == model.classes_[1], 1.0, -1.0)
-        Q = y_pm[:, None] * y_pm[None, :] * (K + model.ridge * np.eye(y_pm.shape[0]))
-        violation = kkt_violation(Q, y_pm, coef * y_pm, b, C)
+        gram, labels, alpha, level = K, y_pm, coef * y_pm, 1.0
         published = model.decision_function(X_train)
         own = model.check_kkt(X_train, y_train) if way == "simple" else model.check_kkt()
+    Q = labels[:, None] * labels[None, :] * (gram + model.ridge * np.eye(labels.shape[0]))
+    violation = kkt_violation(Q, labels, alpha, b, C, level)
     if violation > 1e-8:
         wrong.append(f"KKT violation {violation:.3g} from the Gram matrix")
     if own > 1e-9:
@@ -142,24 +132,23 @@ def trial(seed: int) -> str | None:
     consistency = float(np.max(np.abs(published - f))) / f_scale
     if consistency > 1e-9:
         wrong.append(f"decision values {consistency:.3g} from the published coefficients'")
-    if not svr:
-        # Relative to the scale of f, a KKT violation of 1e-8 is up to 45 in units of y f where
-        # float64 resolves y f to 1e-6 (f's scale 4.5e9, the most a fit accepts): the margins
-        # must hold to their round-off in those units too.
-        round_off = 1e3 * np.finfo(np.float64).eps * f_scale
-        alpha = np.abs(coef)
-        off = margin_violation(Q, y_pm, alpha, b, C)
-        if off > 1e-6 + round_off:
-            wrong.append(f"KKT violation {off:.3g} in units of y f (round-off {round_off:.2g})")
-        # The model's own index sets, their margin equations re-solved in float64 and certified
-        # from scratch: wherever LIBSVM is slow too (linear kernels, large C, many rows).
-        f_sets, sets_violation, sets_off = resolved_values(K, y_pm, alpha, C, model.ridge)
-        certified = sets_violation <= 1e-9 and sets_off <= 1e-6 + round_off
-        if certified and ((alpha > 0) & (alpha < C * (1 - 1e-12))).any():
-            difference = float(np.max(np.abs(f_sets - f)))
-            if difference > 1e-6 * float(np.max(np.abs(f_sets))) + round_off:
-                wrong.append(f"decision values {difference:.3g} from its own sets' (certified; |f| up to "
-                             f"{np.max(np.abs(f_sets)):.3g}, round-off {round_off:.2g})")
+    # Relative to the scale of f, a KKT violation of 1e-8 is up to 45 in units of y f where
+    # float64 resolves y f to 1e-6 (f's scale 4.5e9, the most a fit accepts): the margins
+    # must hold to their round-off in those units too.
+    round_off = 1e3 * np.finfo(np.float64).eps * f_scale
+    off = margin_violation(Q, labels, alpha, b, C, level)
+    if off > 1e-6 + round_off:
+        wrong.append(f"KKT violation {off:.3g} in units of y f (round-off {round_off:.2g})")
+    # The model's own index sets, their margin equations re-solved in float64 and certified
+    # from scratch: wherever LIBSVM is slow too (linear kernels, large C, many rows).
+    f_sets, sets_violation, sets_off = resolved_values(gram, labels, alpha, C, model.ridge, level)
+    f_sets = f_sets[::2] if svr else f_sets
+    certified = sets_violation <= 1e-9 and sets_off <= 1e-6 + round_off
+    if certified and ((alpha > 0) & (alpha < C * (1 - 1e-12))).any():
+        difference = float(np.max(np.abs(f_sets - f)))
+        if difference > 1e-6 * float(np.max(np.abs(f_sets))) + round_off:
+            wrong.append(f"decision values {difference:.3g} from its own sets' (certified; |f| up to "
+                         f"{np.max(np.abs(f_sets)):.3g}, round-off {round_off:.2g})")
     if not svr and kernel != "linear" and C <= 1e3 and y_train.shape[0] <= 1500:
         reference = exact_svc(X_train, y_pm, C, kernel, gamma, 2, coef0, model.ridge)
         free = (reference.alpha > 0) & (reference.alpha < C)

@@ -47,19 +47,34 @@ def reference_svc(X, y_pm, C, kind, gamma, degree, coef0, ridge):
     return _REFERENCES[key]
 
 
-def resolved_values(K, y_pm, alpha, C, ridge):
+def resolved_values(K, y_pm, alpha, C, ridge, level=1.0):
     """The decision values on the training points (Gram matrix ``K``, host, shape (n, n)) of
     the solution that α's index sets give (α ≥ (1 − 1e-12) C: at C; 0 < α below that: free),
     their margin equations re-solved in float64 (the reference's dense solve); its KKT
     violation from scratch, relative (:func:`gpath.reference.kkt_violation`) and in units of
     y f (:func:`gpath.reference.margin_violation`): the sets certified by it, the numbers
     independent of how gpath found them. (LIBSVM, the usual reference, takes 10–40 s on the
-    ill-conditioned problems that use this.)"""
+    ill-conditioned problems that use this.) ``level``: each margin's level, 1 for C-SVC
+    (ε-SVR's doubled problem: ``y'_i z_i − ε``, see :func:`svr_doubled`)."""
     Q = np.outer(y_pm, y_pm) * (K + ridge * np.eye(len(y_pm)))
     at_c = alpha >= C * (1.0 - 1e-12)
-    coef, b, m, solution = _solve_sets(Q, y_pm, C, at_c, (alpha > 0) & ~at_c, np.ones(len(y_pm)))
+    level = np.broadcast_to(np.asarray(level, dtype=np.float64), alpha.shape)
+    coef, b, m, solution = _solve_sets(Q, y_pm, C, at_c, (alpha > 0) & ~at_c, level)
     coef[m] = solution
-    return K @ (y_pm * coef) + b, kkt_violation(Q, y_pm, coef, b, C), margin_violation(Q, y_pm, coef, b, C)
+    return (K @ (y_pm * coef) + b, kkt_violation(Q, y_pm, coef, b, C, level),
+            margin_violation(Q, y_pm, coef, b, C, level))
+
+
+def svr_doubled(K, z, beta, epsilon):
+    """ε-SVR as the C-SVC-form problem :func:`gpath.reference.exact_svr` states: row 2i is
+    α_i = max(β_i, 0) (label +1), row 2i + 1 is α*_i = max(−β_i, 0) (label −1), each row's
+    margin level y'_i z_i − ε. Returns the doubled Gram matrix (2n, 2n), labels, α and levels
+    (2n,); with the ridge, ``Q = y'y'ᵀ ⊙ (K₂ + ridge·I)``, as :func:`resolved_values` builds it."""
+    n = z.shape[0]
+    twice = np.repeat(np.arange(n), 2)
+    y2 = np.tile([1.0, -1.0], n)
+    alpha = np.stack([np.maximum(beta, 0.0), np.maximum(-beta, 0.0)], axis=1).reshape(-1)
+    return K[np.ix_(twice, twice)], y2, alpha, y2 * z[twice] - epsilon
 
 
 def assert_exact(model, X, y, rtol=1e-7, kkt=1e-9, X_device=None):

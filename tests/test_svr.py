@@ -8,11 +8,11 @@ import io
 
 import numpy as np
 import pytest
-from helpers import snapshot
+from helpers import resolved_values, snapshot, svr_doubled
 
 import gpath
 from gpath import IncrementalSVR
-from gpath.reference import exact_svr
+from gpath.reference import exact_svr, kernel_matrix
 
 
 def _standardized(X, y):
@@ -115,6 +115,26 @@ def test_sliding_window_updates_stay_exact(backend, method, step):
     rows = slice(W + 3 * step - W, W + 3 * step)
     np.testing.assert_array_equal(model.sample_ids_, np.arange(3 * step, W + 3 * step))
     assert_exact(model, X[rows], y[rows], C, eps, gamma, X_device=backend.asarray(X[rows]))
+
+
+def test_a_long_path_at_large_C_ends_at_the_round_off_of_a_solve(backend):
+    # A zero tube at C = 2.65e7 interpolates every point (coefficients near 3e5, y f's scale
+    # near 1e7); the update's 793 breakpoints left the margin equations' residual at 3e-13 of
+    # that scale, which the end's check passed as round-off: 3.3e-6 in units of y, decision
+    # values 4.8e-7 of |f| from the re-solved sets, where the re-solve itself leaves 5e-9.
+    X, y = waterflow()
+    n, m, ell, C, gamma = 213, 359, 109, 2.65e7, 0.1
+    model = IncrementalSVR(C=C, epsilon=0.0, gamma=gamma).fit(backend.asarray(X[:n]), backend.asarray(y[:n]))
+    model.update(backend.asarray(X[n : n + m]), backend.asarray(y[n : n + m]), remove=model.sample_ids_[:ell])
+    X_kept, y_kept = X[ell : n + m], y[ell : n + m]
+    beta = np.zeros(y_kept.shape[0])
+    beta[gpath._array_api.to_host(model.support_)] = gpath._array_api.to_host(model.dual_coef_)[0]
+    K2, y2, alpha2, level = svr_doubled(kernel_matrix(X_kept, X_kept, "rbf", gamma), y_kept, beta, 0.0)
+    f_sets, kkt, off = resolved_values(K2, y2, alpha2, C, model.ridge, level)
+    assert kkt <= 1e-15 and off <= 1e-8  # (the sets are exact: their re-solve is certified)
+    f = gpath._array_api.to_host(model.predict(backend.asarray(X_kept)))
+    assert np.max(np.abs(f - f_sets[::2])) <= 1e-8 * np.max(np.abs(f_sets))
+    assert model.check_kkt() <= 1e-14
 
 
 def test_an_update_that_moves_no_coefficient_publishes_the_same_solution(backend):
