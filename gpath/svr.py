@@ -102,7 +102,8 @@ class IncrementalSVR(MemoizedParams, Locked, SaveMixin, RegressorMixin, BaseEsti
     gamma : float or {"scale", "auto"}, default="scale"
     degree : int, default=3
     coef0 : float, default=0.0
-        As in scikit-learn's ``SVR``.
+        As in scikit-learn's ``SVR``; ``"scale"`` and ``"auto"`` are resolved on the rows given
+        to :meth:`fit` and stay fixed for later updates (``kernel_.gamma``).
     method : {"auto", "multiple", "single"}, default="auto"
         How ``update`` moves the solution: "multiple", one path for all its points; "single",
         one path per point (added in order, then removed); "auto", the path, or SimpleSVM

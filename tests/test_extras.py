@@ -103,7 +103,7 @@ def test_ci_runs_the_readmes_commands():
     # exactly as written (and checks the library without its extras first).
     commands = _readme_setup_commands()
     assert commands[0] == 'pip install ".[demo]" && gpath demo'
-    assert 'pip install ".[test]" && python -m pytest -q' in commands
+    assert 'pip install ".[test]" && python -m pytest -q -n auto' in commands
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     for command in commands:
         assert command in ci, f".ci/run does not run the README's {command!r}"

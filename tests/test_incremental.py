@@ -464,3 +464,30 @@ def test_window_updates_keep_the_rows_of_every_model_apart():
     for model, rows in ((a, rows_a), (b, rows_b), (c, rows_c)):
         np.testing.assert_array_equal(to_host(model.states_[0].X), X[rows])
         assert_exact(model, X[rows], y[rows])
+
+
+@pytest.mark.parametrize("estimator", ["svc", "svr"])
+def test_gamma_scale_is_resolved_at_fit_and_held_by_updates(estimator):
+    # README: "scale" is 1 / (d · Var X) of fit's rows; an update keeps that kernel (kernel_),
+    # and its model is the exact one for it: a fit at that γ as a number on the rows after the
+    # update gives the same decision values, a fit at "scale" another γ.
+    from gpath import IncrementalSVR
+
+    X, y = dataset("breast_cancer")
+    X = X / X.std(axis=0)
+    X[300:360] *= 3.0  # the added rows widen the variance
+    if estimator == "svc":
+        make, target = (lambda **kw: IncrementalSVC(C=10.0, **kw)), y
+    else:
+        make, target = (lambda **kw: IncrementalSVR(C=10.0, epsilon=0.1, **kw)), X[:, 0] - X[:, 1]
+        X = X[:, 2:]
+    model = make(gamma="scale").fit(X[:300], target[:300])
+    gamma = model.kernel_.gamma
+    assert gamma == pytest.approx(1.0 / (X.shape[1] * X[:300].var()), rel=1e-12)
+    model.update(X[300:360], target[300:360], remove=np.arange(40))
+    assert model.kernel_.gamma == gamma
+    after = X[40:360]
+    same = make(gamma=gamma).fit(after, target[40:360])
+    f, f_same = ((m.predict(after) if estimator == "svr" else m.decision_function(after)) for m in (model, same))
+    np.testing.assert_allclose(f, f_same, rtol=0, atol=1e-9 * np.abs(f).max())
+    assert make(gamma="scale").fit(after, target[40:360]).kernel_.gamma < 0.5 * gamma
