@@ -35,7 +35,7 @@ import numpy as np
 
 from . import _cpath_numba
 from ._array_api import get_namespace_and_device, scalars, to_device, to_host
-from ._path import I, M, O, PathError, SVCState
+from ._path import _REFINE_TOL, I, M, O, PathError, SVCState
 from ._ratio import EPS, first_bound_hit, first_event
 from .linalg import single_threaded_host_blas
 from .persistence import record
@@ -44,13 +44,14 @@ __all__ = ["CPath", "CVErrorPath", "MSEPath", "c_path", "decision_values", "erro
            "mean_squared_error_paths", "path_error_steps", "squared_error_path"]
 
 # The margin equations are re-checked (one n × |M| product) every this many breakpoints, and
-# repaired when their residual, relative to the scale of y f, exceeds _REFINE_TOL. At the
+# repaired when their residual, relative to the scale of y f, exceeds _CHECK_TOL. At the
 # start, which every later point follows from, and at C_max, which the model keeps, they are
-# held to round-off, _ROUND_OFF: with 𝐌's condition near 1e10, residuals of 1e-11 there moved
-# decision values by 1e-4 (tests/test_cpath.py).
+# held to round-off, as the end of every fit and update holds them (_ROUND_OFF): with 𝐌's
+# condition near 1e10, residuals of 1e-11 there moved decision values by 1e-4
+# (tests/test_cpath.py).
 _CHECK_EVERY = 64
-_REFINE_TOL = 1e-10
-_ROUND_OFF = 1e-14
+_CHECK_TOL = 1e-10
+_ROUND_OFF = _REFINE_TOL
 # The driver u may come from the start's margins while their round-off over C is below this
 # share of u, about u's own (else from kernel blocks: :meth:`_CPathRun._driver_from_margins`).
 _DRIVER_TOL = 1e-14
@@ -337,7 +338,7 @@ class _CPathRun:
         return PathError(f"broken invariant: the margin set is empty but y_I^T w_I = {self.delta:.3g} != 0 "
                          f"(y^T alpha would not vanish) at C = {self.s.C:.6g}")
 
-    def _refine(self, tol: float = _REFINE_TOL) -> None:
+    def _refine(self, tol: float = _CHECK_TOL) -> None:
         """Check the margin equations against α (:meth:`SVCState.margin_residual`, one product
         with the margin columns) relative to the scale of y f, ``1 + max_k Q_kk Σ α``; past
         ``tol`` repair them (:meth:`SVCState.refine`: refactor, correct, fresh margins)

@@ -133,8 +133,9 @@ def path_trial(seed: int) -> str | None:
     what = f"{type(model).__name__} {name} n={n} {kernel} gamma={gamma:.3g} C in [{C_min:.3g}, {C_max:.3g}]"
     start = time.perf_counter()
     model.fit(X, z if svr else y)
-    if time.perf_counter() - start > SLOW:
-        print(f"seed {seed}: slow, {time.perf_counter() - start:.1f} s: {what}", flush=True)
+    seconds = time.perf_counter() - start
+    if seconds > SLOW:
+        print(f"seed {seed}: slow, {seconds:.1f} s: {what}", flush=True)
     if not svr:
         z = np.where(y == model.classes_[1], 1.0, -1.0)
     K = kernel_matrix(X, X, kernel, gamma, 2, 1.0)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from helpers import Pool, assert_exact, dataset, snapshot
 
-from gpath import IncrementalSVC
+from gpath import IncrementalSVC, IncrementalSVR
 from gpath._array_api import to_host
 
 
@@ -467,12 +467,10 @@ def test_window_updates_keep_the_rows_of_every_model_apart():
 
 
 @pytest.mark.parametrize("estimator", ["svc", "svr"])
-def test_gamma_scale_is_resolved_at_fit_and_held_by_updates(estimator):
+def test_gamma_scale_is_resolved_at_fit_and_held_by_updates(backend, estimator):
     # README: "scale" is 1 / (d · Var X) of fit's rows; an update keeps that kernel (kernel_),
     # and its model is the exact one for it: a fit at that γ as a number on the rows after the
     # update gives the same decision values, a fit at "scale" another γ.
-    from gpath import IncrementalSVR
-
     X, y = dataset("breast_cancer")
     X = X / X.std(axis=0)
     X[300:360] *= 3.0  # the added rows widen the variance
@@ -481,13 +479,15 @@ def test_gamma_scale_is_resolved_at_fit_and_held_by_updates(estimator):
     else:
         make, target = (lambda **kw: IncrementalSVR(C=10.0, epsilon=0.1, **kw)), X[:, 0] - X[:, 1]
         X = X[:, 2:]
-    model = make(gamma="scale").fit(X[:300], target[:300])
+    put = backend.asarray
+    model = make(gamma="scale").fit(put(X[:300]), put(target[:300]))
     gamma = model.kernel_.gamma
     assert gamma == pytest.approx(1.0 / (X.shape[1] * X[:300].var()), rel=1e-12)
-    model.update(X[300:360], target[300:360], remove=np.arange(40))
+    model.update(put(X[300:360]), put(target[300:360]), remove=np.arange(40))
     assert model.kernel_.gamma == gamma
-    after = X[40:360]
-    same = make(gamma=gamma).fit(after, target[40:360])
-    f, f_same = ((m.predict(after) if estimator == "svr" else m.decision_function(after)) for m in (model, same))
+    after = put(X[40:360])
+    same = make(gamma=gamma).fit(after, put(target[40:360]))
+    f, f_same = (to_host(m.predict(after) if estimator == "svr" else m.decision_function(after))
+                 for m in (model, same))
     np.testing.assert_allclose(f, f_same, rtol=0, atol=1e-9 * np.abs(f).max())
-    assert make(gamma="scale").fit(after, target[40:360]).kernel_.gamma < 0.5 * gamma
+    assert make(gamma="scale").fit(after, put(target[40:360])).kernel_.gamma < 0.5 * gamma
