@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from helpers import dataset
 
-from gpath import IncrementalSVC
+from gpath import IncrementalSVC, reference
 from gpath.reference import _repair, _resolved, exact_svc, kernel_matrix, kkt_violation
 
 
@@ -36,8 +36,8 @@ def test_the_repair_alone_solves_the_problem_from_empty_sets():
     C, ridge = 10.0, 1e-6
     Q = y_pm[:, None] * y_pm[None, :] * (kernel_matrix(X, X, "rbf", 0.05) + ridge * np.eye(200))
     upper = np.full(200, C)
-    alpha, b, corrections = _repair(Q, y_pm, upper, np.zeros(200, bool), np.zeros(200, bool), 5000)
-    assert corrections > 10 and kkt_violation(Q, y_pm, alpha, b, upper) <= 1e-12
+    alpha, b, corrections, converged = _repair(Q, y_pm, upper, np.zeros(200, bool), np.zeros(200, bool), 5000)
+    assert converged and corrections > 10 and kkt_violation(Q, y_pm, alpha, b, upper) <= 1e-12
     model = IncrementalSVC(C=C, gamma=0.05, ridge=ridge).fit(X, y)
     np.testing.assert_allclose(model.alpha_, alpha, atol=1e-9 * C)
 
@@ -82,3 +82,39 @@ def test_sets_within_the_certificate_are_still_repaired_to_the_optimum(seed):
     model = IncrementalSVC(kernel="linear", C=C).fit(X, y, sample_weight=weights)
     f, f_ref = model.decision_function(X), ref.decision_function(X)
     assert np.abs(f - f_ref).max() <= 1e-8 * (1.0 + np.abs(f_ref).max())
+
+
+def test_the_repair_does_not_cycle_on_duplicates_of_one_point():
+    # Eight copies of one point, five of one class and three of the other (fuzz_surfaces.py,
+    # seed 5,001,261): yᵀα = 0 pins the first violator to the bound it leaves, and entering it
+    # again as the worst one cycled until the iterations ran out, 2e-4 (units of y f) from the
+    # optimum, which the 1e-9 relative certificate still passed. Passed over, it gives way to
+    # the points at C, and every copy of the larger class takes 3C/5.
+    X, y_pm, C, params = _duplicates()
+    ref = exact_svc(X, y_pm, C, **params)
+    assert ref.certified and ref.kkt <= 1e-12 and ref.repairs > 0, (ref.kkt, ref.repairs)
+    np.testing.assert_allclose(ref.alpha, np.where(y_pm > 0, C, 0.6 * C), rtol=1e-12)
+    model = IncrementalSVC(C=C, **params).fit(X, y_pm)
+    f = model.decision_function(X)
+    assert np.abs(f - ref.decision_function(X)).max() <= 1e-9 * np.abs(f).max()
+
+
+def test_a_repair_that_does_not_converge_certifies_nothing(monkeypatch):
+    # The sets where the repair stopped may pass the 1e-9 certificate without being the
+    # optimum (the test above, before the repair was mended): never certified.
+    X, y_pm, C, params = _duplicates()
+    K = kernel_matrix(X, X, **params) + 1e-6 * np.eye(len(y_pm))
+    Q = y_pm[:, None] * y_pm[None, :] * K
+    none = np.zeros(len(y_pm), bool)
+    assert not _repair(Q, y_pm, np.full(len(y_pm), C), none, none.copy(), 0)[3]
+    repair = reference._repair
+    monkeypatch.setattr(reference, "_repair", lambda *args: (*repair(*args)[:3], False))
+    ref = exact_svc(X, y_pm, C, **params)
+    assert ref.repairs > 0 and ref.kkt == np.inf and not ref.certified
+
+
+def _duplicates():
+    """Eight copies of one point, labels five −1 and three +1: ``(X, y, C, kernel params)``."""
+    X = np.tile([[0.7349, 2.102, -1.5037, -0.2378, 0.6701]], (8, 1))
+    y_pm = np.array([-1.0, -1.0, 1.0, 1.0, 1.0, -1.0, -1.0, -1.0])
+    return X, y_pm, 407.3156458528526, dict(kernel="poly", gamma=0.535973633592509, degree=3, coef0=1.0)
