@@ -259,7 +259,8 @@ def exact_svc_gram(K, y, C, sample_weight=None) -> tuple[np.ndarray, float, floa
 
 def _resolved(Q, y, upper, at_c, free, level) -> tuple[np.ndarray, float, float, int]:
     """The margin equations of the sets ``at_c``/``free`` solved in float64, and the sets
-    repaired until the KKT conditions hold: α, b, the KKT violation, the repairs."""
+    repaired until the KKT conditions hold: α, b, the KKT violation (``inf`` where the repair
+    did not converge), the repairs."""
     alpha, b, m, sol = _solve_sets(Q, y, upper, at_c, free, level)
     alpha[m] = sol
     if m.size:
