@@ -171,14 +171,14 @@ def follow(path_run, check_every: int) -> None:
     names = {BOUND_LOWER: "bound", BOUND_UPPER: "bound", CROSSING: "crossing"}
     fresh = 0
     while True:
-        rec = path_run.record_with_room()
         state, cache_arrays, work = loop_arrays(s)
         cache, factor = s.cache, s.factor
         cints = np.array([path_run.n_breakpoints, path_run.zero_steps, 0, max_breakpoints, 0, 0, 0, check_every,
                           fresh], dtype=np.int64)
         cfloats = np.array([s.C, path_run.C_max, s.b, path_run.delta, path_run.delta_tiny, 0.0])
         status = run(state, factor.arrays, s.active._slots, cache_arrays, kernel, columns,
-                     (path_run.u, path_run.w, path_run.in_I, cints, cfloats), work, events, rec)
+                     (path_run.u, path_run.w, path_run.in_I, cints, cfloats), work, events,
+                     path_run.record_with_room())  # (not kept: a reference would stop it growing in place)
         path_run.n_breakpoints, path_run.zero_steps = int(cints[0]), int(cints[1])
         s.C, s.b, path_run.delta = float(cfloats[0]), float(cfloats[2]), float(cfloats[3])
         cache.n_columns_computed += int(columns[2][0])

@@ -13,7 +13,7 @@ from sklearn.exceptions import NotFittedError
 import gpath
 from gpath import SimpleSVC, SVCPath
 from gpath._array_api import to_host
-from gpath._cpath import c_path, error_steps, interpolate
+from gpath._cpath import _CPathRun, c_path, error_steps, interpolate
 from gpath._engine import Engine
 from gpath.cpath import start_state
 from gpath.kernels import Kernel
@@ -171,6 +171,26 @@ def test_compiled_loop_passes_the_same_breakpoints_as_the_readable_one(name, n, 
     np.testing.assert_allclose(paths[0].Cs, paths[1].Cs, rtol=1e-8)
     np.testing.assert_allclose(paths[0].alpha, paths[1].alpha, rtol=0, atol=1e-8 * C_max)
     np.testing.assert_array_equal(paths[0].margin_size, paths[1].margin_size)
+
+
+def test_the_record_grows_in_place_and_copies_an_array_only_while_something_else_holds_it():
+    """The record of a long path (C, b, |M| and α at every point) is resized in place, with
+    every point recorded so far and zeros after them; where a view holds one of its arrays,
+    NumPy refuses to move it and that array alone is copied, the view left reading the old."""
+    run = object.__new__(_CPathRun)
+    alpha = np.arange(12.0).reshape(4, 3)
+    run.rec = [np.arange(4.0), np.arange(4.0) + 10, np.arange(4), alpha.copy(), np.array([4])]
+    ids = [id(a) for a in run.rec]
+    run._resize_record(8)
+    assert [id(a) for a in run.rec] == ids
+    np.testing.assert_array_equal(run.rec[3], np.vstack([alpha, np.zeros((4, 3))]))
+    np.testing.assert_array_equal(run.rec[2], [0, 1, 2, 3, 0, 0, 0, 0])
+    view = run.rec[3][:2]
+    run._resize_record(3)
+    assert [id(a) for a in run.rec[:3]] == ids[:3] and id(run.rec[3]) != ids[3]
+    np.testing.assert_array_equal(run.rec[3], alpha[:3])
+    np.testing.assert_array_equal(run.rec[0], [0.0, 1.0, 2.0])
+    np.testing.assert_array_equal(view, alpha[:2])
 
 
 def test_empty_margin_segment_keeps_an_optimal_bias():
