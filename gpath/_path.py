@@ -1341,13 +1341,29 @@ class SVCState:
     def _repair(self, r: np.ndarray) -> None:
         """:meth:`refine`'s repair for the residual ``r`` of the margin equations, with BLAS
         on one thread. (The check before it calls BLAS only for a large margin set, limited
-        there: a window's update whose margins hold sets no limit.)"""
+        there: a window's update whose margins hold sets no limit.)
+
+        A correction that takes a margin coefficient out of its box is clipped there, which
+        leaves the equations unsolved by the excess times that point's column. On an
+        ill-conditioned 𝐌 (a linear kernel in two features with 582 points in M, condition
+        ~1e10 for the ridge 1e-6) a round-off residual of 9e-11 asked α_M to move by 6.5e-5 of
+        C = 0.01, one coefficient 2.5e-6 past C, and the clipped result had a residual of
+        9e-6 and yᵀα = 2.4e-4 C: the repair had made a C path's end 1e5 times worse, and the
+        path was refused (`fuzz_real_data.py` seed 47,696). Where the clipped correction
+        leaves the equations further off than they were, the coefficients stay as they were
+        (the margins are still recomputed fresh)."""
         members = self.active.members
         if members.size:
             self.factor.refactor()
             delta = self.factor.solve(r)
+            alpha_m, b = self.alpha[members], self.b
+            corrected = alpha_m + delta[1:]
+            clipped = np.clip(corrected, 0.0, self.upper[members])
             self.b += float(delta[0])
-            self.alpha[members] = np.clip(self.alpha[members] + delta[1:], 0.0, self.upper[members])
+            self.alpha[members] = clipped
+            if not np.array_equal(clipped, corrected) and not (
+                    float(np.abs(self.margin_residual()).max()) <= float(np.abs(r).max())):
+                self.alpha[members], self.b = alpha_m, b
         self.yf = self.margins_from_alpha()
 
     def _balance(self) -> None:
