@@ -1345,13 +1345,13 @@ class SVCState:
 
         A correction that takes a margin coefficient out of its box is clipped there, which
         leaves the equations unsolved by the excess times that point's column. On an
-        ill-conditioned 𝐌 (a linear kernel in two features with 582 points in M, condition
-        ~1e10 for the ridge 1e-6) a round-off residual of 9e-11 asked α_M to move by 6.5e-5 of
-        C = 0.01, one coefficient 2.5e-6 past C, and the clipped result had a residual of
-        9e-6 and yᵀα = 2.4e-4 C: the repair had made a C path's end 1e5 times worse, and the
-        path was refused (`fuzz_real_data.py` seed 47,696). Where the clipped correction
-        leaves the equations further off than they were, the coefficients stay as they were
-        (the margins are still recomputed fresh)."""
+        ill-conditioned 𝐌 (a linear kernel in two features with 582 points in M, regular only
+        through the ridge 1e-6) a round-off residual of 9e-11 asked α_M to move by up to
+        6.5e-5, 0.6 % of C = 0.01, one coefficient 2.5e-6 past C, and the clipped result had a
+        residual of 9e-6 and yᵀα = 2.4e-4 C: the repair had made a C path's end 1e5 times
+        worse, and the path was refused (`fuzz_real_data.py` seed 47,696). Where the clipped
+        correction leaves the equations further off than they were, the coefficients stay as
+        they were (the margins are still recomputed fresh)."""
         members = self.active.members
         if members.size:
             self.factor.refactor()
