@@ -368,12 +368,12 @@ class _CPathRun:
         """Give the record room for exactly ``capacity`` points, in place where NumPy can.
 
         The α record of a long path is large: points × n floats, 61 MB for Bananas 2,000's
-        3,838 breakpoints. Grown by doubling copies and copied once more to its length, it
-        wrote some 190 MB of fresh pages, 0.1–0.3 s of the first such path in a process, as
-        much as the path itself. ``ndarray.resize`` reallocates instead: the C library moves a
-        large block's pages rather than copying them, and gives back a shrunk block's tail.
-        NumPy refuses while anything else refers to the array (a view would dangle); such an
-        array is copied instead."""
+        3,838 breakpoints. Grown by doubling copies and copied once more to its length, its
+        copies took 0.18–0.33 s of the first such path in a process (under the profiler), as
+        much as the path itself. ``ndarray.resize`` reallocates instead, which the C library
+        does without a copy where it can (and a shrunk block gives its tail back). NumPy
+        refuses while anything else refers to the array (a view would dangle); such an array
+        is copied instead."""
         for i in range(4):  # (no loop variable holding an array: NumPy would refuse)
             shape = (capacity,) + self.rec[i].shape[1:]
             try:

@@ -173,14 +173,14 @@ def test_compiled_loop_passes_the_same_breakpoints_as_the_readable_one(name, n, 
     np.testing.assert_array_equal(paths[0].margin_size, paths[1].margin_size)
 
 
-def test_a_repair_that_would_take_a_coefficient_out_of_its_box_leaves_the_path_exact():
+def test_a_repair_that_would_take_a_coefficient_out_of_its_box_leaves_the_path_exact(backend):
     """Bananas (two features) with a linear kernel at small C: hundreds of points on the
     margin of a rank-2 kernel, 𝐌 regular only through the ridge. The path's last repair of a
     round-off residual moved one margin coefficient past its box, and the clipped correction
     left the end 1e-3 off its KKT conditions: the path was refused (``fuzz_real_data.py``
     seed 47,696). The repair now keeps the coefficients where its clipped correction is worse."""
     X, y = subset("bananas", 1200, seed=0)
-    model = SVCPath(C_min=1e-3, C_max=1e-2, kernel="linear").fit(X, y)
+    model = SVCPath(C_min=1e-3, C_max=1e-2, kernel="linear").fit(backend.asarray(X), backend.asarray(y))
     assert model.path_.margin_size.max() > 100
     y_pm = np.where(y == model.classes_[1], 1.0, -1.0)
     for C in (1e-3, 2e-3, 5e-3, 1e-2):
