@@ -28,6 +28,7 @@ same breakpoints.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 
@@ -36,7 +37,7 @@ import numpy as np
 from . import _cpath_numba
 from ._array_api import get_namespace_and_device, scalars, to_device, to_host
 from ._path import _REFINE_TOL, I, M, O, PathError, SVCState
-from ._ratio import EPS, first_bound_hit, first_event
+from ._ratio import EPS, first_bound_hit, first_event, rate_is_round_off
 from .linalg import single_threaded_host_blas
 from .persistence import record
 
@@ -274,8 +275,7 @@ class _CPathRun:
                 phi = np.zeros(1)
                 bound = (np.inf, -1, True)
             limit = self.C_max - s.C
-            crossing = engine.step(s.yf, s.lo, s.hi, s.cache, active.slots, phi[1:], phi[0], s.y, 1.0,
-                                   self.u, min(bound[0], limit))
+            crossing = self._crossing(phi, min(bound[0], limit))
             t, event = first_event(bound, crossing, limit)
             # Move C, α_M and b by t (the boxes of I with C: _sync); y f moved in the engine's pass.
             s.C = self.C_max if event is None else s.C + t
@@ -291,6 +291,34 @@ class _CPathRun:
                 self.events.append((event[0], event[1]))
             self._apply(event)
             self.after_event(t)
+
+    def _crossing(self, phi, limit: float) -> tuple:
+        """The first crossing of the segment with rates φ and the move of the margins to it
+        (:meth:`gpath._engine.Engine.step`), where a zero-length crossing whose rate is
+        round-off of its own terms (:func:`gpath._ratio.rate_is_round_off`) is no event: that
+        point's level is lifted for this segment, the test run again, and the level put back."""
+        s = self.s
+        lifted = []
+        while True:
+            t, k, up = crossing = s.engine.step(s.yf, s.lo, s.hi, s.cache, s.active.slots, phi[1:], phi[0], s.y,
+                                                1.0, self.u, limit)
+            if t != 0.0 or k < 0 or not self._round_off_rate(k, phi):
+                break
+            lifted.append(k)
+            if up:
+                s.hi[k] = math.inf
+            else:
+                s.lo[k] = -math.inf
+        for k in lifted:
+            s.place(k, int(s.where[k]))
+        return crossing
+
+    def _round_off_rate(self, k: int, phi) -> bool:
+        """Whether point k's margin rate along φ is round-off of its terms (host)."""
+        s = self.s
+        row = s.cache.row_entries(k, s.active.slots)
+        u_k = scalars(s.xp, self.u[k])[0]
+        return bool(rate_is_round_off(row, np.ascontiguousarray(phi[1:]), float(phi[0]), float(s.y_host[k]), u_k))
 
     def after_event(self, t: float) -> None:
         """After an event at step t: record the point (unless the step was zero: the same

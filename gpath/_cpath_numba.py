@@ -23,7 +23,7 @@ from numba import njit
 
 from ._engine import _step
 from ._mid_numba import BOUND_LOWER, BOUND_UPPER, CROSSING, _enter, _leave, _log, _place, loop_arrays
-from ._ratio import first_bound_hit
+from ._ratio import first_bound_hit, rate_is_round_off
 from .linalg import _MAX_RESIDUAL, factor_solve
 
 __all__ = ["follow"]
@@ -54,6 +54,17 @@ def _record(rec, C, b, m, alpha, in_I, w):
 
 
 @njit(cache=True)
+def _round_off_rate(k, data, rows, slots, x, y, u, row):
+    """:func:`gpath._ratio.rate_is_round_off` of point k along ``x`` = [db; dα_M] (``row``: room
+    for Q[k, M])."""
+    m = slots.shape[0]
+    r = k if rows.shape[0] == 0 else rows[k]
+    for j in range(m):
+        row[j] = data[slots[j], r]
+    return rate_is_round_off(row[:m], x[1 : m + 1], x[0], y[k], u[k])
+
+
+@njit(cache=True)
 def run(state, factor, slots, cache, kernel, columns, cpath, work, events, rec):
     """Follow C until C_max (DONE) or until Python is needed (the other statuses; for APPLY the
     event is in ``cints`` 4–6 and its step in ``cfloats`` 5).
@@ -69,6 +80,7 @@ def run(state, factor, slots, cache, kernel, columns, cpath, work, events, rec):
     u, w, in_I, cints, cfloats = cpath
     psi, prod, rhs, x, col = work
     n = yf.shape[0]
+    lifted, row = np.empty(n, dtype=np.int64), np.empty(R.shape[0])
     while True:
         if rec[4][0] == rec[0].shape[0]:
             return GROW
@@ -108,6 +120,20 @@ def run(state, factor, slots, cache, kernel, columns, cpath, work, events, rec):
         limit = C_max - C
         t_c, k_c, up_c = _step(yf, lo, hi, data, top, rows, slots[:m], x[1 : m + 1], x[0], y, 1.0, u,
                                min(t_b, limit), prod, psi, 1.0)
+        # gpath._cpath._CPathRun._crossing: a zero-length crossing at a rate that is round-off
+        # of its own terms is no event (its level lifted for the segment, then put back).
+        n_lifted = 0
+        while t_c == 0.0 and k_c >= 0 and _round_off_rate(k_c, data, rows, slots[:m], x, y, u, row):
+            lifted[n_lifted] = k_c
+            n_lifted += 1
+            if up_c:
+                hi[k_c] = math.inf
+            else:
+                lo[k_c] = -math.inf
+            t_c, k_c, up_c = _step(yf, lo, hi, data, top, rows, slots[:m], x[1 : m + 1], x[0], y, 1.0, u,
+                                   min(t_b, limit), prod, psi, 1.0)
+        for i in range(n_lifted):
+            _place(lifted[i], where[lifted[i]], where, lo, hi, upper)
         # gpath._ratio.first_event, not taken at the limit.
         if t_c < t_b or (t_c == t_b and k_c < k_b):
             t, kind, k, up = t_c, CROSSING, k_c, up_c

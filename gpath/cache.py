@@ -570,6 +570,11 @@ class QColumnCache:
             return self.data[slot, buffer_rows]
         return self.xp.take(self.data[slot, :], to_device(np.asarray(buffer_rows), self.xp, self.device))
 
+    def row_entries(self, row: int, slots: np.ndarray) -> np.ndarray:
+        """``Q[row, owner(s)]`` for each slot s (host, shape (len(slots),))."""
+        buffer_row = row if self.rows_host is None else int(self.rows_host[row])
+        return to_host(self.data[:, buffer_row])[np.asarray(slots, dtype=np.int64)]
+
     def matvec(self, coef_by_slot: np.ndarray, absolute: bool = False):
         """``Q[:, slots] @ coef`` on the device (n_rows,); ``coef_by_slot``: host (capacity,).
         With ``absolute``, ``|Q[:, slots]| @ coef`` (the size of the terms of the product)."""
