@@ -19,8 +19,13 @@ How it is factored, and why:
 - A point leaving M removes its column from R, which leaves the trailing rows upper
   Hessenberg; Givens rotations of neighbouring rows restore the triangle (and rotate g along):
   O(t²) for t trailing columns, an orthogonal update (stable, never a downdate).
-- ρ is the largest diagonal entry of Q_MM (1 if they are all zero), chosen anew at every
-  refactorization.
+- ρ is the largest diagonal entry of Q_MM, but at most 10⁴ times the smallest positive one (1
+  if they are all zero), chosen anew at every refactorization; a point whose diagonal entry ρ
+  would drown refactors. Every pivot is judged against its own row's diagonal, and the
+  condition estimates scale 𝐌 to a unit diagonal, since Cholesky's round-off is relative to
+  each row's own diagonal: a diagonal spread over twenty orders (zero rows of a linear kernel
+  beside features of size 10⁷) keeps every row, its smallest entries to the 4 digits ρ may
+  take.
 - A solve is two triangular solves and one scalar: O(|M|²).
 
 Q_MM itself is kept beside the factor: each solve checks its residual against it, and a factor
@@ -82,6 +87,12 @@ __all__ = ["BorderedFactor", "SingularMarginError", "all_host_blas_threads", "bl
 # every point past |M| = 138, and a fit of 681 points took 19,444 estimates and 25 s
 # (scikit-learn-intelex: 2 s).
 _TINY_PIVOT = 1e-8
+# ρ (the shift of Q̃ = Q + ρ y yᵀ) stays below this multiple of every positive diagonal entry of
+# Q_MM: one far above an entry drowns it (a linear kernel on features of size 1e7 with exact
+# zeros: Q_kk = 2.5e13 beside the ridge 1e-6 of a zero row, where ρ = 6.9e13 left that row's
+# factor without a digit of it, and SimpleSVM cycled). A point whose entry ρ would drown
+# refactors, with ρ chosen anew; the smallest entries lose at most log10 of this many digits.
+_SHIFT_SPREAD = 1e4
 # From this many margin points on, the condition estimate solves through the factor in hand
 # (some 0.4 ms of Python and a few O(|M|²) solves); below, LAPACK's own O(|M|³) factor is
 # quicker (measured: 0.08 against 0.43 ms at 20 points, 1.5 against 0.6 ms at 200).
@@ -213,20 +224,29 @@ def _new_ints() -> np.ndarray:
 
 
 @njit(cache=True)
-def _tiny(d2, top, floor, m):
+def _tiny(d2, own, floor, m):
     """Whether a squared pivot ``d2`` may be round-off of an exact zero (:data:`_TINY_PIVOT`),
-    ``top`` the largest diagonal, ``floor`` the factor's, ``m`` the margin points before it."""
-    if d2 > _TINY_PIVOT * top:
+    ``own`` its row's diagonal entry of Q̃ (Cholesky's round-off in a row is relative to its
+    own diagonal: the factor of D Q̃ D is D times the factor of Q̃, for any positive diagonal
+    D), ``floor`` the factor's, ``m`` the margin points before it."""
+    if d2 > _TINY_PIVOT * own:
         return False
-    resolved = floor > 0.0 and floor >= _RESOLVED_FLOOR * _EPS * (m + 1) * top
+    resolved = floor > 0.0 and floor >= _RESOLVED_FLOOR * _EPS * (m + 1) * own
     return not (resolved and d2 >= 0.5 * floor)
+
+
+@njit(cache=True)
+def _swamped(q_kk, rho):
+    """Whether the shift ρ y yᵀ would drown a diagonal entry ``q_kk`` of Q (:data:`_SHIFT_SPREAD`)."""
+    return 0.0 < q_kk and _SHIFT_SPREAD * q_kk < rho
 
 
 @njit(cache=True)
 def _insert(R, Q, y, g, qs, m, top, rho, q_kB, q_kk, y_k, bordered, r, floor):
     """Append point k as row/column m of R, its Q row and column in the lowest free slot (moved
-    to ``qs[m]``), unless its pivot is tiny. Returns the squared pivot d², whether the point went
-    in (False: nothing but the choice of slot was written), and max(|q_kB|, |q_kk|).
+    to ``qs[m]``), unless its pivot is tiny or ρ would drown its diagonal (:func:`_swamped`).
+    Returns the squared pivot d², whether the point went in (False: nothing but the choice of
+    slot was written), and max(|q_kB|, |q_kk|).
 
     Only R[:m, :m] and Q[:top, :top] are ever read (the arrays are not zeroed beyond them): a
     slot past ``top`` gets a zero row and column first."""
@@ -245,13 +265,11 @@ def _insert(R, Q, y, g, qs, m, top, rho, q_kB, q_kk, y_k, bordered, r, floor):
     for i in range(m):
         r[i] = q_kB[i] + rho * y_k * y[i]
     dtrsv_upper(R, m, r, True)
-    top = q_kk + rho
     rr = 0.0
     for i in range(m):
         rr += r[i] * r[i]
-        top = max(top, R[i, i] * R[i, i])
     d2 = q_kk + rho - rr
-    if _tiny(d2, top, floor, m):
+    if _tiny(d2, q_kk + rho, floor, m) or _swamped(q_kk, rho):
         return d2, False, big
     d = math.sqrt(d2)
     s = qs[m]
@@ -356,26 +374,38 @@ def _solve(R, Q, y, g, qs, top, m, rho, rhs, x, xs, work, bordered, scale):
 
 
 @njit(cache=True)
-def _norm1(Q, qs, m, top, border):
-    """‖𝐌‖₁, the largest column sum of |𝐌| with its border ``border``·y (0: none; Q read by
-    slot: a free slot's row below ``top`` is zero)."""
-    best = border * m
+def _norm1(Q, qs, m, top, border, d):
+    """‖D 𝐌 D‖₁ with D = diag(``border``, d) (:meth:`BorderedFactor._equilibration`;
+    ``border`` 0: none), the largest column sum of its absolute values (Q read by slot, ``d``
+    too: a free slot's row below ``top`` is zero, and so is its d)."""
+    best = 0.0
+    for i in range(m):
+        best += border * d[qs[i]]
     for i in range(m):
         row = Q[qs[i]]
-        total = border
+        total = 0.0
         for j in range(top):
-            total += abs(row[j])
-        best = max(best, total)
+            total += abs(row[j]) * d[j]
+        best = max(best, d[qs[i]] * (total + border))
     return best
 
 
 @njit(cache=True)
 def _shift(top, bordered):
-    """ρ from the largest diagonal entry of Q (so that ρ y yᵀ neither vanishes next to Q nor
-    swamps it); 1 for an all-zero diagonal; 0 without the border."""
+    """ρ from a diagonal entry of Q (so that ρ y yᵀ neither vanishes next to Q nor swamps
+    it); 1 for a zero one; 0 without the border."""
     if not bordered:
         return 0.0
     return top if top > 0.0 else 1.0
+
+
+def _shift_of(diagonal: np.ndarray, bordered: bool) -> float:
+    """ρ for a factor of Q with this ``diagonal``: its largest entry, but at most
+    :data:`_SHIFT_SPREAD` times its smallest positive one (:func:`_shift`)."""
+    positive = diagonal[diagonal > 0.0]
+    if not positive.size:
+        return _shift(0.0, bordered)
+    return _shift(min(float(positive.max()), _SHIFT_SPREAD * float(positive.min())), bordered)
 
 
 @njit(cache=True)
@@ -687,25 +717,31 @@ class BorderedFactor:
         return big
 
     def _scaled(self, y: np.ndarray, q: np.ndarray) -> np.ndarray:
-        """𝐌 of labels ``y`` and matrix ``q`` with its border scaled for a condition estimate
-        (:meth:`_border_scale`; a new array)."""
-        return self._bordered(y, q, self._border_scale(np.diag(q)))
+        """D 𝐌 D of labels ``y`` and matrix ``q`` for a condition estimate
+        (:meth:`_equilibration`; a new array)."""
+        w, d = self._equilibration(np.diag(q))
+        return self._bordered(y * d, q * d[:, None] * d[None, :], w)
 
-    def _border_scale(self, diagonal: np.ndarray) -> float:
-        """The border's scale w in the condition estimates: the mean ``diagonal`` entry of Q
-        (1 for an all-zero diagonal; 0 without the border). D 𝐌 D = [[0, w yᵀ], [w y, Q]], with
-        D = diag(w, I), is singular where 𝐌 is, and its condition number does not change with
-        the kernel's scale, where 𝐌's grows with its square (K ≈ 10¹²: a linear kernel on
-        features of size 10⁶, where 𝐌 of 9 margin points read 4e-20 for a D 𝐌 D of 2e-8;
-        SimpleSVM took it for singular, stepped along no null direction, and cycled). The
-        mean, not the largest entry: on a diagonal spread over many orders (a degree-16
-        polynomial kernel, 10 to 3e11) the largest puts the border far above most of Q, and
-        1 / κ of regular margin matrices fell to 1e-12 and below (that fit then cycled);
-        with the mean, 1e-11 to 1e-9."""
+    def _equilibration(self, diagonal: np.ndarray) -> tuple[float, np.ndarray]:
+        """The scaling D = diag(w, d) of 𝐌 in the condition estimates: d_k = Q_kk^(-1/2)
+        (1 where Q_kk = 0), which gives D Q D a unit diagonal, and the border's w, the
+        reciprocal of the mean d_k (0 without the border), which makes the mean border entry
+        w·|y_k|·d_k one. D 𝐌 D is singular where 𝐌 is, and its condition number does not
+        change with the kernel's scale, where 𝐌's grows with its square (K ≈ 10¹²: a linear
+        kernel on features of size 10⁶, where 𝐌 of 9 margin points read 4e-20 for a D 𝐌 D of
+        2e-8; SimpleSVM took it for singular, stepped along no null direction, and cycled),
+        nor with a diagonal spread over many orders, as Cholesky's round-off does not (zero
+        rows of a linear kernel, Q_kk the ridge 1e-6, beside Q_kk = 2.5e13). (On a uniform
+        diagonal c it is c⁻¹ [[0, c yᵀ], [c y, Q]]: the border scaled by the mean diagonal,
+        as these estimates took it before the rows were scaled too. A border scaled by the
+        largest diagonal entry instead stood far above most of an unscaled Q spread over many
+        orders, a degree-16 polynomial kernel's 10 to 3e11, where 1 / κ of regular margin
+        matrices fell to 1e-12 and below and that fit cycled.)"""
+        d = np.ones(diagonal.shape[0])
+        d[diagonal > 0.0] = 1.0 / np.sqrt(diagonal[diagonal > 0.0])
         if not self.bordered:
-            return 0.0
-        mean = float(np.mean(diagonal)) if diagonal.size else 0.0
-        return mean if mean > 0.0 else 1.0
+            return 0.0, d
+        return (1.0 / float(np.mean(d)) if d.size else 1.0), d
 
     def copy(self, into: BorderedFactor | None = None) -> BorderedFactor:
         """An independent copy (the path is transactional: it works on a copy). It copies the
@@ -835,14 +871,17 @@ class BorderedFactor:
             return bool(_insert_each(*self.arrays, np.ascontiguousarray(points, dtype=np.int64), y_new,
                                      np.ascontiguousarray(q_newB, dtype=np.float64),
                                      np.ascontiguousarray(q_newnew, dtype=np.float64), self.bordered))
-        rho = self._rho if m else _shift(float(np.max(np.diag(q_newnew))), self.bordered)
+        diagonal = np.diag(q_newnew)
+        rho = self._rho if m else _shift_of(diagonal, self.bordered)
         rows = np.ascontiguousarray(q_newB + rho * np.outer(y_new, self._y[:m]))  # (p, m): A₁₂ᵀ
         dtrsm_upper_t(self._r, m, rows)
         r12 = rows.T
         schur = q_newnew + rho * np.outer(y_new, y_new) - r12.T @ r12
         r22, info = dpotrf(schur, lower=False, clean=True, overwrite_a=False)
-        top = max(float(np.max(np.diag(q_newnew))) + rho, float(np.max(np.diag(self._r[:m, :m]) ** 2, initial=0.0)))
-        tiny = info != 0 or _tiny(float(np.min(np.diag(r22))) ** 2, top, self._floats[2], m + p - 1)
+        pivots, own = np.diag(r22) ** 2, diagonal + rho
+        i = int(np.argmin(pivots / own))  # (each pivot against its own row, as insert's)
+        tiny = (info != 0 or _tiny(float(pivots[i]), float(own[i]), self._floats[2], m + p - 1)
+                or any(_swamped(float(q_kk), rho) for q_kk in diagonal))
         from_factor = info == 0 and m + p >= _ESTIMATE_FROM_FACTOR  # (else LAPACK's, as insert decides)
         if tiny and not from_factor and _reciprocal_condition(self._with_block(y_new, q_newB, q_newnew)) <= self.rcond:
             return False
@@ -870,7 +909,7 @@ class BorderedFactor:
             self._rho = rho
         if tiny:  # (the updated factor would be inaccurate: 𝐌 factored anew)
             try:
-                if from_factor and self._reciprocal_condition_from_factor(m + int(np.argmin(np.diag(r22)))) <= self.rcond:
+                if from_factor and self._reciprocal_condition_from_factor(m + i) <= self.rcond:
                     raise SingularMarginError("the margin matrix with the block is numerically singular")
                 self.refactor()
             except SingularMarginError:
@@ -937,7 +976,7 @@ class BorderedFactor:
             self._g[m] = (y_k - r @ self._g[:m]) / d
 
     def _reciprocal_condition_from_factor(self, tiny: int) -> float:
-        """1 / κ₁(D 𝐌 D) (:meth:`_border_scale`) estimated from the factor in hand, ``tiny``
+        """1 / κ₁(D 𝐌 D) (:meth:`_equilibration`) estimated from the factor in hand, ``tiny``
         the position of its smallest new pivot: ‖𝐌‖₁ exactly; ‖𝐌⁻¹‖₁ by Hager's estimate as Higham refined it
         (SciPy's ``onenormest`` with one column: the iteration of LAPACK's dlacn2, which dsycon
         runs), with the column of 𝐌⁻¹ at ``tiny`` beside it. That column holds the inverse of
@@ -951,11 +990,10 @@ class BorderedFactor:
         m, bordered = self.m, self.bordered
         n = m + bordered
         arrays = self.arrays
-        # Of D 𝐌 D, the border scaled by w (:meth:`_border_scale`): (D 𝐌 D)⁻¹ = D⁻¹ 𝐌⁻¹ D⁻¹.
-        w = self._border_scale(np.diagonal(self._q)[self._qs[:m]])
-        unscale = np.ones(n)
-        if bordered:
-            unscale[0] = 1.0 / w
+        # Of D 𝐌 D (:meth:`_equilibration`): (D 𝐌 D)⁻¹ = D⁻¹ 𝐌⁻¹ D⁻¹.
+        qs = self._qs[:m]
+        w, d = self._equilibration(np.diagonal(self._q)[qs])
+        unscale = np.concatenate([[1.0 / w], 1.0 / d]) if bordered else 1.0 / d
 
         def solve(v):
             x = np.empty(n)
@@ -967,7 +1005,9 @@ class BorderedFactor:
         column = solve(unit)
         inverse = max(onenormest(LinearOperator((n, n), matvec=solve, rmatvec=solve, dtype=np.float64), t=1),
                       float(np.abs(column).sum()))
-        norm = _norm1(self._q, self._qs, m, self._top, w)
+        d_slot = np.zeros(self._top)
+        d_slot[qs] = d
+        norm = _norm1(self._q, self._qs, m, self._top, w, d_slot)
         return 1.0 / (norm * inverse) if inverse > 0.0 else 0.0
 
     def delete(self, k: int) -> None:
@@ -996,7 +1036,7 @@ class BorderedFactor:
             return
         self._own()
         q, y = self._q_mm(), self._y[:m]
-        rho = _shift(float(np.max(np.diag(q), initial=0.0)), self.bordered)
+        rho = _shift_of(np.diag(q), self.bordered)
         try:
             lower = np.linalg.cholesky(q + rho * np.outer(y, y))
         except np.linalg.LinAlgError as exc:

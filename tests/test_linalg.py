@@ -288,17 +288,19 @@ def _linear_margin_problem(n, d, ridge, seed=0):
 
 @pytest.mark.parametrize("floor", [0.0, 1e-6])
 def test_pivots_above_the_ridges_floor_need_no_condition_estimate(monkeypatch, floor):
-    # A linear kernel in 3 features with the ridge 1e-6: each point past the fifth has a
-    # pivot near 1e-6 against diagonals near 300, "tiny". Without a floor each one costs a
-    # condition estimate and a new factor; with the ridge as the floor, the pivots are known
-    # not to be round-off of zeros, and the factor is updated as for any other point.
+    # A linear kernel in 3 features with the ridge 1e-6: Q + ρ y yᵀ is of rank 4 but for the
+    # ridge, so each point from the fifth on has a pivot near 1e-6 against its own diagonal,
+    # 600 to 70,000, "tiny". Without a floor each
+    # one costs a condition estimate and a new factor; with the ridge as the floor, the pivots
+    # are known not to be round-off of zeros, and the factor is updated as for any other point.
 
-    labels, Q = _linear_margin_problem(40, 3, 1e-6)
+    labels, Q = _linear_margin_problem(40, 3, 0.0)
+    Q = Q * 100.0 + 1e-6 * np.eye(40)
     estimates = count_condition_estimates(monkeypatch)
     f = BorderedFactor(floor=floor)
     for k in range(40):
         f.insert(k, labels[k], Q[k, f.basis], Q[k, k])
-    assert len(estimates) == (0 if floor else 40 - 5)
+    assert len(estimates) == (0 if floor else 40 - 4)
     big = _bordered(labels, Q)
     np.testing.assert_array_equal(f.matrix, big)
     rhs = np.random.default_rng(1).standard_normal(41)
@@ -582,3 +584,33 @@ def test_a_copy_into_the_factor_it_came_from_copies_what_its_log_names(seed):
 
 def _equal(a, b):
     return all(np.array_equal(u, v) if isinstance(u, np.ndarray) else u == v for u, v in zip(a, b, strict=True))
+
+
+@pytest.mark.parametrize("big_first", [True, False])
+def test_a_diagonal_spread_over_twenty_orders_keeps_every_row(big_first):
+    # Zero rows of a linear kernel (Q_kk the ridge 1e-6) beside rows of features of size
+    # 5e6 and 1.6e7 (Q_kk = 2.5e13, 2.7e14): with ρ = the largest diagonal, ρ y yᵀ drowned
+    # the ridge of the zero rows, and their pivots, against the largest diagonal, were
+    # "tiny" and the condition estimate called 𝐌 singular. ρ now stays within 1e4 of the
+    # smallest positive diagonal entry (a point that ρ would drown refactors), each pivot is
+    # judged against its own row, the estimate scales the rows to a unit diagonal, and the
+    # solves hold the margin equations to round-off, as LAPACK's LU solve does.
+    X = np.array([[5e6, 0.0], [0.0, 0.0], [0.0, 0.0], [3e6, -1.6e7], [0.0, 0.0], [0.0, 0.0]])
+    labels = np.array([1.0, -1.0, 1.0, -1.0, -1.0, 1.0])
+    order = np.arange(6) if big_first else np.array([1, 2, 4, 5, 0, 3])
+    X, labels = X[order], labels[order]
+    Q = np.outer(labels, labels) * (X @ X.T + 1e-6 * np.eye(6))
+    f = BorderedFactor()
+    for k in range(6):
+        f.insert(k, labels[k], Q[k, f.basis], Q[k, k])
+    assert f.size == 6 and f._rho <= 1e4 * 1e-6
+    big = _bordered(labels, Q)
+    rhs = np.concatenate([[0.3], np.ones(6)])
+    x_lu = np.linalg.solve(big, rhs)
+    x = f.solve(rhs)
+    # To the 4 digits that ρ may take from the smallest rows (it took every one of them):
+    # α, b (in units of the margins y f) and each row of Q against its terms
+    np.testing.assert_allclose(x[1:], x_lu[1:], rtol=1e-11, atol=0)
+    assert abs(x[0] - x_lu[0]) <= 1e-11
+    row_scale = np.abs(big) @ np.abs(x) + np.abs(rhs)
+    assert np.all(np.abs(big @ x - rhs)[1:] <= 1e-11 * row_scale[1:])

@@ -253,6 +253,28 @@ def test_the_iteration_does_not_depend_on_the_kernels_scale(backend, scale):
     assert np.abs(to_host(model.decision_function(Xd)) - f_ref).max() <= 1e-6 * np.abs(f_ref).max()
 
 
+@pytest.mark.parametrize("estimator", [SimpleSVC, IncrementalSVC])
+def test_zero_rows_beside_features_of_size_1e7_are_fitted_exactly(backend, estimator):
+    # One feature of size up to 1.8e7 with seven exact zeros, a linear kernel at C = 0.004
+    # (fuzz_surfaces seed 5,002,000): the zero rows' Q_kk is the ridge 1e-6, beside Q_kk up
+    # to 3e14. The factor's shift ρ y yᵀ, ρ the largest diagonal, drowned the zero rows (and
+    # its tiny-pivot test and condition estimate, against the largest diagonal, took them for
+    # singular): SimpleSVM cycled among them, 4e-9 off in units of y f, and the fit was
+    # refused. Five of the zero rows are on the margin of the exact solution.
+    x = [0.0, -17985069.99513217, 12497719.766440714, -0.0, -0.0, -11658120.669246716, -0.0, 0.0,
+         5035198.1968409885, 0.0, -0.0, 17657788.228601836, 8285861.251772702]
+    X, y = np.array(x)[:, None], np.array([-1, -1, 1, -1, 1, -1, -1, -1, 1, -1, 1, 1, 1])
+    C, ridge = 0.004072057571047787, 1e-6
+    model = estimator(C=C, kernel="linear").fit(backend.asarray(X), backend.asarray(y))
+    alpha = np.zeros(len(y))
+    alpha[to_host(model.support_)] = np.abs(to_host(model.dual_coef_)[0])
+    assert np.sum((alpha > 0) & (alpha < C) & (X[:, 0] == 0.0)) == 5
+    f_ref, kkt, _ = resolved_values(kernel_matrix(X, X, "linear", 1.0), np.where(y == 1, 1.0, -1.0), alpha, C, ridge)
+    assert kkt <= 1e-12
+    f = to_host(model.decision_function(backend.asarray(X)))
+    assert np.abs(f - f_ref).max() <= 1e-12 * np.abs(f_ref).max()
+
+
 def test_a_cycle_to_the_cap_is_not_passed_off_as_a_stall(monkeypatch):
     # The problem above with the old, unscaled condition estimate: SimpleSVM cycles to its cap
     # of 7,000 iterations with a violation of 0.025 units of y f, 1e-11 of the scale of y f.
@@ -264,7 +286,8 @@ def test_a_cycle_to_the_cap_is_not_passed_off_as_a_stall(monkeypatch):
 
     from gpath.linalg import BorderedFactor
 
-    monkeypatch.setattr(BorderedFactor, "_border_scale", lambda self, diagonal: 1.0 if self.bordered else 0.0)
+    monkeypatch.setattr(BorderedFactor, "_equilibration",
+                        lambda self, diagonal: (1.0 if self.bordered else 0.0, np.ones(diagonal.shape[0])))
     X, y = load_breast_cancer(return_X_y=True)
     X, y = X[:300] * 100.0, y[:300]
     model = SimpleSVC(C=26.01 / 1e4, kernel="linear")
