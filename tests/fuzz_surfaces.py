@@ -118,8 +118,10 @@ def _labels(rng, X, classes=2):
     return rng.integers(0, 3, size=len(X)) if classes == 3 else y
 
 
-def _steps(rng, rows, total, y=None):
-    """Up to four random updates: (added rows, positions removed, rows after)."""
+def _steps(rng, rows, total, y=None, weights=None):
+    """Up to four random updates: (added rows, positions removed, rows after); they stop
+    before one that would leave ``y`` (if given) with fewer than two classes, or a class
+    without a point of positive ``weights`` (if given), which the models refuse."""
     for _ in range(int(rng.integers(1, 5))):
         m, ell = int(rng.integers(0, 12)), int(rng.integers(0, max(1, min(12, len(rows) - 3))))
         start = max(rows) + 1
@@ -127,7 +129,9 @@ def _steps(rng, rows, total, y=None):
         picked = rng.choice(len(rows), size=ell, replace=False) if ell else np.zeros(0, dtype=int)
         gone = set(picked.tolist())
         after = [r for i, r in enumerate(rows) if i not in gone] + added
-        if (not added and not ell) or (y is not None and len(np.unique(y[after])) < 2):
+        positive = after if weights is None else [r for r in after if weights[r] > 0]
+        classes = 0 if y is None else len(np.unique(y[after]))
+        if (not added and not ell) or (y is not None and (classes < 2 or len(np.unique(y[positive])) < classes)):
             return
         yield added, picked, after
         rows = after
@@ -139,7 +143,7 @@ def _walk(rng, model, X, y, rows, fails, labels=True, added_rows=None, weights=N
     ``added_rows(added, rows)`` gives an update's ``X_add`` (default ``X[added]``);
     ``weights``, its ``sample_weight_add``."""
     problem = fails(rows)
-    for step, (added, picked, after) in enumerate(_steps(rng, rows, len(X), y if labels else None)):
+    for step, (added, picked, after) in enumerate(_steps(rng, rows, len(X), y if labels else None, weights)):
         if problem:
             break
         kw = {}
@@ -246,7 +250,8 @@ def _class_weight(rng, X, n, C, params):
     class_weight = {int(c): float(np.exp(rng.uniform(-2, 2))) for c in classes}
     weights = None if rng.random() < 0.5 else np.exp(rng.uniform(-1, 1, len(X))) * (rng.random(len(X)) > 0.1)
     rows = list(range(n))
-    if len(np.unique(y[rows])) < 2:
+    positive = rows if weights is None else [r for r in rows if weights[r] > 0]
+    if len(np.unique(y[rows])) < 2 or len(np.unique(y[positive])) < len(np.unique(y[rows])):
         return None
     simple = rng.random() < 0.3
     model = (SimpleSVC if simple else IncrementalSVC)(**params, C=C, class_weight=class_weight)
