@@ -7,6 +7,7 @@ import io
 
 import numpy as np
 import pytest
+from conftest import make_backend
 from helpers import dataset, resolved_values, snapshot
 from sklearn.exceptions import NotFittedError
 
@@ -189,14 +190,16 @@ def test_a_repair_that_would_take_a_coefficient_out_of_its_box_leaves_the_path_e
         assert model.check_kkt(C=C) <= 1e-9
 
 
-@pytest.mark.parametrize("loop", ["compiled", "readable"])
+@pytest.mark.parametrize("loop", ["compiled", "readable", "array_api_strict"])
 def test_a_crossing_at_a_rate_of_round_off_is_no_event_and_the_path_does_not_cycle(loop):
     """Bananas, 1,705 standardized rows, a linear kernel at C from 0.0015: 770 points on the
     margin of a rank-2 kernel. One point of I, its margin rate 6e-13 (four ε of its own
     terms), entered M at a zero-length step and left it at the next, its α rate as unsure on
     a margin matrix that only the ridge keeps regular: 3,421 times, and the path was refused
     as cycling (a targeted search, seed 96). Such a crossing is now no event; the path is
-    KKT-exact from scratch along its whole length, by either loop."""
+    KKT-exact from scratch along its whole length, by either loop: the compiled one, the
+    readable one on NumPy arrays, and the readable one on array_api_strict's non-default
+    device (where this path happens not to cycle even before, but runs every check)."""
     X, y = dataset("bananas")
     rng = np.random.default_rng(96)
     n = int(rng.integers(300, 2000))  # the search's draws, in its order
@@ -205,9 +208,11 @@ def test_a_crossing_at_a_rate_of_round_off_is_no_event_and_the_path_does_not_cyc
     X = (X - X.mean(0)) / X.std(0)
     y_pm = np.where(y == 1, 1.0, -1.0)
     C_min, C_max = 0.00148, 0.0147
-    state = start_state(X, y_pm, Kernel("linear"), C_min, 1e-6)
+    on = make_backend("array_api_strict") if loop == "array_api_strict" else make_backend("numpy")
+    state = start_state(on.asarray(X), on.asarray(y_pm), Kernel("linear"), C_min, 1e-6)
     if loop == "readable":
         state.engine = Engine(state.xp, state.device)
+    assert (state.engine.name == "numba") == (loop == "compiled")
     path = c_path(state, C_max)
     assert n == 1705 and path.margin_size.max() > 500
     for C in np.geomspace(C_min, C_max, 5):
