@@ -21,7 +21,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ._engine import _step
+from ._engine import _combine, _ratio, combine_in_threads, threaded_product_size
 from ._mid_numba import BOUND_LOWER, BOUND_UPPER, CROSSING, _enter, _leave, _log, _place, loop_arrays
 from ._ratio import first_bound_hit, rate_is_round_off
 from .linalg import _MAX_RESIDUAL, factor_solve
@@ -29,7 +29,7 @@ from .linalg import _MAX_RESIDUAL, factor_solve
 __all__ = ["follow"]
 
 # What the loop returns.
-DONE, APPLY, REFACTOR, CYCLING, EMPTY, REFINE, GROW = range(7)
+DONE, APPLY, REFACTOR, CYCLING, EMPTY, REFINE, GROW, PRODUCT = range(8)
 _O, _M, _I = 0, 1, 2
 _KINDS = {"rbf": 0, "linear": 1, "poly": 2}
 
@@ -71,9 +71,11 @@ def run(state, factor, slots, cache, kernel, columns, cpath, work, events, rec):
 
     ``cpath`` = (u, w, in_I, cints, cfloats) with cints = [breakpoints, zero-length steps in a
     row, events logged, most breakpoints, event kind, point, upward, check every, 1 if the
-    factor was just refactored (its next solve is taken: :func:`gpath._mid_numba.follow`)] and
-    cfloats = [C, C_max, b, δ, round-off level of δ, last step]; ``rec`` = (Cs, b, |M|, α,
-    [points recorded]) with room for at least one more point."""
+    factor was just refactored (its next solve is taken: :func:`gpath._mid_numba.follow`), the
+    product's size from which Python computes ψ (PRODUCT; 0: never), 1 if ψ is there (the loop
+    resumes at the ratio test), the first bound hit's point and whether upward] and cfloats =
+    [C, C_max, b, δ, round-off level of δ, last step, the first bound hit's step, max |ψ|];
+    ``rec`` = (Cs, b, |M|, α, [points recorded]) with room for at least one more point."""
     yf, lo, hi, y, alpha, upper, where = state
     R, Q, fy, g, basis, qs, fwork, xs, buf, fints, ffloats = factor
     data, top, rows, owner, used, slot_of, free, counts, protected, written, limits = cache
@@ -82,46 +84,54 @@ def run(state, factor, slots, cache, kernel, columns, cpath, work, events, rec):
     n = yf.shape[0]
     lifted, row = np.empty(n, dtype=np.int64), np.empty(R.shape[0])
     while True:
-        if rec[4][0] == rec[0].shape[0]:
-            return GROW
-        if cints[0] > cints[3] or cints[1] > 2 * n + 10:
-            return CYCLING
         C, C_max, b = cfloats[0], cfloats[1], cfloats[2]
-        delta = cfloats[3] if abs(cfloats[3]) > cfloats[4] else 0.0
         m = fints[0]
-        if m == 0 and delta != 0.0:
-            return EMPTY
         members = basis[:m]
-        t_b, k_b, up_b = math.inf, -1, True
-        if m:
-            rhs[0] = delta
-            for i in range(m):
-                rhs[1 + i] = u[members[i]]
-            residual = factor_solve(R, Q, fy, g, basis, qs, fwork, xs, buf, fints, ffloats, rhs[: m + 1],
-                                    x[: m + 1], True)
-            if residual > _MAX_RESIDUAL and cints[8] == 0:
-                return REFACTOR
-            cints[8] = 0
-            for i in range(m + 1):
-                x[i] = -x[i]
-            # gpath._cpath._CPathRun._bound_hit: α_j ∈ [0, ∞) and the slack C w_j − α_j ∈ [0, ∞).
-            values, rates = np.empty(2 * m), np.empty(2 * m)
-            ids = np.empty(2 * m, dtype=np.int64)
-            for i in range(m):
-                p = members[i]
-                values[i], values[m + i] = alpha[p], C * w[p] - alpha[p]
-                rates[i], rates[m + i] = x[1 + i], w[p] - x[1 + i]
-                ids[i], ids[m + i] = p, p
-            t_b, j, _ = first_bound_hit(values, rates, np.zeros(2 * m), np.full(2 * m, np.inf), ids, 1.0)
-            if j >= 0:
-                k_b, up_b = members[j % m], j >= m
-        else:
-            x[0] = 0.0
         limit = C_max - C
-        t_c, k_c, up_c = _step(yf, lo, hi, data, top, rows, slots[:m], x[1 : m + 1], x[0], y, 1.0, u,
-                               min(t_b, limit), prod, psi, 1.0)
+        if cints[10]:  # ψ of this direction, computed by Python on every core (PRODUCT)
+            cints[10] = 0
+            t_b, k_b, up_b, big = cfloats[6], cints[11], cints[12] == 1, cfloats[7]
+        else:
+            if rec[4][0] == rec[0].shape[0]:
+                return GROW
+            if cints[0] > cints[3] or cints[1] > 2 * n + 10:
+                return CYCLING
+            delta = cfloats[3] if abs(cfloats[3]) > cfloats[4] else 0.0
+            if m == 0 and delta != 0.0:
+                return EMPTY
+            t_b, k_b, up_b = math.inf, -1, True
+            if m:
+                rhs[0] = delta
+                for i in range(m):
+                    rhs[1 + i] = u[members[i]]
+                residual = factor_solve(R, Q, fy, g, basis, qs, fwork, xs, buf, fints, ffloats, rhs[: m + 1],
+                                        x[: m + 1], True)
+                if residual > _MAX_RESIDUAL and cints[8] == 0:
+                    return REFACTOR
+                cints[8] = 0
+                for i in range(m + 1):
+                    x[i] = -x[i]
+                # gpath._cpath._CPathRun._bound_hit: α_j ∈ [0, ∞) and the slack C w_j − α_j ∈ [0, ∞).
+                values, rates = np.empty(2 * m), np.empty(2 * m)
+                ids = np.empty(2 * m, dtype=np.int64)
+                for i in range(m):
+                    p = members[i]
+                    values[i], values[m + i] = alpha[p], C * w[p] - alpha[p]
+                    rates[i], rates[m + i] = x[1 + i], w[p] - x[1 + i]
+                    ids[i], ids[m + i] = p, p
+                t_b, j, _ = first_bound_hit(values, rates, np.zeros(2 * m), np.full(2 * m, np.inf), ids, 1.0)
+                if j >= 0:
+                    k_b, up_b = members[j % m], j >= m
+            else:
+                x[0] = 0.0
+            if 0 < cints[9] <= m * top:  # a product worth every core: Python computes ψ
+                cfloats[6], cints[11], cints[12] = t_b, k_b, up_b
+                return PRODUCT
+            big = _combine(data, top, rows, slots[:m], x[1 : m + 1], x[0], y, 1.0, u, prod, psi)
+        t_c, k_c, up_c = _ratio(yf, lo, hi, psi, big, min(t_b, limit), 1.0)
         # gpath._cpath._CPathRun._crossing: a zero-length crossing at a rate that is round-off
-        # of its own terms is no event (its level lifted for the segment, then put back).
+        # of its own terms is no event (its level lifted for the segment, then put back). The
+        # ratio test runs again on the same ψ (a zero-length step moved no margin).
         n_lifted = 0
         while t_c == 0.0 and k_c >= 0 and _round_off_rate(k_c, data, rows, slots[:m], x, y, u, row):
             lifted[n_lifted] = k_c
@@ -130,8 +140,7 @@ def run(state, factor, slots, cache, kernel, columns, cpath, work, events, rec):
                 hi[k_c] = math.inf
             else:
                 lo[k_c] = -math.inf
-            t_c, k_c, up_c = _step(yf, lo, hi, data, top, rows, slots[:m], x[1 : m + 1], x[0], y, 1.0, u,
-                                   min(t_b, limit), prod, psi, 1.0)
+            t_c, k_c, up_c = _ratio(yf, lo, hi, psi, big, min(t_b, limit), 1.0)
         for i in range(n_lifted):
             _place(lifted[i], where[lifted[i]], where, lo, hi, upper)
         # gpath._ratio.first_event, not taken at the limit.
@@ -200,11 +209,17 @@ def follow(path_run, check_every: int) -> None:
         state, cache_arrays, work = loop_arrays(s)
         cache, factor = s.cache, s.factor
         cints = np.array([path_run.n_breakpoints, path_run.zero_steps, 0, max_breakpoints, 0, 0, 0, check_every,
-                          fresh], dtype=np.int64)
-        cfloats = np.array([s.C, path_run.C_max, s.b, path_run.delta, path_run.delta_tiny, 0.0])
-        status = run(state, factor.arrays, s.active._slots, cache_arrays, kernel, columns,
-                     (path_run.u, path_run.w, path_run.in_I, cints, cfloats), work, events,
-                     path_run.record_with_room())  # (not kept: a reference would stop it growing in place)
+                          fresh, threaded_product_size(), 0, 0, 0], dtype=np.int64)
+        cfloats = np.array([s.C, path_run.C_max, s.b, path_run.delta, path_run.delta_tiny, 0.0, 0.0, 0.0])
+        arrays = (state, factor.arrays, s.active._slots, cache_arrays, kernel, columns,
+                  (path_run.u, path_run.w, path_run.in_I, cints, cfloats), work, events)
+        status = run(*arrays, path_run.record_with_room())  # (not kept: a reference would stop it growing in place)
+        while status == PRODUCT:
+            m, x = factor.arrays[9][0], work[3]
+            cfloats[7] = combine_in_threads(cache.data, cache_arrays[1], cache_arrays[2], s.active._slots[:m],
+                                            x[1 : m + 1], x[0], s.y, 1.0, path_run.u, work[1], work[0])
+            cints[10] = 1
+            status = run(*arrays, path_run.record_with_room())
         path_run.n_breakpoints, path_run.zero_steps = int(cints[0]), int(cints[1])
         s.C, s.b, path_run.delta = float(cfloats[0]), float(cfloats[2]), float(cfloats[3])
         cache.n_columns_computed += int(columns[2][0])

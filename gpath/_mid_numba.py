@@ -20,15 +20,15 @@ import math
 import numpy as np
 from numba import njit
 
-from ._engine import _bias_interval, _q_column, _step
+from ._engine import _bias_interval, _combine, _q_column, _ratio, combine_in_threads, threaded_product_size
 from ._ratio import EPS, first_bound_hit
 from .cache import _claim, _lookup, _release
 from .linalg import _MAX_RESIDUAL, factor_delete, factor_insert, factor_solve
 
-__all__ = ["APPLY", "CYCLING", "DONE", "NO_POINT", "REFACTOR", "run"]
+__all__ = ["APPLY", "CYCLING", "DONE", "NO_POINT", "PRODUCT", "REFACTOR", "run"]
 
 # What the loop returns.
-DONE, APPLY, REFACTOR, CYCLING, NO_POINT = range(5)
+DONE, APPLY, REFACTOR, CYCLING, NO_POINT, PRODUCT = range(6)
 # Set codes (gpath._path) and event kinds of the event log.
 _O, _M, _I, _A, _R = 0, 1, 2, 3, 4
 BOUND_LOWER, BOUND_UPPER, CROSSING = 0, 1, 2
@@ -165,14 +165,18 @@ def _insert_margin(k, state, factor, slots, cache, kernel, path, columns, col):
 @njit(cache=True)
 def run(state, factor, slots, cache, kernel, path, work, events):
     """Follow the path until it ends (DONE) or needs Python (APPLY with the event in
-    ``path``'s ints 4–6, REFACTOR, CYCLING, NO_POINT).
+    ``path``'s ints 4–6, REFACTOR, CYCLING, NO_POINT, or PRODUCT: ψ of the direction in
+    ``work``'s x to compute on every core, :func:`follow`).
 
     ``path`` = (u, QA, a_col, a_rows, dA, ints, floats) with ints = [|A| left,
     breakpoints, zero-length steps in a row, columns computed, event kind, point, upward,
-    events logged, |R| moving, most breakpoints, 1 if the factor was just refactored] and
-    floats = [r, δ₀ (the δ of r = 1), b, C, the size of the update's own rates at r = 1];
-    ``work`` = (ψ, product buffer, rhs, x, column); ``events`` (2, capacity) logs (kind,
-    point) of every event when its capacity allows (tests)."""
+    events logged, |R| moving, most breakpoints, 1 if the factor was just refactored, the
+    product's size (|M| times the cache's rows) from which Python computes it (0: never), 1
+    if ψ is there (the loop resumes at the ratio test), the first bound hit's point and
+    whether upward] and floats = [r, δ₀ (the δ of r = 1), b, C, the size of the update's own
+    rates at r = 1, the first bound hit's step, max |ψ|]; ``work`` = (ψ, product buffer, rhs,
+    x, column); ``events`` (2, capacity) logs (kind, point) of every event when its capacity
+    allows (tests)."""
     yf, lo, hi, y, alpha, upper, where = state
     R, Q, fy, g, basis, qs, fwork, xs, buf, fints, ffloats = factor
     data, top, rows, owner, used, slot_of, free, counts, protected, written, limits = cache
@@ -181,56 +185,63 @@ def run(state, factor, slots, cache, kernel, path, work, events):
     columns = (QA, a_col, pints[3:4])
     n = yf.shape[0]
     while pints[0] > 0 or pints[8] > 0:
-        if pints[1] > pints[9] or pints[2] > 2 * n + 10:
-            return CYCLING
         r, b = pfloats[0], pfloats[2]
-        delta = r * pfloats[1]
-        if abs(delta) <= EPS * pfloats[4] * (pints[0] + pints[8]):  # (as the readable loop: the rates' scale)
-            delta = 0.0
         m = fints[0]
-        if m == 0 and delta != 0.0:
-            b_lo, i_lo, b_hi, i_hi = _bias_interval(b, y, yf, lo, hi)
-            b_new, k = (b_hi, i_hi) if delta > 0.0 else (b_lo, i_lo)
-            if k < 0:
-                return NO_POINT
-            pints[4], pints[5], pints[6] = _EMPTY, k, 0
-            if _enter(k, state, factor, slots, cache, kernel, columns, col):
-                # Python moves the bias and puts k in M (gpath._path._PathRun._enter_empty_margin).
-                return APPLY
-            for i in range(n):
-                yf[i] += y[i] * (b_new - b)
-            pfloats[2] = b_new
-            if where[k] == _A:
-                _leave_a(k, state, path)
-            _place(k, _M, where, lo, hi, upper)
-            yf[k] = 1.0
-            pints[1] += 1
-            pints[2] += 1
-            continue
         members = basis[:m]
-        t_b, k_b, up_b = math.inf, -1, True
-        if m:
-            rhs[0] = delta
-            for i in range(m):
-                rhs[1 + i] = r * u[members[i]]
-            residual = factor_solve(R, Q, fy, g, basis, qs, fwork, xs, buf, fints, ffloats, rhs[: m + 1],
-                                    x[: m + 1], True)
-            if residual > _MAX_RESIDUAL and pints[10] == 0:
-                return REFACTOR
-            pints[10] = 0
-            for i in range(m + 1):
-                x[i] = -x[i]
-            alpha_m = np.empty(m)
-            upper_m = np.empty(m)
-            for i in range(m):
-                alpha_m[i] = alpha[members[i]]
-                upper_m[i] = upper[members[i]]
-            t_b, j, up_b = first_bound_hit(alpha_m, x[1 : m + 1], np.zeros(m), upper_m, members, r * pfloats[4])
-            k_b = members[j] if j >= 0 else -1
+        if pints[12]:  # ψ of this direction, computed by Python on every core (PRODUCT)
+            pints[12] = 0
+            t_b, k_b, up_b, big = pfloats[5], pints[13], pints[14] == 1, pfloats[6]
         else:
-            x[0] = 0.0
-        t_c, k_c, up_c = _step(yf, lo, hi, data, top, rows, slots[:m], x[1 : m + 1], x[0], y, r, u, min(t_b, 1.0),
-                               prod, psi, 1.0)
+            if pints[1] > pints[9] or pints[2] > 2 * n + 10:
+                return CYCLING
+            delta = r * pfloats[1]
+            if abs(delta) <= EPS * pfloats[4] * (pints[0] + pints[8]):  # (as the readable loop: the rates' scale)
+                delta = 0.0
+            if m == 0 and delta != 0.0:
+                b_lo, i_lo, b_hi, i_hi = _bias_interval(b, y, yf, lo, hi)
+                b_new, k = (b_hi, i_hi) if delta > 0.0 else (b_lo, i_lo)
+                if k < 0:
+                    return NO_POINT
+                pints[4], pints[5], pints[6] = _EMPTY, k, 0
+                if _enter(k, state, factor, slots, cache, kernel, columns, col):
+                    # Python moves the bias and puts k in M (gpath._path._PathRun._enter_empty_margin).
+                    return APPLY
+                for i in range(n):
+                    yf[i] += y[i] * (b_new - b)
+                pfloats[2] = b_new
+                if where[k] == _A:
+                    _leave_a(k, state, path)
+                _place(k, _M, where, lo, hi, upper)
+                yf[k] = 1.0
+                pints[1] += 1
+                pints[2] += 1
+                continue
+            t_b, k_b, up_b = math.inf, -1, True
+            if m:
+                rhs[0] = delta
+                for i in range(m):
+                    rhs[1 + i] = r * u[members[i]]
+                residual = factor_solve(R, Q, fy, g, basis, qs, fwork, xs, buf, fints, ffloats, rhs[: m + 1],
+                                        x[: m + 1], True)
+                if residual > _MAX_RESIDUAL and pints[10] == 0:
+                    return REFACTOR
+                pints[10] = 0
+                for i in range(m + 1):
+                    x[i] = -x[i]
+                alpha_m = np.empty(m)
+                upper_m = np.empty(m)
+                for i in range(m):
+                    alpha_m[i] = alpha[members[i]]
+                    upper_m[i] = upper[members[i]]
+                t_b, j, up_b = first_bound_hit(alpha_m, x[1 : m + 1], np.zeros(m), upper_m, members, r * pfloats[4])
+                k_b = members[j] if j >= 0 else -1
+            else:
+                x[0] = 0.0
+            if 0 < pints[11] <= m * top:  # a product worth every core: Python computes ψ
+                pfloats[5], pints[13], pints[14] = t_b, k_b, up_b
+                return PRODUCT
+            big = _combine(data, top, rows, slots[:m], x[1 : m + 1], x[0], y, r, u, prod, psi)
+        t_c, k_c, up_c = _ratio(yf, lo, hi, psi, big, min(t_b, 1.0), 1.0)
         # gpath._ratio.first_event with the limit 1, not taken at the limit.
         if t_c < t_b or (t_c == t_b and k_c < k_b):
             eta, kind, k, up = t_c, CROSSING, k_c, up_c
@@ -284,10 +295,17 @@ def follow(path_run, fresh: int = 0) -> int:
         dA = np.zeros(max(na, 1))
         a_rows[:na], dA[:na] = path_run.a_rows, path_run.dA
         pints = np.array([na, path_run.n_breakpoints, path_run.zero_steps, 0, 0, 0, 0, 0, path_run.r_rows.size,
-                          max_breakpoints, fresh], dtype=np.int64)
-        pfloats = np.array([path_run.r, path_run.delta0, s.b, s.C, path_run.rate_scale])
-        status = run(state, s.factor.arrays, s.active._slots, cache_arrays, kernel,
-                     (path_run.u, QA, path_run.a_col, a_rows, dA, pints, pfloats), work, events)
+                          max_breakpoints, fresh, threaded_product_size(), 0, 0, 0], dtype=np.int64)
+        pfloats = np.array([path_run.r, path_run.delta0, s.b, s.C, path_run.rate_scale, 0.0, 0.0])
+        arrays = (state, s.factor.arrays, s.active._slots, cache_arrays, kernel,
+                  (path_run.u, QA, path_run.a_col, a_rows, dA, pints, pfloats), work, events)
+        status = run(*arrays)
+        while status == PRODUCT:
+            m, x = s.factor.arrays[9][0], work[3]
+            pfloats[6] = combine_in_threads(cache.data, cache_arrays[1], cache_arrays[2], s.active._slots[:m],
+                                            x[1 : m + 1], x[0], s.y, pfloats[0], path_run.u, work[1], work[0])
+            pints[12] = 1
+            status = run(*arrays)
         path_run.a_rows, path_run.dA = a_rows[: pints[0]].copy(), dA[: pints[0]].copy()
         path_run.n_breakpoints, path_run.zero_steps = int(pints[1]), int(pints[2])
         path_run.r, path_run.delta0, s.b = float(pfloats[0]), float(pfloats[1]), float(pfloats[2])

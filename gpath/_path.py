@@ -33,7 +33,7 @@ from numba import njit
 from . import _mid_numba, _sparse
 from ._active import ActiveSet
 from ._array_api import namespace_by_name, scalars, to_device, to_host
-from ._engine import _stationarity, engine_for
+from ._engine import _stationarity, engine_for, threaded_product_size
 from ._ratio import EPS as _EPS
 from ._ratio import first_bound_hit, first_event
 from .cache import QColumnCache, _column_dots, spare_rows
@@ -915,10 +915,14 @@ class SVCState:
         return state, n_breakpoints
 
     def _one_point_applies(self, max_columns) -> bool:
-        """Whether :meth:`_one_point` takes this state's small update: host arrays, and a cache
-        within ``max_columns`` (else the readable path raises)."""
+        """Whether :meth:`_one_point` takes this state's small update: host arrays, a cache
+        within ``max_columns`` (else the readable path raises), and a product per breakpoint
+        that one core computes as fast as all (else :func:`gpath._mid_numba.follow` shares it
+        between them; its own set-up costs little beside such products)."""
+        threaded = threaded_product_size()
         return (self.engine.name == "numba" and self.n > 0
-                and (max_columns is None or int(np.count_nonzero(self.cache.used)) <= max_columns))
+                and (max_columns is None or int(np.count_nonzero(self.cache.used)) <= max_columns)
+                and (threaded == 0 or self.cache.top * self.active.size < threaded))
 
     def _one_point(self, appended: _Appended, upper_add, shift_add, remove, max_columns) -> tuple[SVCState, int] | None:
         """:meth:`_followed` of an update adding a few rows (``appended``) and removing a few in

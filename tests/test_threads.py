@@ -8,9 +8,11 @@ from helpers import assert_exact, dataset
 from numba import njit
 from threadpoolctl import threadpool_info, threadpool_limits
 
+import gpath._cpath_numba
 import gpath._engine
+import gpath._mid_numba
 import gpath._smo
-from gpath import IncrementalSVR, SimpleSVC, _threads
+from gpath import IncrementalSVC, IncrementalSVR, SimpleSVC, SVCPath, _threads
 from gpath._engine import Engine, NumbaEngine
 from gpath._smo import KernelRows
 from gpath._threads import in_row_blocks
@@ -170,3 +172,78 @@ def test_fits_whose_bound_sums_are_fused_equal_the_exact_references(monkeypatch,
         1.0 + np.max(np.abs(f_ref)) + np.max(np.abs(y))
     )
     assert model.check_kkt() <= 1e-9
+
+
+def _products_on(monkeypatch, cores: int) -> list:
+    """Every product of a breakpoint (|M| ≥ 1) handed to ``cores`` threads (one: none), each
+    thread's share as small as 256 entries; the count of the products
+    :func:`gpath._engine.combine_in_threads` computes (a compiled loop's handed back, or a
+    readable step's)."""
+    monkeypatch.setattr(_threads, "n_threads", lambda: cores)
+    monkeypatch.setattr(gpath._engine, "n_threads", lambda: cores)
+    monkeypatch.setattr(gpath._engine, "_THREADED_PRODUCT", 1)
+    monkeypatch.setattr(gpath._engine, "ENTRIES_PER_THREAD", 256)
+    taken = [0]
+    original = gpath._engine.combine_in_threads
+
+    def counting(*args):
+        taken[0] += 1
+        return original(*args)
+
+    for module in (gpath._engine, gpath._mid_numba, gpath._cpath_numba):
+        monkeypatch.setattr(module, "combine_in_threads", counting)
+    return taken
+
+
+def _slide(model, X, y, n, sizes):
+    """Updates of ``model`` adding the next rows and removing as many of the oldest; each
+    update's α and b after it."""
+    out, lo = [], n
+    for m in sizes:
+        model.update(X_add=X[lo : lo + m], y_add=y[lo : lo + m], remove=model.sample_ids_[:m])
+        out.append((model.states_[0].alpha.copy(), model.states_[0].b, model.last_update_.n_breakpoints))
+        lo += m
+    return out
+
+
+@pytest.mark.parametrize(("kind", "C", "gamma"), [("rbf", 10.0, 1.0), ("linear", 0.1, "scale"), ("rbf", 1e4, 3.0)])
+def test_paths_whose_products_are_split_between_threads_are_the_one_core_paths_bit_for_bit(
+        monkeypatch, kind, C, gamma):
+    # Every product of a breakpoint handed to the threads (the compiled loop returns PRODUCT,
+    # Python computes ψ on three cores, the loop resumes at the ratio test; the readable
+    # step and SimpleSVM's margins likewise): the same sums row for row, so the same path,
+    # events and solution, bit for bit, as every product on one core.
+    X, y = dataset("bananas")
+    n, sizes = 400, (1, 1, 30, 3, 60, 1)
+    runs = {}
+    for threaded in (False, True):
+        taken = _products_on(monkeypatch, 3 if threaded else 1)
+        model = IncrementalSVC(C=C, kernel=kind, gamma=gamma, method="multiple").fit(X[:n], y[:n])
+        runs[threaded] = (model.states_[0].alpha.copy(), model.states_[0].b, _slide(model, X, y, n, sizes))
+        assert (taken[0] > 0) == threaded
+        assert model.check_kkt() <= 1e-9
+    (alpha0, b0, one_core), (alpha1, b1, threads) = runs[False], runs[True]
+    np.testing.assert_array_equal(alpha1, alpha0)
+    assert b1 == b0
+    assert sum(bp for _, _, bp in one_core) > 0
+    for (a0, c0, bp0), (a1, c1, bp1) in zip(one_core, threads):
+        np.testing.assert_array_equal(a1, a0)
+        assert (c1, bp1) == (c0, bp0)
+
+
+@pytest.mark.parametrize(("kind", "gamma"), [("rbf", 1.0), ("linear", "scale")])
+def test_c_paths_whose_products_are_split_between_threads_are_the_one_core_paths_bit_for_bit(
+        monkeypatch, kind, gamma):
+    X, y = dataset("bananas")
+    X, y = X[:300], y[:300]
+    paths = {}
+    for threaded in (False, True):
+        taken = _products_on(monkeypatch, 3 if threaded else 1)
+        path = SVCPath(C_min=0.05, C_max=20.0, kernel=kind, gamma=gamma).fit(X, y).path_
+        assert (taken[0] > 0) == threaded
+        paths[threaded] = path
+    one_core, threads = paths[False], paths[True]
+    assert one_core.n_breakpoints >= 10
+    np.testing.assert_array_equal(threads.Cs, one_core.Cs)
+    np.testing.assert_array_equal(threads.alpha, one_core.alpha)
+    np.testing.assert_array_equal(threads.intercept, one_core.intercept)
