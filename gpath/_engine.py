@@ -1007,10 +1007,15 @@ def threaded_product_size() -> int:
     return _THREADED_PRODUCT if n_threads() > 1 else 0
 
 
+def products_in_threads(entries: int) -> bool:
+    """Whether a product of ``entries`` cached entries is worth every core (the cores are
+    asked only for such a product: a stream's small update does not pay the system call)."""
+    return entries >= _THREADED_PRODUCT and threaded_product_size() > 0
+
+
 def _threaded(slots, cache) -> bool:
     """Whether a product over the cache's columns ``slots`` is worth every core."""
-    threaded = threaded_product_size()
-    return 0 < threaded <= slots.shape[0] * cache.top
+    return products_in_threads(slots.shape[0] * cache.top)
 
 
 def combine_in_threads(data, top, rows, slots, phi, a, v, c, u, prod, out) -> float:

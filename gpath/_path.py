@@ -33,7 +33,7 @@ from numba import njit
 from . import _mid_numba, _sparse
 from ._active import ActiveSet
 from ._array_api import namespace_by_name, scalars, to_device, to_host
-from ._engine import _stationarity, engine_for, threaded_product_size
+from ._engine import _stationarity, engine_for, products_in_threads
 from ._ratio import EPS as _EPS
 from ._ratio import first_bound_hit, first_event
 from .cache import QColumnCache, _column_dots, spare_rows
@@ -887,15 +887,23 @@ class SVCState:
         )
         return state, stats
 
-    @single_threaded_host_blas
     def _followed(self, X_add, y_add, upper_add, shift_add, remove, max_columns, appended) -> tuple[SVCState, int]:
-        """:meth:`follow`'s path (within its transaction): the new state and its breakpoints."""
+        """:meth:`follow`'s path (within its transaction): the new state and its breakpoints.
+        A small update's compiled call (:meth:`_one_point`) limits BLAS's threads only where
+        it calls BLAS (a start of more than one moving point): a stream's update calls none,
+        and the limit's four threadpoolctl calls a library cost some 15 µs of its 300."""
         if (0 < X_add.shape[0] <= _FEW_POINTS and remove.size <= _FEW_POINTS and ONE_POINT
                 and self._one_point_applies(max_columns)):
             appended = self._appended(X_add, y_add, shift_add) if appended is None else appended
             done = self._one_point(appended, upper_add, shift_add, remove, max_columns)
             if done is not None:
                 return done
+        return self._readable_followed(X_add, y_add, upper_add, shift_add, remove, max_columns, appended)
+
+    @single_threaded_host_blas
+    def _readable_followed(self, X_add, y_add, upper_add, shift_add, remove, max_columns,
+                           appended) -> tuple[SVCState, int]:
+        """:meth:`_followed` by :class:`_PathRun` (the compiled loop on NumPy)."""
         state, QA = self._extended(X_add, y_add, upper_add, shift_add, appended)
         state.cache.max_columns = max_columns
         state.cache.check_limit()
@@ -919,10 +927,9 @@ class SVCState:
         within ``max_columns`` (else the readable path raises), and a product per breakpoint
         that one core computes as fast as all (else :func:`gpath._mid_numba.follow` shares it
         between them; its own set-up costs little beside such products)."""
-        threaded = threaded_product_size()
         return (self.engine.name == "numba" and self.n > 0
                 and (max_columns is None or int(np.count_nonzero(self.cache.used)) <= max_columns)
-                and (threaded == 0 or self.cache.top * self.active.size < threaded))
+                and not products_in_threads(self.cache.top * self.active.size))
 
     def _one_point(self, appended: _Appended, upper_add, shift_add, remove, max_columns) -> tuple[SVCState, int] | None:
         """:meth:`_followed` of an update adding a few rows (``appended``) and removing a few in
@@ -1009,6 +1016,7 @@ class SVCState:
             new.active.compact()
         return new, int(n_breakpoints)
 
+    @single_threaded_host_blas
     def _one_point_resumed(self, appended: _Appended, QA, cache, factor, slots, status, b, books, top, rows,
                            r_rows, QR, path, max_columns, computed) -> tuple[SVCState, int]:
         """:meth:`_one_point` where the compiled loop stopped at an event for Python: the state
@@ -1050,15 +1058,23 @@ class SVCState:
         (section 3.3, eq. 12), with the index attaining each (-1 where no point bounds)."""
         return self.engine.bias_interval(self.b, self.y, self.yf, self.lo, self.hi)
 
-    @single_threaded_host_blas
     def release_bounded_margin(self) -> None:
         """If no margin coefficient is strictly inside (0, C_i), the bias is not unique: move
         those points to O or I and take the middle of the bias interval, as LIBSVM does."""
         members = self.active.members
         # _balance, then the largest α and box, and whether every member is at a bound (below):
         # one compiled pass, every update runs it. A lone member is pinned by yᵀα = 0: exactly
-        # 0 when every other α is.
+        # 0 when every other α is. Most updates end here, with no BLAS call (and no limit on
+        # its threads).
         a_max, c_max, at_bounds = _balanced_at_bounds(self.alpha, self.y_host, self.upper, members, 1e-8)
+        if at_bounds or (members.size and 0.0 < a_max <= 1e-12 * c_max and np.all(self.alpha <= 1e-12 * self.upper)):
+            self._release(a_max, c_max, at_bounds)
+
+    @single_threaded_host_blas
+    def _release(self, a_max: float, c_max: float, at_bounds: bool) -> None:
+        """:meth:`release_bounded_margin` where every member may be at a bound (``at_bounds``)
+        or every coefficient is tiny (the first test below)."""
+        members = self.active.members
         # At a bound to round-off of the coefficients' own size, the largest α of the model
         # (not C: features of size 1e12 give α near 1e-24; not the margin's alone, which a
         # lone member at round-off of 0 would set itself). An update's coefficients may all
@@ -1465,6 +1481,7 @@ def restored(xp, device, X, y, kernel, C, ridge, alpha, b, where, yf, margin, up
     return state
 
 
+@single_threaded_host_blas
 def _path_start(xp, device, upper, alpha, y, QA, a_rows: np.ndarray, a_cols: np.ndarray, r_rows: np.ndarray,
                 q_rows):
     """The start of a path (section 3.2) from the host boxes, α and labels of a state with

@@ -602,7 +602,7 @@ def _path_unresolved(state: SVCState, new: SVCState, upper_add, remove: np.ndarr
     (features of size 1e9 with a linear kernel: α near 1e-20, C near 1, K near 1e20) an added
     point's rate moves the margins by 1e20 on its way to α ≈ 1e-20, and the removed points'
     terms (about 10) vanish in its round-off: the margins must then come from α afresh."""
-    rates = float(np.sum(upper_add)) + float(np.sum(state.alpha[remove]))
+    rates = float(upper_add.sum()) + float(state.alpha[remove].sum())
     return _FLOAT64_EPS * new._held_max_diagonal() * rates > tol * new.scale_bound()
 
 

@@ -227,3 +227,29 @@ def test_an_interrupt_after_the_compiled_call_leaves_the_model_as_it_was(taken, 
         model.update(X_add=X[lo : lo + 1], y_add=y[lo : lo + 1], remove=model.sample_ids_[:1])
     assert model.check_kkt() <= 1e-9
     assert interrupted >= 15 and taken["finished"] - finished >= 15, (interrupted, taken)
+
+
+def test_a_stream_update_sets_no_limit_on_blas_threads(taken, monkeypatch):
+    # One point in and the oldest out, each by the compiled call: it calls no BLAS, so it pays
+    # nothing for a limit on BLAS's threads (gpath.linalg.single_threaded_host_blas: four
+    # threadpoolctl calls a library, some 15 µs of a 300 µs update).
+    from gpath import linalg
+
+    X, y = dataset("waterflow")
+    n = 300
+    model = IncrementalSVC(C=10.0, gamma=1.0).fit(X[:n], y[:n])
+    limits = [0]
+    original = linalg._blas
+
+    def counting():
+        limits[0] += 1
+        return original()
+
+    monkeypatch.setattr(linalg, "_blas", counting)
+    breakpoints = 0
+    for lo in range(n, n + 40):
+        model.update(X_add=X[lo : lo + 1], y_add=y[lo : lo + 1], remove=model.sample_ids_[:1])
+        breakpoints += model.last_update_.n_breakpoints
+    assert taken["finished"] >= 20 and breakpoints >= 20, (taken, breakpoints)
+    assert limits[0] == 0
+    assert model.check_kkt() <= 1e-9
