@@ -36,7 +36,8 @@ from ._array_api import namespace_by_name, scalars, to_device, to_host
 from ._engine import _stationarity, engine_for, products_in_threads
 from ._ratio import EPS as _EPS
 from ._ratio import first_bound_hit, first_event
-from .cache import QColumnCache, _column_dots, spare_rows
+from ._threads import in_row_blocks
+from .cache import QColumnCache, _buffered, _column_dots, _slot_dots, spare_rows
 from .kernels import Kernel, q_columns
 from .linalg import BorderedFactor, single_threaded_host_blas
 from .persistence import record
@@ -136,22 +137,29 @@ def _refined_margins(alpha, y, upper, members, data, slots, rows, top, b, shift,
     m = members.shape[0]
     if m:
         _balanced(alpha, y, upper, members)
+    sizes = np.empty(m)
+    dots = _column_dots(data, slots, rows, top, alpha, sizes) if m else sizes
+    return _checked_margins(alpha, y, upper, members, dots, sizes, b, shift, yf, lo, hi, C, tol)
+
+
+@njit(cache=True)
+def _checked_margins(alpha, y, upper, members, dots, sizes, b, shift, yf, lo, hi, C,
+                     tol):  # pragma: no cover - compiled
+    """:func:`_refined_margins` after its dots (``dots`` and ``sizes``: the margin columns'
+    against α and their absolute terms' sums, in the members' order)."""
     worst = abs(-_signed_sum(y, alpha))
     scale = 1.0
-    if m:
-        sizes = np.empty(m)
-        dots = _column_dots(data, slots, rows, top, alpha, sizes)
-        for i in range(m):
-            k = members[i]
-            yf_k = dots[i] + y[k] * b
-            size = sizes[i]
-            if shift.shape[0]:
-                yf_k = yf_k + shift[k]
-                size += abs(shift[k])
-            worst = max(worst, abs(1.0 - yf_k))
-            scale = max(scale, 1.0 + size)
-            if math.isnan(yf_k):  # (the readable code's case)
-                return math.inf, False
+    for i in range(members.shape[0]):
+        k = members[i]
+        yf_k = dots[i] + y[k] * b
+        size = sizes[i]
+        if shift.shape[0]:
+            yf_k = yf_k + shift[k]
+            size += abs(shift[k])
+        worst = max(worst, abs(1.0 - yf_k))
+        scale = max(scale, 1.0 + size)
+        if math.isnan(yf_k):  # (the readable code's case)
+            return math.inf, False
     if not worst <= tol * scale:
         return math.inf, False
     violation = _stationarity(yf, lo, hi, members, shift, 1.0)
@@ -1254,10 +1262,20 @@ class SVCState:
             if refine:
                 self.refine()
             return self.kkt_check(tol)
-        violation, taken = _refined_margins(
-            self.alpha, self.y_host, self.upper, self.active.members, cache.data, self.active.slots,
-            _mid_numba._EMPTY_ROWS if cache.rows_host is None else cache.rows_host, cache.top, self.b,
-            _NO_SHIFT if self.shift is None else self.shift, self.yf, self.lo, self.hi, self.C, _REFINE_TOL)
+        members, slots = self.active.members, self.active.slots
+        rows = _mid_numba._EMPTY_ROWS if cache.rows_host is None else cache.rows_host
+        shift = _NO_SHIFT if self.shift is None else self.shift
+        if products_in_threads(cache.top * members.size):  # the dots split between the cores
+            _balanced(self.alpha, self.y_host, self.upper, members)
+            dots, sizes = np.empty(members.size), np.empty(members.size)
+            in_row_blocks(_slot_dots, members.size, cache.data, slots, _buffered(self.alpha, rows, cache.top),
+                          cache.top, dots, sizes, min_rows=1)
+            violation, taken = _checked_margins(self.alpha, self.y_host, self.upper, members, dots, sizes, self.b,
+                                                shift, self.yf, self.lo, self.hi, self.C, _REFINE_TOL)
+        else:
+            violation, taken = _refined_margins(self.alpha, self.y_host, self.upper, members, cache.data, slots,
+                                                rows, cache.top, self.b, shift, self.yf, self.lo, self.hi, self.C,
+                                                _REFINE_TOL)
         if not taken:  # the residual needs the scale, or a repair
             self._refined(_REFINE_TOL)
             return self.kkt_check(tol)

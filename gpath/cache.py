@@ -73,14 +73,26 @@ def _column_dots(data, slots, rows, top, values, sizes):  # pragma: no cover - c
     the buffer row of each training row, empty for the identity), then one dot per slot.
     Where ``sizes`` has a place per slot (else it is empty), each dot's Σ_t |term_t| goes there
     too: the scale of its round-off."""
-    if rows.shape[0]:
-        buffered = np.zeros(top)
-        for t in range(rows.shape[0]):
-            buffered[rows[t]] = values[t]
-    else:
-        buffered = values
     out = np.empty(slots.shape[0])
-    for k in range(slots.shape[0]):
+    _slot_dots(0, slots.shape[0], data, slots, _buffered(values, rows, top), top, out, sizes)
+    return out
+
+
+@njit(cache=True)
+def _buffered(values, rows, top):  # pragma: no cover - compiled
+    """``values`` in buffer order (``rows`` empty: already)."""
+    if rows.shape[0] == 0:
+        return values
+    buffered = np.zeros(top)
+    for t in range(rows.shape[0]):
+        buffered[rows[t]] = values[t]
+    return buffered
+
+
+@njit(nogil=True, cache=True, fastmath=True)
+def _slot_dots(lo, hi, data, slots, buffered, top, out, sizes):  # pragma: no cover - compiled
+    """:func:`_column_dots` of the slots ``lo:hi`` (each dot the same whatever the split)."""
+    for k in range(lo, hi):
         column = data[slots[k]]
         acc = 0.0
         if sizes.shape[0]:
@@ -94,7 +106,6 @@ def _column_dots(data, slots, rows, top, values, sizes):  # pragma: no cover - c
             for t in range(top):
                 acc += column[t] * buffered[t]
         out[k] = acc
-    return out
 
 
 @njit(cache=True)
