@@ -10,8 +10,8 @@ compiled pieces of the MID loop to enter and leave the margin set
 the end, or before what it does not handle — an entry that needs a new cache slot or factor
 row, a tiny pivot, a factor to refactor, the periodic round-off check, a full record — and
 Python does that step with the readable code and carries on (or raises, for a broken
-invariant). Tests hold the
-two loops to the same events.
+invariant); on several cores, also a product large enough to split between them (as
+:func:`gpath._mid_numba.run`). Tests hold the two loops to the same events.
 """
 
 from __future__ import annotations

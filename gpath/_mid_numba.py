@@ -11,6 +11,9 @@ It keeps the very books the Python side keeps, in place: the factor's arrays
 end of the path, or before an event whose prerequisites it does not handle — a cache without
 a free slot, a factor without room, a tiny pivot, a factor to refactor — leaving that event
 untouched for Python to apply (:meth:`gpath._path._PathRun._apply`), after which it carries on.
+On several cores it also hands a breakpoint's product back where it is large enough to be
+worth them (:func:`gpath._engine.combine_in_threads`: Python's threads, not Numba's parallel
+loops, :mod:`gpath._threads`), and resumes at the ratio test with the same sums.
 """
 
 from __future__ import annotations
