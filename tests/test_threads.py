@@ -247,3 +247,34 @@ def test_c_paths_whose_products_are_split_between_threads_are_the_one_core_paths
     np.testing.assert_array_equal(threads.Cs, one_core.Cs)
     np.testing.assert_array_equal(threads.alpha, one_core.alpha)
     np.testing.assert_array_equal(threads.intercept, one_core.intercept)
+
+
+def test_the_end_of_update_check_split_between_threads_is_the_one_core_check(monkeypatch):
+    # The residual check of an update's end (SVCState.refined_check) with its margin
+    # columns' dots split between three threads: the same balanced α and the same violation,
+    # taken without the readable code's repair, as on one core.
+    import copy
+
+    import gpath._path
+
+    X, y = dataset("bananas")
+    model = IncrementalSVC(C=10.0, gamma=1.0).fit(X[:400], y[:400])
+    state = model.states_[0]
+    assert state.active.size > 10
+    checks, alphas = {}, {}
+    for cores in (1, 3):
+        _products_on(monkeypatch, cores)
+        repaired = [0]
+        original = gpath._path.SVCState._refined
+
+        def counting(self, tol, original=original, repaired=repaired):
+            repaired[0] += 1
+            return original(self, tol)
+
+        monkeypatch.setattr(gpath._path.SVCState, "_refined", counting)
+        twin = copy.deepcopy(state)
+        checks[cores] = twin.refined_check(1e-9)
+        alphas[cores] = twin.alpha
+        assert repaired[0] == 0  # the compiled check took it
+    assert checks[3] == checks[1]
+    np.testing.assert_array_equal(alphas[3], alphas[1])
