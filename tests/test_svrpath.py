@@ -288,3 +288,41 @@ def test_cross_validated_mse_refuses_bad_input():
             cv_mse_path(X, y, **{"C_min": 0.1, "C_max": 10.0, **kwargs})
     with pytest.raises(ValueError, match="y"):
         cv_mse_path(X, y[:-1], C_min=0.1, C_max=10.0)
+
+
+def test_a_polynomial_path_to_a_large_c_ends_at_its_sets_exact_solution():
+    """``fuzz_real_data.py`` seed 111,338: ε-SVR on 445 WaterFlow rows, a degree-2
+    polynomial kernel, C from 171 to 7.5e5, where the margins sum terms up to 8.1e7
+    into values up to 6.6. The path's decision values must be those of its own index sets'
+    margin equations re-solved in float64 (and certified) to the search's bound, 1e-6 of |f|
+    plus 1,000 ε of f's scale: 4.7e-6 and 8.0e-6 off at 4.5e5 and 7.5e5, where a breakpoint
+    product summed in another order (eight cached columns a pass, not four) ended 3.5e-5 and
+    6.0e-5 off. (A test of the rounding it keeps, on a problem at float64's edge.)"""
+    from helpers import resolved_values, svr_doubled
+
+    from gpath.datasets import load_waterflow_regression
+
+    X, y = load_waterflow_regression()
+    rng = np.random.default_rng([111338, 2])
+    rng.random(), rng.choice(2)  # (the search's draws before the rows: ε-SVR, the data set)
+    n = int(rng.integers(200, 1000))
+    rows = rng.permutation(X.shape[0])[:n]
+    X, y = X[rows], y[rows]
+    assert X.shape[0] == 445  # (the features as loaded: the search drew no standardizing)
+    z = (y - y.mean()) / y.std()
+    gamma = 1.0 / (float(X.var()) * X.shape[1])
+    model = SVRPath(C_min=170.97826671160692, C_max=749615.7005594549, epsilon=1.0, kernel="poly", gamma=gamma,
+                    degree=2, coef0=1.0).fit(X, z)
+    K = kernel_matrix(X, X, "poly", gamma, 2, 1.0)
+    for C in (447543.0, 749615.7005594549):
+        beta, b = interpolate(model.path_, C)
+        beta = np.asarray(beta, dtype=np.float64)
+        f = K @ beta + b
+        f_scale = float(np.max(np.abs(K) @ np.abs(beta))) + abs(b) + 1.0
+        assert f_scale > 1e7  # (the edge this test is about)
+        gram, labels, alpha, level = svr_doubled(K, z, beta, model.epsilon)
+        f_sets, violation, off = resolved_values(gram, labels, alpha, C, model.ridge, level)
+        round_off = 1e3 * np.finfo(np.float64).eps * f_scale
+        assert violation <= 1e-9 and off <= 1e-6 + round_off  # the sets' solution is certified
+        assert np.max(np.abs(f_sets[::2] - f)) <= 1e-6 * np.max(np.abs(f_sets)) + round_off
+        assert model.check_kkt(C=C) <= 1e-9
