@@ -21,8 +21,18 @@ import math
 import numpy as np
 from numba import njit
 
-from ._engine import _combine, _ratio, combine_in_threads, threaded_product_size
-from ._mid_numba import BOUND_LOWER, BOUND_UPPER, CROSSING, _enter, _leave, _log, _place, loop_arrays
+from ._engine import _combine, _ratio, threaded_product_size
+from ._mid_numba import (
+    BOUND_LOWER,
+    BOUND_UPPER,
+    CROSSING,
+    _enter,
+    _leave,
+    _log,
+    _place,
+    loop_arrays,
+    threaded_product,
+)
 from ._ratio import first_bound_hit, rate_is_round_off
 from .linalg import _MAX_RESIDUAL, factor_solve
 
@@ -215,9 +225,7 @@ def follow(path_run, check_every: int) -> None:
                   (path_run.u, path_run.w, path_run.in_I, cints, cfloats), work, events)
         status = run(*arrays, path_run.record_with_room())  # (not kept: a reference would stop it growing in place)
         while status == PRODUCT:
-            m, x = factor.arrays[9][0], work[3]
-            cfloats[7] = combine_in_threads(cache.data, cache_arrays[1], cache_arrays[2], s.active._slots[:m],
-                                            x[1 : m + 1], x[0], s.y, 1.0, path_run.u, work[1], work[0])
+            cfloats[7] = threaded_product(s, cache_arrays, work, 1.0, path_run.u)
             cints[10] = 1
             status = run(*arrays, path_run.record_with_room())
         path_run.n_breakpoints, path_run.zero_steps = int(cints[0]), int(cints[1])

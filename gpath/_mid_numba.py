@@ -304,9 +304,7 @@ def follow(path_run, fresh: int = 0) -> int:
                   (path_run.u, QA, path_run.a_col, a_rows, dA, pints, pfloats), work, events)
         status = run(*arrays)
         while status == PRODUCT:
-            m, x = s.factor.arrays[9][0], work[3]
-            pfloats[6] = combine_in_threads(cache.data, cache_arrays[1], cache_arrays[2], s.active._slots[:m],
-                                            x[1 : m + 1], x[0], s.y, pfloats[0], path_run.u, work[1], work[0])
+            pfloats[6] = threaded_product(s, cache_arrays, work, pfloats[0], path_run.u)
             pints[12] = 1
             status = run(*arrays)
         path_run.a_rows, path_run.dA = a_rows[: pints[0]].copy(), dA[: pints[0]].copy()
@@ -319,6 +317,15 @@ def follow(path_run, fresh: int = 0) -> int:
         if status == DONE:
             return path_run.finish()
         fresh = handled(path_run, status, pints)
+
+
+def threaded_product(s, cache_arrays, work, c: float, u) -> float:
+    """What a compiled loop (this one, :func:`gpath._cpath_numba.run`) hands back as PRODUCT:
+    ψ = x₀·y + Q[:, M] x_M + c·u of the direction x in ``work`` (:func:`loop_arrays`), into
+    its ψ, on every core (:func:`gpath._engine.combine_in_threads`); returns max |ψ|."""
+    m, x = s.factor.arrays[9][0], work[3]
+    return combine_in_threads(s.cache.data, cache_arrays[1], cache_arrays[2], s.active._slots[:m], x[1 : m + 1],
+                              x[0], s.y, c, u, work[1], work[0])
 
 
 def handled(path_run, status: int, pints: np.ndarray) -> int:
