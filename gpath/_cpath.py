@@ -36,7 +36,7 @@ import numpy as np
 
 from . import _cpath_numba
 from ._array_api import get_namespace_and_device, scalars, to_device, to_host
-from ._path import _REFINE_TOL, I, M, O, PathError, SVCState
+from ._path import I, M, O, PathError, SVCState
 from ._ratio import EPS, first_bound_hit, first_event, rate_is_round_off
 from .linalg import single_threaded_host_blas
 from .persistence import record
@@ -47,12 +47,15 @@ __all__ = ["CPath", "CVErrorPath", "MSEPath", "c_path", "decision_values", "erro
 # The margin equations are re-checked (one n × |M| product) every this many breakpoints, and
 # repaired when their residual, relative to the scale of y f, exceeds _CHECK_TOL. At the
 # start, which every later point follows from, and at C_max, which the model keeps, they are
-# held to round-off, as the end of every fit and update holds them (_ROUND_OFF): with 𝐌's
-# condition near 1e10, residuals of 1e-11 there moved decision values by 1e-4
-# (tests/test_cpath.py).
+# repaired once whatever their residual (_ROUND_OFF = 0: one step of iterative refinement with
+# fresh kernel values, O(n·|SV|) against the path's O(n·|M|) a breakpoint): with 𝐌's condition
+# near 1e10, residuals of 1e-11 there moved decision values by 1e-4 (tests/test_cpath.py), and
+# even the 1e-14 that ends a fit or an update (45 ε of the scale) left an ε-SVR path on raw
+# WaterFlow rows 5.4e-4 from its sets' exact solution, where one repair leaves 5.4e-6, as a
+# dense float64 solve does (tests/test_svrpath.py).
 _CHECK_EVERY = 64
 _CHECK_TOL = 1e-10
-_ROUND_OFF = _REFINE_TOL
+_ROUND_OFF = 0.0
 # The driver u may come from the start's margins while their round-off over C is below this
 # share of u, about u's own (else from kernel blocks: :meth:`_CPathRun._driver_from_margins`).
 _DRIVER_TOL = 1e-14
@@ -81,7 +84,8 @@ class CPath:
     n_breakpoints : int
         Events passed (index-set changes).
     n_refinements : int
-        Times the margin equations were repaired (refactor and fresh margins) for round-off.
+        Times the margin equations were repaired (refactor and fresh margins) for round-off
+        between the start and C_max (both of which are always repaired once).
     time : float
         Wall time in seconds: the start (SimpleSVM at C_min) and the path.
     """
@@ -249,7 +253,8 @@ class _CPathRun:
             _cpath_numba.follow(self, _CHECK_EVERY)
         else:
             self._run()
-        self._refine(_ROUND_OFF)
+        self._sync()
+        s.refine(_ROUND_OFF)  # (the end: the driver u is not needed after it)
         self._record(replace=self.rec[0][self.rec[4][0] - 1] == s.C)
 
     def _run(self) -> None:

@@ -326,3 +326,41 @@ def test_a_polynomial_path_to_a_large_c_ends_at_its_sets_exact_solution():
         assert violation <= 1e-9 and off <= 1e-6 + round_off  # the sets' solution is certified
         assert np.max(np.abs(f_sets[::2] - f)) <= 1e-6 * np.max(np.abs(f_sets)) + round_off
         assert model.check_kkt(C=C) <= 1e-9
+
+
+def test_a_linear_path_on_raw_rows_ends_at_its_sets_exact_solution():
+    """``fuzz_real_data.py`` seed 135,620: ε-SVR on 963 raw WaterFlow rows (seven lags up to
+    110, strongly correlated), a linear kernel, C from 265 to 5,824, where the margins sum
+    terms up to 2.3e9 into values up to 6.9 and the ten margin points determine w and b only
+    through a near-singular system. The end held its margin equations to 1e-14 of the scale
+    (45 ε), as an update ends, and its decision values were 5.5e-4 from those of its own index
+    sets re-solved in float64, 4.1e-6 from the exact ones (their margin equations solved in 50
+    digits); the start and the end are now repaired once whatever their residual, which
+    leaves 1.3e-6 from the float64 re-solve (5.4e-6 from the exact). The bound here is 100 ε
+    of f's scale, a tenth of the search's."""
+    from helpers import resolved_values, svr_doubled
+
+    from gpath.datasets import load_waterflow_regression
+
+    X, y = load_waterflow_regression()
+    rng = np.random.default_rng([135620, 2])
+    rng.random(), rng.choice(2)  # (the search's draws before the rows: ε-SVR, the data set)
+    n = int(rng.integers(200, 1000))
+    rows = rng.permutation(X.shape[0])[:n]
+    X, y = X[rows], y[rows]
+    assert X.shape[0] == 963  # (the features as loaded: the search drew no standardizing)
+    z = (y - y.mean()) / y.std()
+    C_max = 5824.030514086954
+    model = SVRPath(C_min=265.3446621804502, C_max=C_max, epsilon=1.0, kernel="linear").fit(X, z)
+    K = kernel_matrix(X, X, "linear", 1.0, 3, 0.0)
+    beta, b = interpolate(model.path_, C_max)
+    beta = np.asarray(beta, dtype=np.float64)
+    f = K @ beta + b
+    f_scale = float(np.max(np.abs(K) @ np.abs(beta))) + abs(b) + 1.0
+    assert f_scale > 1e9  # (the edge this test is about)
+    gram, labels, alpha, level = svr_doubled(K, z, beta, model.epsilon)
+    f_sets, violation, off = resolved_values(gram, labels, alpha, C_max, model.ridge, level)
+    round_off = 100 * np.finfo(np.float64).eps * f_scale
+    assert violation <= 1e-9 and off <= 1e-6 + 10 * round_off  # the sets' solution is certified
+    assert np.max(np.abs(f_sets[::2] - f)) <= 1e-6 * np.max(np.abs(f_sets)) + round_off
+    assert model.check_kkt(C=C_max) <= 1e-9
