@@ -335,9 +335,9 @@ def test_a_linear_path_on_raw_rows_ends_at_its_sets_exact_solution():
     through a near-singular system. The end held its margin equations to 1e-14 of the scale
     (45 ε), as an update ends, and its decision values were 5.5e-4 from those of its own index
     sets re-solved in float64, 4.1e-6 from the exact ones (their margin equations solved in 50
-    digits); the start and the end are now repaired once whatever their residual, which
-    leaves 1.3e-6 from the float64 re-solve (5.4e-6 from the exact). The bound here is 100 ε
-    of f's scale, a tenth of the search's."""
+    digits). The start and the end now take one more step of iterative refinement, which
+    leaves them 1.6e-5 from the float64 re-solve (1.2e-5 from the exact). The bound here is
+    100 ε of f's scale, a tenth of the search's."""
     from helpers import resolved_values, svr_doubled
 
     from gpath.datasets import load_waterflow_regression
