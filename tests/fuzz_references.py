@@ -19,8 +19,10 @@ point), a kernel (RBF, linear, degree-2 polynomial), C from 10⁻³ to 10⁶, an
   training rows at that C (a fold whose bias is only bounded, or with a held-out decision
   value within round-off of 0, is skipped);
 - ``robust`` (C up to 10⁴): the outlier path of ``RobustSVC`` or ``RobustSVR`` (in θ or in
-  s, with or without an intercept), ``check_kkt`` from scratch at every point of it (no
-  reference: its points are local optima of a non-convex problem).
+  s, with or without an intercept), ``check_kkt`` from scratch at every point of it, and
+  every point against its own partition re-solved in float64 (``robust_check.partition_distance``:
+  the decision values to 1e-6 of |f| plus 1,000 ε of the scale; no reference beyond that:
+  its points are local optima of a non-convex problem).
 
 A quarter of the seeds draw a path, 15 % of the others an outlier path, 15 % of the rest
 cross-validation, each from a draw of its own, so that the other seeds' problems are as
@@ -52,6 +54,7 @@ import time
 import warnings
 
 import numpy as np
+from robust_check import partition_distance
 from sklearn.model_selection import StratifiedKFold
 
 from gpath import IncrementalSVC, IncrementalSVR, RobustSVC, RobustSVR, SimpleSVC, SVCPath, SVRPath
@@ -279,7 +282,8 @@ def _cv_error_trial(rng, X, kernel, gamma, C):
 
 
 def _robust_trial(rng, X, kernel, gamma, C):
-    """The outlier path of ``RobustSVC`` or ``RobustSVR`` on X, ``check_kkt`` at each point."""
+    """The outlier path of ``RobustSVC`` or ``RobustSVR`` on X, ``check_kkt`` at each point and
+    each point against its own partition (:func:`robust_check.partition_distance`)."""
     regression = rng.random() < 0.5
     path, intercept = str(rng.choice(["theta", "s"])), bool(rng.random() < 0.5)
     params = dict(C=C, kernel=kernel, gamma=gamma, degree=2, path=path, fit_intercept=intercept)
@@ -299,6 +303,10 @@ def _robust_trial(rng, X, kernel, gamma, C):
         if kkt > 1e-9:
             return (f"{type(model).__name__} {kernel} path={path} intercept={intercept} C={C:.3g} n={len(X)}: "
                     f"at {path}={at:.6g}: kkt {kkt:.1e}")
+    distance = partition_distance(model, X, y)
+    if distance > 1.0:
+        return (f"{type(model).__name__} {kernel} path={path} intercept={intercept} C={C:.3g} n={len(X)}: "
+                f"a point {distance:.3g} times the bound from its partition's float64 solution")
     return None
 
 

@@ -58,3 +58,40 @@ def svr_violation(alpha, K, y, C, theta, s, strict=False):
         else:
             viol.append(max(abs(a - np.sign(ri) * C) / C, abs(ri) if abs(ri) < tol else 0.0))
     return float(max(viol)), f
+
+
+def partition_distance(model, X, y):
+    """How far the path's points lie from their own partitions solved anew: at each point,
+    the coefficients at a piece of the loss (eq. 16: 0, C, Cθ; eq. 25: ±C, ±θC) are kept, the
+    others (points at a kink, z = 1 or s; r = 0 or ±s) solve their kink equations by a dense
+    float64 solve with fresh kernel values, and the decision values of the two are compared.
+    Returns the largest distance over the points relative to the random searches' bound:
+    1e-6 of the largest |f| plus 1,000 ε of the scale of the margins (``check_kkt``'s). At
+    most 1 where each point is the exact solution of its partition."""
+    K = gram(model, X)
+    K_f = K - model.ridge_ * np.eye(len(X))  # the decision values use the kernel alone
+    regression = not hasattr(model, "classes_")
+    y_pm = y if regression else np.where(y == model.classes_[1], 1.0, -1.0)
+    Q = K if regression else y_pm[:, None] * y_pm[None, :] * K
+    C, p, eps = model.C, model.path_, np.finfo(np.float64).eps
+    worst = 0.0
+    for i in range(len(p.params)):
+        theta, s = (p.params[i], p.s) if p.kind == "theta" else (0.0, p.params[i])
+        alpha = p.alpha[i]
+        z = Q @ alpha
+        if regression:
+            pieces, levels, unit = np.array([C, -C, theta * C, -theta * C]), y[:, None] - np.array([0.0, s, -s]), \
+                np.abs(y).max() + s
+        else:
+            pieces, levels, unit = np.array([0.0, C, theta * C]), np.broadcast_to([1.0, s], (len(y), 2)), 1.0
+        fixed = np.min(np.abs(alpha[:, None] - pieces[None, :]), axis=1) <= 1e-12 * C
+        free, kept = np.flatnonzero(~fixed), np.flatnonzero(fixed)
+        level = levels[free, np.argmin(np.abs(z[free, None] - levels[free]), axis=1)]
+        solved = alpha.copy()
+        solved[free] = np.linalg.solve(Q[np.ix_(free, free)], level - Q[np.ix_(free, kept)] @ alpha[kept])
+        coef = (lambda a: a) if regression else (lambda a: y_pm * a)
+        f, f_solved = K_f @ coef(alpha), K_f @ coef(solved)
+        scale = float(np.max(np.abs(Q) @ np.abs(alpha))) + unit
+        bound = 1e-6 * float(np.max(np.abs(f_solved))) + 1e3 * eps * scale
+        worst = max(worst, float(np.max(np.abs(f - f_solved))) / bound)
+    return worst
