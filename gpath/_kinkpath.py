@@ -35,8 +35,12 @@ __all__ = ["KinkPath", "Tables", "table_rows"]
 
 INF = np.inf
 _EPS = float(np.finfo(np.float64).eps)
-# The margins' round-off, relative to their scale, that KinkPath.refine repairs.
-_REFINE_TOL = 1e-12
+# The margins' round-off, relative to their scale, that KinkPath.refine repairs: some 450 ε.
+# At 1e-12 the start of OP-s paths with a linear kernel (features up to 2,762, a margin
+# system of condition 5e6) kept decision values 1.1–1.5 times the random search's bound
+# (1e-6 of |f| plus 1,000 ε of the scale) from their partition's exact solution, which a
+# dense float64 solve reaches (tests/test_robust.py).
+_REFINE_TOL = 1e-13
 # μ-paths of the repair at most (one sufficed with NumPy's compiled steps, two with the readable
 # ones on the 45-point case of KinkPath.refine).
 _REFINE_PASSES = 3

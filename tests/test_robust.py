@@ -684,3 +684,27 @@ def test_every_path_point_is_its_partitions_solution_on_raw_features(make, data)
     alpha[-1, kink] += 1e-6 * C
     model.path_ = dataclasses.replace(p, alpha=alpha)
     assert partition_distance(model, X, y) > 40.0
+
+
+def test_the_start_of_an_s_path_is_its_partitions_solution_to_round_off():
+    """``fuzz_references.py`` seed 36,093,321: OP-s on 119 Gaussian points in five features
+    of size 100 (up to 269), a linear kernel, C = 10⁴, s = −0.5, 10 % of the labels flipped:
+    the path's start (96 points at a kink, their system of condition 5e6) held its margins to
+    1e-12 of their scale and sat 1.5 times the search's bound from its partition's exact
+    solution, which a dense float64 solve reaches to round-off. The margins are now held to
+    1e-13."""
+    seed = 36093321
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(8, 120))
+    d = int(rng.integers(1, 6))
+    X = rng.normal(size=(n + 60, d))
+    rng.integers(4), rng.integers(-3, 10), rng.integers(3), rng.uniform(-3, 6)  # (the search's draws)
+    X = X[:n] * 100.0
+    draws = np.random.default_rng([seed, 6])
+    draws.random(), draws.choice(2), draws.random()  # (regression? path, intercept)
+    y = np.where(X[:, 0] + 0.5 * draws.normal(size=n) > 0, 1, -1)
+    y[draws.random(n) < 0.1] *= -1
+    s, s_max = float(draws.choice([0.0, -0.5, -1.0])), float(draws.choice([0.0, -0.5]))
+    model = RobustSVC(C=1e4, kernel="linear", gamma=1.0, degree=2, path="s", s=s, s_max=s_max).fit(X, y)
+    assert (n, s) == (119, -0.5) and np.count_nonzero((model.path_.alpha[0] > 0) & (model.path_.alpha[0] < 1e4)) > 80
+    assert partition_distance(model, X, y) <= 1.0
