@@ -298,33 +298,17 @@ def test_a_polynomial_path_to_a_large_c_ends_at_its_sets_exact_solution():
     plus 1,000 ε of f's scale: 4.7e-6 and 8.0e-6 off at 4.5e5 and 7.5e5, where a breakpoint
     product summed in another order (eight cached columns a pass, not four) ended 3.5e-5 and
     6.0e-5 off. (A test of the rounding it keeps, on a problem at float64's edge.)"""
-    from helpers import resolved_values, svr_doubled
-
-    from gpath.datasets import load_waterflow_regression
-
-    X, y = load_waterflow_regression()
-    rng = np.random.default_rng([111338, 2])
-    rng.random(), rng.choice(2)  # (the search's draws before the rows: ε-SVR, the data set)
-    n = int(rng.integers(200, 1000))
-    rows = rng.permutation(X.shape[0])[:n]
-    X, y = X[rows], y[rows]
-    assert X.shape[0] == 445  # (the features as loaded: the search drew no standardizing)
-    z = (y - y.mean()) / y.std()
+    X, z = _path_trial_rows(111338, 445)
     gamma = 1.0 / (float(X.var()) * X.shape[1])
     model = SVRPath(C_min=170.97826671160692, C_max=749615.7005594549, epsilon=1.0, kernel="poly", gamma=gamma,
                     degree=2, coef0=1.0).fit(X, z)
     K = kernel_matrix(X, X, "poly", gamma, 2, 1.0)
     for C in (447543.0, 749615.7005594549):
-        beta, b = interpolate(model.path_, C)
-        beta = np.asarray(beta, dtype=np.float64)
-        f = K @ beta + b
-        f_scale = float(np.max(np.abs(K) @ np.abs(beta))) + abs(b) + 1.0
+        f, f_sets, f_scale, violation, off = _against_its_sets(model, K, z, C)
         assert f_scale > 1e7  # (the edge this test is about)
-        gram, labels, alpha, level = svr_doubled(K, z, beta, model.epsilon)
-        f_sets, violation, off = resolved_values(gram, labels, alpha, C, model.ridge, level)
         round_off = 1e3 * np.finfo(np.float64).eps * f_scale
         assert violation <= 1e-9 and off <= 1e-6 + round_off  # the sets' solution is certified
-        assert np.max(np.abs(f_sets[::2] - f)) <= 1e-6 * np.max(np.abs(f_sets)) + round_off
+        assert np.max(np.abs(f_sets - f)) <= 1e-6 * np.max(np.abs(f_sets)) + round_off
         assert model.check_kkt(C=C) <= 1e-9
 
 
@@ -338,29 +322,43 @@ def test_a_linear_path_on_raw_rows_ends_at_its_sets_exact_solution():
     digits). The start and the end now take one more step of iterative refinement, which
     leaves them 1.6e-5 from the float64 re-solve (1.2e-5 from the exact). The bound here is
     100 ε of f's scale, a tenth of the search's."""
-    from helpers import resolved_values, svr_doubled
+    X, z = _path_trial_rows(135620, 963)
+    C_max = 5824.030514086954
+    model = SVRPath(C_min=265.3446621804502, C_max=C_max, epsilon=1.0, kernel="linear").fit(X, z)
+    f, f_sets, f_scale, violation, off = _against_its_sets(model, kernel_matrix(X, X, "linear", 1.0, 3, 0.0), z, C_max)
+    assert f_scale > 1e9  # (the edge this test is about)
+    round_off = 100 * np.finfo(np.float64).eps * f_scale
+    assert violation <= 1e-9 and off <= 1e-6 + 10 * round_off  # the sets' solution is certified
+    assert np.max(np.abs(f_sets - f)) <= 1e-6 * np.max(np.abs(f_sets)) + round_off
+    assert model.check_kkt(C=C_max) <= 1e-9
 
+
+def _path_trial_rows(seed, n_rows):
+    """The rows of ``fuzz_real_data.py``'s C-path trial ``seed`` (ε-SVR on WaterFlow, the
+    features as loaded: the search drew no standardizing; ``n_rows`` of them) and its
+    standardized targets."""
     from gpath.datasets import load_waterflow_regression
 
     X, y = load_waterflow_regression()
-    rng = np.random.default_rng([135620, 2])
+    rng = np.random.default_rng([seed, 2])
     rng.random(), rng.choice(2)  # (the search's draws before the rows: ε-SVR, the data set)
     n = int(rng.integers(200, 1000))
     rows = rng.permutation(X.shape[0])[:n]
+    assert n == n_rows
     X, y = X[rows], y[rows]
-    assert X.shape[0] == 963  # (the features as loaded: the search drew no standardizing)
-    z = (y - y.mean()) / y.std()
-    C_max = 5824.030514086954
-    model = SVRPath(C_min=265.3446621804502, C_max=C_max, epsilon=1.0, kernel="linear").fit(X, z)
-    K = kernel_matrix(X, X, "linear", 1.0, 3, 0.0)
-    beta, b = interpolate(model.path_, C_max)
+    return X, (y - y.mean()) / y.std()
+
+
+def _against_its_sets(model, K, z, C):
+    """The path's decision values at C on its training rows (Gram matrix ``K``), those of its
+    own index sets' margin equations re-solved in float64 (:func:`helpers.resolved_values` on
+    the doubled problem), f's scale, and the re-solve's KKT violation, relative and in units
+    of y."""
+    from helpers import resolved_values, svr_doubled
+
+    beta, b = interpolate(model.path_, C)
     beta = np.asarray(beta, dtype=np.float64)
-    f = K @ beta + b
     f_scale = float(np.max(np.abs(K) @ np.abs(beta))) + abs(b) + 1.0
-    assert f_scale > 1e9  # (the edge this test is about)
     gram, labels, alpha, level = svr_doubled(K, z, beta, model.epsilon)
-    f_sets, violation, off = resolved_values(gram, labels, alpha, C_max, model.ridge, level)
-    round_off = 100 * np.finfo(np.float64).eps * f_scale
-    assert violation <= 1e-9 and off <= 1e-6 + 10 * round_off  # the sets' solution is certified
-    assert np.max(np.abs(f_sets[::2] - f)) <= 1e-6 * np.max(np.abs(f_sets)) + round_off
-    assert model.check_kkt(C=C_max) <= 1e-9
+    f_sets, violation, off = resolved_values(gram, labels, alpha, C, model.ridge, level)
+    return K @ beta + b, f_sets[::2], f_scale, violation, off
