@@ -83,7 +83,7 @@ class CPath:
         Events passed (index-set changes).
     n_refinements : int
         Times the margin equations were repaired (refactor and fresh margins) for round-off
-        between the start and C_max (both of which are always repaired once).
+        between the start and C_max (the two ends' step of iterative refinement not counted).
     time : float
         Wall time in seconds: the start (SimpleSVM at C_min) and the path.
     """
@@ -390,11 +390,11 @@ class _CPathRun:
         solve with the factor, and every margin moved by the correction (the same columns),
         O(n·|M|). A residual below :data:`_ROUND_OFF` (45 ε of the scale, where a repair stops)
         still moved an ε-SVR path on raw WaterFlow rows (ten margin points in seven correlated
-        features, terms of 2.3e9) 5.5e-4 from its sets' exact solution at C_max; this step
-        leaves it 1.3e-6 off, as a dense float64 solve (tests/test_svrpath.py). A correction
-        that would leave a box is not taken: it is round-off of a point at its bound, which the
-        path's events and repairs handle (:meth:`SVCState.refine`). The driver u, taken from
-        the margins less the margin set's share, does not move."""
+        features, terms of 2.3e9) 5.5e-4 from its sets' float64 re-solve at C_max; this step
+        leaves it 1.6e-5 off (tests/test_svrpath.py). A correction that would leave a box is
+        not taken: it is round-off of a point at its bound, which the path's events and repairs
+        handle (:meth:`SVCState.refine`). The driver u, taken from the margins less the margin
+        set's share, does not move."""
         s = self.s
         members = s.active.members
         if not members.size:
