@@ -143,6 +143,8 @@ class KinkPath:
         self.active = ActiveSet(BorderedFactor(bordered=False), QColumnCache(xp, device, n), self._new_column)
         self.engine = engine_for(xp, device, kernel)
         self.n_breakpoints = 0
+        self._peak = 0.0  # the largest scale bound seen at settle
+        self._diag_max = None  # max_k |Q_kk|, once needed
 
     @property
     def s(self) -> float:
@@ -313,6 +315,34 @@ class KinkPath:
         finite = np.abs(levels[np.isfinite(levels)])
         return float(finite.max()) if finite.size and finite.max() > 0 else 1.0
 
+    def settle(self) -> None:
+        """:meth:`refine` where the coefficients have shrunk so far since the margins were last
+        measured that the round-off they carry from then exceeds ``_REFINE_TOL`` of their
+        scale now (scales by :meth:`_scale_bound`, no product).
+
+        A C-step of OP-θ moves every α along one line; where θ's drive shrinks them (outliers
+        at θC falling from C to 0, margin points from 5,000 to 0.0023 with C = 10⁴) the end's α
+        is the difference of numbers some 10⁶ times larger, and its margins from fresh kernel
+        values sit that much round-off off their levels: 1.2e-9 of the end's own scale in
+        ``check_kkt`` (a degree-2 polynomial kernel on 31 points, `fuzz_references.py` seed
+        36,267,187). Called before a path point is recorded; inside a C-step the step takes
+        its drive anew after a repair (:meth:`segment`)."""
+        bound = self._scale_bound()
+        self._peak = max(self._peak, bound)
+        if self.refines and _EPS * self._peak > _REFINE_TOL * bound:
+            self.refine()
+            self._peak = self._scale_bound()
+
+    def _scale_bound(self) -> float:
+        """An upper bound of the margins' scale without a product:
+        ``max_k |Q_kk| · Σ_j |α_j|`` (|Q_ij| ≤ max_k Q_kk for a positive semi-definite Q) plus
+        the largest |kink level|."""
+        if self._diag_max is None:
+            xp = self.xp
+            self._diag_max = (float(scalars(xp, xp.max(xp.abs(self.kernel.diagonal(self.X))))[0]) + abs(self.ridge)
+                              if self.n else 0.0)
+        return self._diag_max * float(np.abs(self.alpha).sum()) + self.level_scale()
+
     def refine(self, tol: float = _REFINE_TOL) -> None:
         """Repair the round-off of the margins the path keeps where it exceeds ``tol`` of their
         scale ``max_i Σ_j |Q_ij α_j|`` plus the largest |kink level| (:meth:`level_scale`).
@@ -426,11 +456,12 @@ class KinkPath:
                 wall = self.is_wall(k, j)
             self._drive(k, old)
             self.n_breakpoints += 1
+            repairs = self.n_repairs
             if on_breakpoint is not None:
-                on_breakpoint()
+                on_breakpoint()  # (it may refine: settle)
             if wall and stop_at_wall:
                 return t_done, True
-            if dtheta_dt and self._slope(k) != old:
+            if dtheta_dt and (self._slope(k) != old or self.n_repairs != repairs):
                 u = self.u_theta * dtheta_dt
                 driven, slopes = self._driven()
 

@@ -330,8 +330,13 @@ def op_theta(path, problem, y_host, s, start_time) -> OutlierPath:
     rec = Recorder()
     path.s = s
     path.retable(np.arange(path.n), problem.partition(to_host(path.z), y_host, path.s))
+    path.settle()  # (its scale here is what the C-steps start from)
     rec.add(1.0, path.alpha, _objective(problem, path, y_host))
-    record = lambda: rec.add(path.theta, path.alpha, _objective(problem, path, y_host))
+
+    def record():
+        path.settle()
+        rec.add(path.theta, path.alpha, _objective(problem, path, y_host))
+
     stalled = _Stall(path)
     while True:
         if path.theta < 1.0:
@@ -343,6 +348,7 @@ def op_theta(path, problem, y_host, s, start_time) -> OutlierPath:
                                on_breakpoint=record)
         if not wall:
             path.theta = 0.0
+            path.settle()  # (the C-steps may have shrunk α far below the scale they ran at)
             rec.add(0.0, path.alpha, _objective(problem, path, y_host))
             break
     return rec.result("theta", None, path.s, path.n_breakpoints, start_time)

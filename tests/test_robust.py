@@ -708,3 +708,33 @@ def test_the_start_of_an_s_path_is_its_partitions_solution_to_round_off():
     model = RobustSVC(C=1e4, kernel="linear", gamma=1.0, degree=2, path="s", s=s, s_max=s_max).fit(X, y)
     assert (n, s) == (119, -0.5) and np.count_nonzero((model.path_.alpha[0] > 0) & (model.path_.alpha[0] < 1e4)) > 80
     assert partition_distance(model, X, y) <= 1.0
+
+
+def test_the_end_of_a_theta_path_whose_coefficients_shrink_is_exact():
+    """``fuzz_references.py`` seed 36,267,187: OP-θ on 31 points in five features, 30 of them
+    one duplicated row, a degree-2 polynomial kernel, C = 10⁴, s = 0. One C-step runs from
+    θ = 1 to 0 and takes the margin points' α from 5,000 to 0.0024: the end's α is the
+    difference of numbers 10⁶ times larger, and its fresh margins sat 2.5e-9 below 1,
+    ``check_kkt`` 1.2e-9 of the end's scale. The end is now refined where α has shrunk that
+    far (:meth:`gpath._kinkpath.KinkPath.settle`)."""
+    seed = 36267187
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(8, 120))
+    d = int(rng.integers(1, 6))
+    X = rng.normal(size=(n + 60, d))
+    rng.integers(4), rng.integers(3), rng.uniform(-3, 6)  # (the search's draws: duplicates, the kernel, C)
+    X[: (n + 60) // 3] = X[0]
+    gamma = float(10.0 ** rng.uniform(-2, 1)) / max(1.0, float(X.var()) * d)
+    X = X[:n]
+    draws = np.random.default_rng([seed, 6])
+    draws.random(), draws.choice(2), draws.random()  # (regression? path, intercept)
+    y = np.where(X[:, 0] + 0.5 * draws.normal(size=n) > 0, 1, -1)
+    y[draws.random(n) < 0.1] *= -1
+    s, s_max = float(draws.choice([0.0, -0.5, -1.0])), float(draws.choice([0.0, -0.5]))
+    model = RobustSVC(C=1e4, kernel="poly", gamma=gamma, degree=2, path="theta", s=s, s_max=s_max,
+                      fit_intercept=False).fit(X, y)
+    p = model.path_
+    assert (n, s, list(p.params)) == (31, 0.0, [1.0, 0.0])
+    assert p.alpha[0].sum() / p.alpha[-1].sum() > 1e5  # the shrink
+    assert model.check_kkt(at=0.0) <= 1e-12
+    assert partition_distance(model, X, y) <= 1.0
