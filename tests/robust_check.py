@@ -63,8 +63,9 @@ def svr_violation(alpha, K, y, C, theta, s, strict=False):
 def partition_distance(model, X, y):
     """How far the path's points lie from their own partitions solved anew: at each point,
     the coefficients at a piece of the loss (eq. 16: 0, C, Cθ; eq. 25: ±C, ±θC) are kept, the
-    others (points at a kink, z = 1 or s; r = 0 or ±s, and every point whose margin is on a
-    kink level) solve their kink equations by a dense
+    others (points at a kink, z = 1 or s; r = 0 or ±s, also where a coefficient within
+    1e-12 C of a piece value but not on it has its margin on a kink level) solve their kink
+    equations by a dense
     float64 solve with fresh kernel values, and the decision values of the two are compared.
     Returns the largest distance over the points relative to the random searches' bound:
     1e-6 of the largest |f| plus 1,000 ε of the scale of the margins (``check_kkt``'s). At
@@ -86,12 +87,14 @@ def partition_distance(model, X, y):
         else:
             pieces, levels, unit = np.array([0.0, C, theta * C]), np.broadcast_to([1.0, s], (len(y), 2)), 1.0
         scale = float(np.max(np.abs(Q) @ np.abs(alpha))) + unit
-        # At a kink: a margin on a kink level, or a coefficient at no piece value. (Where the
-        # coefficients are tiny beside C, 1e-9 against C = 2.9e3 with features of 2.5e7 and a
-        # linear kernel, every coefficient at a kink is within 1e-12 C of the piece 0.)
-        at_piece = np.min(np.abs(alpha[:, None] - pieces[None, :]), axis=1) <= 1e-12 * C
+        # At a kink: a coefficient at no piece value, or one near a piece value but not on it
+        # whose margin is on a kink level. (Where the coefficients are tiny beside C, 1e-9
+        # against C = 2.9e3 with features of 2.6e7 and a linear kernel, every coefficient at
+        # a kink is within 1e-12 C of the piece 0. A coefficient exactly on its piece value is
+        # in the piece even where its margin ties with a level: a duplicate of a kink point.)
+        off_piece = np.min(np.abs(alpha[:, None] - pieces[None, :]), axis=1)
         at_kink = np.min(np.abs(z[:, None] - levels), axis=1) <= 1e-12 * scale
-        fixed = at_piece & ~at_kink
+        fixed = (off_piece == 0.0) | ((off_piece <= 1e-12 * C) & ~at_kink)
         free, kept = np.flatnonzero(~fixed), np.flatnonzero(fixed)
         level = levels[free, np.argmin(np.abs(z[free, None] - levels[free]), axis=1)]
         solved = alpha.copy()
