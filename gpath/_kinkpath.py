@@ -176,6 +176,31 @@ class KinkPath:
         lower, upper = self.kink_range(k, j)
         return not (np.isfinite(lower) and np.isfinite(upper))
 
+    def wall_riders(self, u, dtheta_dt: float) -> list[int]:
+        """Active points at a wall whose α the segment with driver ``u`` (and θ's rate
+        ``dtheta_dt``) would move into the wall's open side (:meth:`_riders`)."""
+        act = self.active.members
+        if not act.size:
+            return []
+        return self._riders(act, -self.active.solve(self.engine.gather(u, act)), dtheta_dt)
+
+    def _riders(self, act: np.ndarray, phi: np.ndarray, dtheta_dt: float) -> list[int]:
+        """The points of ``act`` at a wall that the rates ``phi`` would make ride it: α leaving
+        the end of its range that a locally optimal point at y f = s sits on (Theorem 3: θC on
+        the outliers' side, C on the inliers'), faster than that end moves with θ."""
+        tiny = _EPS * max(self.C, float(np.abs(phi).max(initial=0.0)))
+        riders = []
+        for i, k in enumerate(act.tolist()):
+            j = int(self.pos[k]) // 2
+            if not self.is_wall(k, j):
+                continue
+            if np.isfinite(self.kink_range(k, j)[1]):  # open below: its upper end is the piece above
+                if phi[i] < self.tables.vslope[k, j] * dtheta_dt - tiny:
+                    riders.append(k)
+            elif phi[i] > self.tables.vslope[k, j + 1] * dtheta_dt + tiny:
+                riders.append(k)
+        return riders
+
     def boundary_points(self) -> list[int]:
         """Active points at a wall: y f = s (Theorem 3), in activation order."""
         return [int(k) for k in self.active.members if self.is_wall(int(k), int(self.pos[k]) // 2)]
@@ -315,7 +340,7 @@ class KinkPath:
         finite = np.abs(levels[np.isfinite(levels)])
         return float(finite.max()) if finite.size and finite.max() > 0 else 1.0
 
-    def settle(self) -> None:
+    def settle(self, always: bool = False) -> None:
         """:meth:`refine` where the coefficients have shrunk so far since the margins were last
         measured that the round-off they carry from then exceeds ``_REFINE_TOL`` of their
         scale now (scales by :meth:`_scale_bound`, no product).
@@ -326,10 +351,13 @@ class KinkPath:
         values sit that much round-off off their levels: 1.2e-9 of the end's own scale in
         ``check_kkt`` (a degree-2 polynomial kernel on 31 points, `fuzz_references.py` seed
         36,267,187). Called before a path point is recorded; inside a C-step the step takes
-        its drive anew after a repair (:meth:`segment`)."""
+        its drive anew after a repair (:meth:`segment`). With ``always``, :meth:`refine` is
+        called whatever the scales say (one product; the end of a path, whose margins may be
+        far below the kink levels that dominate the bound: kernel values of 1e-13, margins
+        near 1e-11 beside the level 1)."""
         bound = self._scale_bound()
         self._peak = max(self._peak, bound)
-        if self.refines and _EPS * self._peak > _REFINE_TOL * bound:
+        if self.refines and (always or _EPS * self._peak > _REFINE_TOL * bound):
             self.refine()
             self._peak = self._scale_bound()
 
@@ -424,6 +452,8 @@ class KinkPath:
             remaining = t_max - t_done
             if act.size:
                 phi = -active.solve(engine.gather(u, act))
+                if stop_at_wall and dtheta_dt and self.theta == 1.0 and self._riders(act, phi, dtheta_dt):
+                    return t_done, True  # (a point would ride its wall from θ = 1: the caller puts it off)
                 ranges = np.array([self.kink_range(int(k), int(self.pos[k]) // 2) for k in act])
                 t_b, jb, up_b = first_bound_hit(self.alpha[act], phi, ranges[:, 0], ranges[:, 1], act, self.C)
                 bound = (t_b, int(act[jb]) if jb >= 0 else -1, up_b)

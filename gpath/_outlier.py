@@ -309,6 +309,21 @@ def _d_steps(path, problem, rec, param, y_host) -> None:
         rec.add(param(), path.alpha, _objective(problem, path, y_host), discontinuous=True)
 
 
+def _off_the_walls(path, problem) -> None:
+    """At θ = 1, where a point's outlier and inlier tables give it the same loss (θC = C) and
+    a D-step would flip a point at a wall back and forth, put each point held at a wall on the
+    side the C-step takes it off: those that would ride their wall (:meth:`KinkPath.wall_riders`)
+    take the other side's table, where the step's first event moves them into its piece.
+
+    Without it such a point rode its wall down the whole C-step, its α below θC, to a point at
+    θ = 0 that is not locally optimal (`fuzz_references.py` seed 36,880,852: kernel values
+    below 1e-13, every margin within 1e-11 of s = 0, α = −0.012 at the end; `fit` refused)."""
+    riders = path.wall_riders(-path.u_theta, -1.0)
+    if riders:
+        new = [problem.flip(path, k) for k in riders]
+        path.retable(np.array(riders), tuple(np.stack([row[i] for row in new]) for i in range(4)))
+
+
 class _Stall:
     """Raises once the path's parameter has not moved for more rounds of wall and D-step
     than there are points (2n + 10): a point exactly at a wall whose flip cannot move its
@@ -344,11 +359,13 @@ def op_theta(path, problem, y_host, s, start_time) -> OutlierPath:
         if path.theta <= 0.0:
             break
         stalled(path.theta)
+        if path.theta == 1.0:
+            _off_the_walls(path, problem)
         _, wall = path.segment(-path.u_theta, path.theta, dtheta_dt=-1.0, stop_at_wall=True,
                                on_breakpoint=record)
         if not wall:
             path.theta = 0.0
-            path.settle()  # (the C-steps may have shrunk α far below the scale they ran at)
+            path.settle(always=True)  # (the C-steps may have shrunk α far below the scale they ran at)
             rec.add(0.0, path.alpha, _objective(problem, path, y_host))
             break
     return rec.result("theta", None, path.s, path.n_breakpoints, start_time)

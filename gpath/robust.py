@@ -333,8 +333,7 @@ class _RobustBase(SaveMixin, BaseEstimator):
                 f"the path's point at {'θ' if p.kind == 'theta' else 's'}={p.params[worst]:.6g} violates its "
                 f"optimality conditions (eq. {16 if self._classification else 25}) by {v[worst]:.3g} of their scale "
                 f"(limit {_FIT_LIMIT:g}); the estimator is unchanged. The margins are too ill-conditioned for "
-                f"float64 here, or they all start on the wall y f = s (kernel values tiny beside 1): standardize "
-                f"the features, lower C, or raise ridge (e.g. ridge=1e-4)")
+                f"float64 here: raise ridge (e.g. ridge=1e-4), lower C, or standardize the features")
         # The objective from the same fresh margins (the path's own carry their round-off × C·n).
         problem = Classification(C) if self._classification else Regression(C)
         objective = np.array([problem.objective(p.alpha[i], z[:, i], y, thetas[i], ss[i]) for i in range(len(thetas))])

@@ -8,7 +8,7 @@ from helpers import dataset, snapshot
 from robust_check import gram, partition_distance, svc_violation, svr_violation
 from scipy.optimize import minimize
 
-from gpath import CCCPRobustSVC, CCCPRobustSVR, PathError, RobustSVC, RobustSVR
+from gpath import CCCPRobustSVC, CCCPRobustSVR, RobustSVC, RobustSVR
 from gpath._array_api import to_host
 
 
@@ -740,14 +740,14 @@ def test_the_end_of_a_theta_path_whose_coefficients_shrink_is_exact():
     assert partition_distance(model, X, y) <= 1.0
 
 
-def test_a_theta_path_whose_margins_all_start_on_the_wall_is_refused_clearly():
+def test_a_theta_path_whose_margins_all_start_on_the_wall_is_exact():
     """``fuzz_references.py`` seed 36,880,852: 110 points of two features of size 3e-3, a
     degree-2 polynomial kernel with coef0 = 0 (kernel values below 1e-13), C = 33, s = 0: every
-    margin starts within 1e-11 of the wall y f = s. A point that reaches the wall at θ = 1,
-    where inliers and outliers coincide and no D-step runs, rides it through the C-step with α
-    below θC, and the end at θ = 0 is not locally optimal (its α is −0.012). ``fit`` refuses,
-    leaves the estimator as it was and names what works: standardized, the same points give
-    an exact path."""
+    margin starts within 1e-11 of the wall y f = s. A point held at the wall at θ = 1, where
+    inliers and outliers coincide and a D-step would flip it back and forth, rode the wall
+    through the C-step with α below θC to α = −0.012 at θ = 0, a point that is not locally
+    optimal, and ``fit`` refused. At θ = 1 such a point now takes the side where the C-step
+    moves it off the wall (:func:`gpath._outlier._off_the_walls`)."""
     seed = 36880852
     rng = np.random.default_rng(seed)
     n = int(rng.integers(8, 120))
@@ -764,13 +764,9 @@ def test_a_theta_path_whose_margins_all_start_on_the_wall_is_refused_clearly():
     y = np.where(X[:, 0] + 0.5 * draws.normal(size=n) > 0, 1, -1)
     y[draws.random(n) < 0.1] *= -1
     s, s_max = float(draws.choice([0.0, -0.5, -1.0])), float(draws.choice([0.0, -0.5]))
-    params = dict(C=min(C, 1e4), kernel="poly", gamma=gamma, degree=2, path="theta", s=s, s_max=s_max)
+    model = RobustSVC(C=min(C, 1e4), kernel="poly", gamma=gamma, degree=2, path="theta", s=s, s_max=s_max)
     assert (n, d, s) == (110, 2, 0.0) and np.abs(X).max() < 1e-2
-    model = RobustSVC(**params)
-    with pytest.raises(PathError, match="standardize the features"):
-        model.fit(X, y)
-    assert not hasattr(model, "path_")
-    Z = (X - X.mean(axis=0)) / X.std(axis=0)
-    model.fit(Z, y)
-    assert max(model.check_kkt(at=float(t)) for t in np.unique(model.path_.params)) <= 1e-12
-    assert partition_distance(model, Z, y) <= 1.0
+    model.fit(X, y)
+    assert model.path_.params[-1] == 0.0
+    assert max(model.check_kkt(at=float(t)) for t in np.unique(model.path_.params)) <= 1e-11
+    assert partition_distance(model, X, y) <= 1.0
