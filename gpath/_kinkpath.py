@@ -340,7 +340,7 @@ class KinkPath:
         finite = np.abs(levels[np.isfinite(levels)])
         return float(finite.max()) if finite.size and finite.max() > 0 else 1.0
 
-    def settle(self, always: bool = False) -> None:
+    def settle(self) -> None:
         """:meth:`refine` where the coefficients have shrunk so far since the margins were last
         measured that the round-off they carry from then exceeds ``_REFINE_TOL`` of their
         scale now (scales by :meth:`_scale_bound`, no product).
@@ -351,13 +351,12 @@ class KinkPath:
         values sit that much round-off off their levels: 1.2e-9 of the end's own scale in
         ``check_kkt`` (a degree-2 polynomial kernel on 31 points, `fuzz_references.py` seed
         36,267,187). Called before a path point is recorded; inside a C-step the step takes
-        its drive anew after a repair (:meth:`segment`). With ``always``, :meth:`refine` is
-        called whatever the scales say (one product; the end of a path, whose margins may be
-        far below the kink levels that dominate the bound: kernel values of 1e-13, margins
-        near 1e-11 beside the level 1)."""
+        its drive anew after a repair (:meth:`segment`). (Not at every end: a repair's μ-path
+        at θ = 0 can leave a point held at a wall with α beyond its range, and two paths that
+        end exact were refused that way.)"""
         bound = self._scale_bound()
         self._peak = max(self._peak, bound)
-        if self.refines and (always or _EPS * self._peak > _REFINE_TOL * bound):
+        if self.refines and _EPS * self._peak > _REFINE_TOL * bound:
             self.refine()
             self._peak = self._scale_bound()
 

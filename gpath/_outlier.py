@@ -365,7 +365,7 @@ def op_theta(path, problem, y_host, s, start_time) -> OutlierPath:
                                on_breakpoint=record)
         if not wall:
             path.theta = 0.0
-            path.settle(always=True)  # (the C-steps may have shrunk α far below the scale they ran at)
+            path.settle()  # (the C-steps may have shrunk α far below the scale they ran at)
             rec.add(0.0, path.alpha, _objective(problem, path, y_host))
             break
     return rec.result("theta", None, path.s, path.n_breakpoints, start_time)
