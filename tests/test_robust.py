@@ -717,24 +717,11 @@ def test_the_end_of_a_theta_path_whose_coefficients_shrink_is_exact():
     difference of numbers 10⁶ times larger, and its fresh margins sat 2.5e-9 below 1,
     ``check_kkt`` 1.2e-9 of the end's scale. The end is now refined where α has shrunk that
     far (:meth:`gpath._kinkpath.KinkPath.settle`)."""
-    seed = 36267187
-    rng = np.random.default_rng(seed)
-    n = int(rng.integers(8, 120))
-    d = int(rng.integers(1, 6))
-    X = rng.normal(size=(n + 60, d))
-    rng.integers(4), rng.integers(3), rng.uniform(-3, 6)  # (the search's draws: duplicates, the kernel, C)
-    X[: (n + 60) // 3] = X[0]
-    gamma = float(10.0 ** rng.uniform(-2, 1)) / max(1.0, float(X.var()) * d)
-    X = X[:n]
-    draws = np.random.default_rng([seed, 6])
-    draws.random(), draws.choice(2), draws.random()  # (regression? path, intercept)
-    y = np.where(X[:, 0] + 0.5 * draws.normal(size=n) > 0, 1, -1)
-    y[draws.random(n) < 0.1] *= -1
-    s, s_max = float(draws.choice([0.0, -0.5, -1.0])), float(draws.choice([0.0, -0.5]))
-    model = RobustSVC(C=1e4, kernel="poly", gamma=gamma, degree=2, path="theta", s=s, s_max=s_max,
-                      fit_intercept=False).fit(X, y)
+    X, y, params = _searched_problem(36267187)
+    assert params["kernel"] == "poly" and params["path"] == "theta" and not params["fit_intercept"]
+    model = RobustSVC(**params).fit(X, y)
     p = model.path_
-    assert (n, s, list(p.params)) == (31, 0.0, [1.0, 0.0])
+    assert (len(X), params["C"], params["s"], list(p.params)) == (31, 1e4, 0.0, [1.0, 0.0])
     assert p.alpha[0].sum() / p.alpha[-1].sum() > 1e5  # the shrink
     assert model.check_kkt(at=0.0) <= 1e-12
     assert partition_distance(model, X, y) <= 1.0
@@ -751,24 +738,32 @@ def test_a_theta_path_whose_margins_all_start_on_the_wall_is_exact():
     random search's bound from its partition re-solved in float64: margins near 1e-11 beside
     the level 1, whose kink residuals of 4.8e-13 the end does not refine; ``check_kkt``, the
     exactness this library promises, holds.)"""
-    seed = 36880852
-    rng = np.random.default_rng(seed)
-    n = int(rng.integers(8, 120))
-    d = int(rng.integers(1, 6))
-    X = rng.normal(size=(n + 60, d))
-    rng.integers(4)  # (the search's draw: rows scaled)
-    X = X * 10.0 ** int(rng.integers(-3, 10))
-    rng.integers(3)  # (the kernel)
-    C = float(10.0 ** rng.uniform(-3, 6))
-    gamma = float(10.0 ** rng.uniform(-2, 1)) / max(1.0, float(X.var()) * d)
-    X = X[:n]
-    draws = np.random.default_rng([seed, 6])
-    draws.random(), draws.choice(2), draws.random()  # (regression? path, intercept)
-    y = np.where(X[:, 0] + 0.5 * draws.normal(size=n) > 0, 1, -1)
-    y[draws.random(n) < 0.1] *= -1
-    s, s_max = float(draws.choice([0.0, -0.5, -1.0])), float(draws.choice([0.0, -0.5]))
-    model = RobustSVC(C=min(C, 1e4), kernel="poly", gamma=gamma, degree=2, path="theta", s=s, s_max=s_max)
-    assert (n, d, s) == (110, 2, 0.0) and np.abs(X).max() < 1e-2
+    X, y, params = _searched_problem(36880852)
+    assert params["kernel"] == "poly" and params["path"] == "theta" and params["s"] == 0.0
+    assert X.shape == (110, 2) and np.abs(X).max() < 1e-2
+    model = RobustSVC(**params)
     model.fit(X, y)
     assert model.path_.params[-1] == 0.0
     assert max(model.check_kkt(at=float(t)) for t in np.unique(model.path_.params)) <= 1e-11
+
+
+def _searched_problem(seed):
+    """The rows, labels and parameters of ``fuzz_references.py``'s outlier-path trial for
+    ``seed`` (a classification trial), drawn as the search draws them."""
+    from fuzz_references import KINDS, draw
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(8, 120))
+    X, d = draw(rng, n + 60)
+    kernel = KINDS[int(rng.integers(3))]
+    C = float(10.0 ** rng.uniform(-3, 6))
+    gamma = 1.0 if kernel == "linear" else float(10.0 ** rng.uniform(-2, 1)) / max(1.0, float(X.var()) * d)
+    X = X[:n]
+    draws = np.random.default_rng([seed, 6])
+    assert draws.random() >= 0.5  # (classification)
+    path, intercept = str(draws.choice(["theta", "s"])), bool(draws.random() < 0.5)
+    y = np.where(X[:, 0] + 0.5 * draws.normal(size=n) > 0, 1, -1)
+    y[draws.random(n) < 0.1] *= -1
+    s, s_max = float(draws.choice([0.0, -0.5, -1.0])), float(draws.choice([0.0, -0.5]))
+    return X, y, dict(C=min(C, 1e4), kernel=kernel, gamma=gamma, degree=2, path=path, fit_intercept=intercept,
+                      s=s, s_max=s_max)
