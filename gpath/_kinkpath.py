@@ -192,9 +192,10 @@ class KinkPath:
         riders = []
         for i, k in enumerate(act.tolist()):
             j = int(self.pos[k]) // 2
-            if not self.is_wall(k, j):
+            lower, upper = self.kink_range(k, j)
+            if np.isfinite(lower) and np.isfinite(upper):  # (not a wall)
                 continue
-            if np.isfinite(self.kink_range(k, j)[1]):  # open below: its upper end is the piece above
+            if np.isfinite(upper):  # open below: its upper end is the piece above
                 if phi[i] < self.tables.vslope[k, j] * dtheta_dt - tiny:
                     riders.append(k)
             elif phi[i] > self.tables.vslope[k, j + 1] * dtheta_dt + tiny:
@@ -512,9 +513,14 @@ class KinkPath:
         boundary = self.boundary_points()
         if not boundary:
             return False
-        new = [flip(k) for k in boundary]
-        self.retable(np.array(boundary), tuple(np.stack([row[i] for row in new]) for i in range(4)))
+        self.flip_tables(boundary, flip)
         return True
+
+    def flip_tables(self, points: list[int], flip) -> None:
+        """Give each of ``points`` its table across its wall, ``flip(k)`` (eq. 17), and close
+        the jump by the μ-path (:meth:`retable`)."""
+        new = [flip(k) for k in points]
+        self.retable(np.array(points), tuple(np.stack([row[i] for row in new]) for i in range(4)))
 
     def next_wall(self, direction: float):
         """OP-s C-step (section 4.3): the next s, moving in ``direction`` (±1), at which a

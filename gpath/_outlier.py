@@ -320,8 +320,7 @@ def _off_the_walls(path, problem) -> None:
     below 1e-13, every margin within 1e-11 of s = 0, α = −0.012 at the end; `fit` refused)."""
     riders = path.wall_riders(-path.u_theta, -1.0)
     if riders:
-        new = [problem.flip(path, k) for k in riders]
-        path.retable(np.array(riders), tuple(np.stack([row[i] for row in new]) for i in range(4)))
+        path.flip_tables(riders, lambda k: problem.flip(path, k))
 
 
 class _Stall:

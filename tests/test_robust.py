@@ -710,7 +710,7 @@ def test_the_start_of_an_s_path_is_its_partitions_solution_to_round_off():
     assert partition_distance(model, X, y) <= 1.0
 
 
-def test_the_end_of_a_theta_path_whose_coefficients_shrink_is_exact():
+def test_the_end_of_a_theta_path_whose_coefficients_shrink_is_exact(backend):
     """``fuzz_references.py`` seed 36,267,187: OP-θ on 31 points in five features, 30 of them
     one duplicated row, a degree-2 polynomial kernel, C = 10⁴, s = 0. One C-step runs from
     θ = 1 to 0 and takes the margin points' α from 5,000 to 0.0024: the end's α is the
@@ -719,7 +719,7 @@ def test_the_end_of_a_theta_path_whose_coefficients_shrink_is_exact():
     far (:meth:`gpath._kinkpath.KinkPath.settle`)."""
     X, y, params = _searched_problem(36267187)
     assert params["kernel"] == "poly" and params["path"] == "theta" and not params["fit_intercept"]
-    model = RobustSVC(**params).fit(X, y)
+    model = RobustSVC(**params).fit(backend.asarray(X), y)
     p = model.path_
     assert (len(X), params["C"], params["s"], list(p.params)) == (31, 1e4, 0.0, [1.0, 0.0])
     assert p.alpha[0].sum() / p.alpha[-1].sum() > 1e5  # the shrink
@@ -727,7 +727,7 @@ def test_the_end_of_a_theta_path_whose_coefficients_shrink_is_exact():
     assert partition_distance(model, X, y) <= 1.0
 
 
-def test_a_theta_path_whose_margins_all_start_on_the_wall_is_exact():
+def test_a_theta_path_whose_margins_all_start_on_the_wall_is_exact(backend):
     """``fuzz_references.py`` seed 36,880,852: 110 points of two features of size 3e-3, a
     degree-2 polynomial kernel with coef0 = 0 (kernel values below 1e-13), C = 33, s = 0: every
     margin starts within 1e-11 of the wall y f = s. A point held at the wall at θ = 1, where
@@ -741,8 +741,7 @@ def test_a_theta_path_whose_margins_all_start_on_the_wall_is_exact():
     X, y, params = _searched_problem(36880852)
     assert params["kernel"] == "poly" and params["path"] == "theta" and params["s"] == 0.0
     assert X.shape == (110, 2) and np.abs(X).max() < 1e-2
-    model = RobustSVC(**params)
-    model.fit(X, y)
+    model = RobustSVC(**params).fit(backend.asarray(X), y)
     assert model.path_.params[-1] == 0.0
     assert max(model.check_kkt(at=float(t)) for t in np.unique(model.path_.params)) <= 1e-11
 
