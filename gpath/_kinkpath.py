@@ -529,17 +529,28 @@ class KinkPath:
         A point already beyond its wall meets it at the current s: two points that reach
         their walls at one s (tied targets) are entered one after the other, and the D-step of
         the first can leave the second's margin a rounding beyond its level, behind the
-        path's s, where it was never entered before (a wrong path, 0.065 off on diabetes)."""
+        path's s, where it was never entered before (a wrong path, 0.065 off on diabetes).
+
+        A point on its wall to round-off (within ``_REFINE_TOL`` of the margins' scale, on
+        either side) whose wall moves away from it as s moves on does not meet it: the step
+        takes it into its piece. Such a point is one a D-step has just flipped, where the flip
+        moved its margin by less than a rounding (a kernel of 1e-15 beside targets of 5: its
+        margin moved 3e-19, to either side of the wall); met again, it was flipped back and
+        forth at one s until the path gave up (`fuzz_references.py` seeds 36,404,552 to
+        37,240,342, fifteen OP-s paths of ``RobustSVR`` without an intercept)."""
         xp = self.xp
         inf = float("inf")
         cands = []
-        for base, sign, offset, beyond in ((self.lo_b, self.lo_s, -1, self.z < self.lo),
-                                           (self.hi_b, self.hi_s, 0, self.z > self.hi)):
+        tol = _REFINE_TOL * (float(scalars(xp, xp.max(xp.abs(self.z)))[0]) + self.level_scale()) if self.n else 0.0
+        for base, sign, offset, beyond, level, away in ((self.lo_b, self.lo_s, -1, self.z < self.lo, self.lo, -1.0),
+                                                        (self.hi_b, self.hi_s, 0, self.z > self.hi, self.hi, 1.0)):
             walls = sign != 0.0
             s_at = (self.z - base) / xp.where(walls, sign, 1.0)
             ahead = walls & (direction * (s_at - self._s) >= 0.0)
             score = xp.where(ahead, direction * s_at, inf)
             score = xp.where(walls & beyond, direction * self._s, score)
+            receding = walls & (away * direction * sign > 0.0) & (xp.abs(self.z - level) <= tol)
+            score = xp.where(receding, inf, score)
             k, best = scalars(xp, xp.argmin(score), xp.min(score))
             if best < inf:
                 cands.append((best, int(k), offset))

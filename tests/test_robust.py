@@ -620,15 +620,42 @@ def test_op_s_enters_a_point_a_tied_wall_left_beyond_its_level():
     assert max(model.check_kkt(at=float(at)) for at in np.unique(model.path_.params)) <= 1e-12
 
 
-def test_a_point_that_flips_for_ever_at_one_s_raises():
-    # Features of 1e-6 next to targets of 2: a point exactly at its wall flips between inlier
-    # and outlier without moving its margin; OP-s looped for ever (1 GB of path points in
-    # minutes). It now raises once the parameter has not moved for 2n + 10 rounds.
-    from gpath import PathError
+def test_a_point_whose_flip_moves_its_margin_by_a_rounding_leaves_its_wall(backend):
+    """OP-s of ``RobustSVR`` without an intercept, kernel values of at most 5e-15 beside
+    targets up to 5 (``fuzz_references.py`` seed 37,240,342: a degree-2 polynomial kernel,
+    coef0 = 0, on one feature of size 2e-3). A D-step's flip moved the point's margin by 3e-19, to the
+    far side of its new wall, which met it again at the same s: it flipped back and forth until
+    the path refused ("degenerate cycling"; fifteen such seeds in the search). A point on its
+    wall to round-off whose wall moves away as s moves on no longer meets it
+    (:meth:`gpath._kinkpath.KinkPath.next_wall`). The features of 1e-6 that looped for ever
+    before the stall guard existed (``robust_degenerate.npz``, "flip") end exact the same way."""
+    model_class, X, y, params = _searched_problem(37240342)
+    assert model_class is RobustSVR and params["path"] == "s" and not params["fit_intercept"]
+    assert X.shape == (34, 1) and np.abs(X).max() < 2e-3
+    problems = [(model_class(**params), X, y),
+                (RobustSVR(C=1e-3, kernel="linear", path="s", s_min=0.3), *_degenerate("flip"))]
+    for model, rows, targets in problems:
+        model.fit(backend.asarray(rows), targets)
+        assert max(model.check_kkt(at=float(at)) for at in np.unique(model.path_.params)) <= 1e-12
+        assert partition_distance(model, rows, targets) <= 1.0
 
-    X, y = _degenerate("flip")
+
+def test_the_stall_guard_raises_once_the_parameter_stops_moving():
+    # The guard behind every round of OP-s and OP-θ: 2n + 10 rounds at one parameter value
+    # raise (a point that flipped for ever at one s once took 1 GB of path points in minutes).
+    from gpath import PathError
+    from gpath._outlier import _Stall
+
+    class Path:
+        n = 3
+
+    stalled = _Stall(Path())
+    for param in (1.0, 0.9, 0.8):  # (a moving parameter keeps the count at 0)
+        stalled(param)
+    for _ in range(2 * Path.n + 10):
+        stalled(0.8)
     with pytest.raises(PathError, match="degenerate cycling"):
-        RobustSVR(C=1e-3, kernel="linear", path="s", s_min=0.3).fit(X, y)
+        stalled(0.8)
 
 
 def test_check_kkt_judges_the_fitted_problem_after_set_params(noisy_cancer):
@@ -717,7 +744,8 @@ def test_the_end_of_a_theta_path_whose_coefficients_shrink_is_exact(backend):
     difference of numbers 10⁶ times larger, and its fresh margins sat 2.5e-9 below 1,
     ``check_kkt`` 1.2e-9 of the end's scale. The end is now refined where α has shrunk that
     far (:meth:`gpath._kinkpath.KinkPath.settle`)."""
-    X, y, params = _searched_problem(36267187)
+    model_class, X, y, params = _searched_problem(36267187)
+    assert model_class is RobustSVC
     assert params["kernel"] == "poly" and params["path"] == "theta" and not params["fit_intercept"]
     model = RobustSVC(**params).fit(backend.asarray(X), y)
     p = model.path_
@@ -738,7 +766,8 @@ def test_a_theta_path_whose_margins_all_start_on_the_wall_is_exact(backend):
     random search's bound from its partition re-solved in float64: margins near 1e-11 beside
     the level 1, whose kink residuals of 4.8e-13 the end does not refine; ``check_kkt``, the
     exactness this library promises, holds.)"""
-    X, y, params = _searched_problem(36880852)
+    model_class, X, y, params = _searched_problem(36880852)
+    assert model_class is RobustSVC
     assert params["kernel"] == "poly" and params["path"] == "theta" and params["s"] == 0.0
     assert X.shape == (110, 2) and np.abs(X).max() < 1e-2
     model = RobustSVC(**params).fit(backend.asarray(X), y)
@@ -747,8 +776,8 @@ def test_a_theta_path_whose_margins_all_start_on_the_wall_is_exact(backend):
 
 
 def _searched_problem(seed):
-    """The rows, labels and parameters of ``fuzz_references.py``'s outlier-path trial for
-    ``seed`` (a classification trial), drawn as the search draws them."""
+    """The estimator class, rows, targets and parameters of ``fuzz_references.py``'s
+    outlier-path trial for ``seed``, drawn as the search draws them."""
     from fuzz_references import KINDS, draw
 
     rng = np.random.default_rng(seed)
@@ -759,10 +788,14 @@ def _searched_problem(seed):
     gamma = 1.0 if kernel == "linear" else float(10.0 ** rng.uniform(-2, 1)) / max(1.0, float(X.var()) * d)
     X = X[:n]
     draws = np.random.default_rng([seed, 6])
-    assert draws.random() >= 0.5  # (classification)
+    regression = draws.random() < 0.5
     path, intercept = str(draws.choice(["theta", "s"])), bool(draws.random() < 0.5)
+    params = dict(C=min(C, 1e4), kernel=kernel, gamma=gamma, degree=2, path=path, fit_intercept=intercept)
+    if regression:
+        y = np.sin(X[:, 0]) + 0.1 * draws.normal(size=n)
+        y[draws.random(n) < 0.1] += 5.0
+        return RobustSVR, X, y, {**params, "s": float(draws.choice([0.5, 1.0, 2.0]))}
     y = np.where(X[:, 0] + 0.5 * draws.normal(size=n) > 0, 1, -1)
     y[draws.random(n) < 0.1] *= -1
     s, s_max = float(draws.choice([0.0, -0.5, -1.0])), float(draws.choice([0.0, -0.5]))
-    return X, y, dict(C=min(C, 1e4), kernel=kernel, gamma=gamma, degree=2, path=path, fit_intercept=intercept,
-                      s=s, s_max=s_max)
+    return RobustSVC, X, y, {**params, "s": s, "s_max": s_max}
