@@ -31,6 +31,7 @@ from ._mid_numba import (
     _log,
     _place,
     loop_arrays,
+    loop_kernel,
     threaded_product,
 )
 from ._ratio import first_bound_hit, rate_is_round_off
@@ -41,7 +42,6 @@ __all__ = ["follow"]
 # What the loop returns.
 DONE, APPLY, REFACTOR, CYCLING, EMPTY, REFINE, GROW, PRODUCT = range(8)
 _O, _M, _I = 0, 1, 2
-_KINDS = {"rbf": 0, "linear": 1, "poly": 2}
 
 
 @njit(cache=True)
@@ -206,8 +206,7 @@ def follow(path_run, check_every: int) -> None:
     readable loop raises."""
     s = path_run.s
     n = s.n
-    k = s.kernel
-    kernel = (s.X, _KINDS[k.kind], float(k.gamma), float(k.degree), float(k.coef0), float(k.offset), s.ridge)
+    kernel = loop_kernel(s)
     # No added points' columns (those of a MID path); a count of the columns computed.
     columns = (np.zeros((n, 1)), np.full(n, -1, dtype=np.int64), np.zeros(1, dtype=np.int64))
     recording = path_run.events is not None

@@ -23,7 +23,16 @@ import math
 import numpy as np
 from numba import njit
 
-from ._engine import _bias_interval, _combine, _q_column, _ratio, combine_in_threads, threaded_product_size
+from ._engine import (
+    _KINDS,
+    _bias_interval,
+    _combine,
+    _q_column,
+    _ratio,
+    _twin_q_column,
+    combine_in_threads,
+    threaded_product_size,
+)
 from ._ratio import EPS, first_bound_hit
 from .cache import _claim, _lookup, _release
 from .linalg import _MAX_RESIDUAL, factor_delete, factor_insert, factor_solve
@@ -36,6 +45,26 @@ DONE, APPLY, REFACTOR, CYCLING, NO_POINT, PRODUCT = range(6)
 _O, _M, _I, _A, _R = 0, 1, 2, 3, 4
 BOUND_LOWER, BOUND_UPPER, CROSSING = 0, 1, 2
 _EMPTY = 3  # an empty margin set's bias jump (section 3.3), for APPLY
+
+
+def loop_kernel(s, X=None) -> tuple:
+    """The compiled loops' kernel of the state ``s`` (on its rows ``X``, by default its own):
+    ``(X, kind, γ, degree, coef0, offset, ridge, twins)``, ``twins`` where rows 2i and 2i + 1
+    are one point (ε-SVR's doubled rows, :mod:`gpath.svr`)."""
+    k = s.kernel
+    return (s.X if X is None else X, _KINDS[k.kind], float(k.gamma), float(k.degree), float(k.coef0),
+            float(k.offset), s.ridge, bool(s.twins))
+
+
+@njit(cache=True)
+def _kernel_column(kernel, k, y, out):
+    """Q[:, k] of the loops' ``kernel`` (:func:`loop_kernel`) with labels ``y``: of doubled
+    rows, each point's kernel value once (:func:`gpath._engine._twin_q_column`)."""
+    X, kind, gamma, degree, coef0, offset, ridge, twins = kernel
+    if twins:
+        _twin_q_column(X, k, kind, gamma, degree, coef0, offset, y, ridge, out)
+    else:
+        _q_column(X, k, kind, gamma, degree, coef0, offset, y, ridge, out)
 
 
 @njit(cache=True)
@@ -64,7 +93,6 @@ def _enter(k, state, factor, slots, cache, kernel, columns, col):
     yf, lo, hi, y, alpha, upper, where = state
     R, Q, fy, g, basis, qs, work, xs, buf, fints, ffloats = factor
     data, top, rows, owner, used, slot_of, free, counts, protected, written, limits = cache
-    X, kind, gamma, degree, coef0, offset, ridge = kernel
     QA, a_col, computed = columns
     m = fints[0]
     if m == R.shape[0]:
@@ -84,7 +112,7 @@ def _enter(k, state, factor, slots, cache, kernel, columns, col):
             for i in range(col.shape[0]):
                 col[i] = QA[i, j]
         else:
-            _q_column(X, k, kind, gamma, degree, coef0, offset, y, ridge, col)
+            _kernel_column(kernel, k, y, col)
             computed[0] += 1
         identity = rows.shape[0] == 0
         if not identity:
@@ -273,7 +301,6 @@ def run(state, factor, slots, cache, kernel, path, work, events):
     return DONE
 
 
-_KINDS = {"rbf": 0, "linear": 1, "poly": 2}
 _NAMES = {BOUND_LOWER: "bound", BOUND_UPPER: "bound", CROSSING: "crossing"}
 _NO_EVENTS = np.zeros((2, 0), dtype=np.int64)
 
@@ -285,8 +312,7 @@ def follow(path_run, fresh: int = 0) -> int:
     s = path_run.s
     n = s.n
     QA = path_run.QA if path_run.QA.shape[1] else np.zeros((n, 1))
-    k = s.kernel
-    kernel = (s.X, _KINDS[k.kind], float(k.gamma), float(k.degree), float(k.coef0), float(k.offset), s.ridge)
+    kernel = loop_kernel(s)
     recording = path_run.events is not None
     max_breakpoints = 50 * (n + 10)
     events = np.zeros((2, max_breakpoints + 2), dtype=np.int64) if recording else _NO_EVENTS

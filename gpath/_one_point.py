@@ -30,7 +30,6 @@ import numpy as np
 from numba import njit
 
 from . import _mid_numba
-from ._engine import _q_column, _twin_columns
 from ._path import _appended_rows, _kept_rows, _path_sets
 from .cache import _renumbered
 
@@ -41,27 +40,26 @@ MOVES_MORE = -1
 
 @njit(cache=True)
 def followed(n_old, remove, y, alpha, upper, where, yf, lo, hi, shift, upper_add, yf_add, shift_add, QA, factor,
-             slots, books, data, top, rows, protected, written, record, limits, kernel, twins, b, C, u_start,
-             d_start, start):  # pragma: no cover - compiled
+             slots, books, data, top, rows, protected, written, record, limits, kernel, b, C, u_start, d_start,
+             start):  # pragma: no cover - compiled
     """The path of an update adding the rows ``n_old..`` (their columns ``QA``, (n_old + m, m),
     Fortran-ordered as the kernel blocks make them, read by column; margins ``yf_add`` and boxes
     ``upper_add``, (m,)) and removing the rows ``remove``, from the
     state's host arrays (``y`` with the added rows; the others without them).
 
-    ``shift`` and ``shift_add`` are the linear term's (empty: none); ``twins`` whether rows 2i
-    and 2i + 1 are one point (ε-SVR's, :mod:`gpath.svr`: a removed row's column is then its
-    twin block's, :func:`gpath._engine._twin_columns`). ``factor`` is a copy of the state's
-    factor (:attr:`gpath.linalg.BorderedFactor.arrays`) and ``slots`` its active set's slots
-    (capacity-sized), both changed in place; ``books`` the cache's (owner, used, slot_of,
+    ``shift`` and ``shift_add`` are the linear term's (empty: none). ``factor`` is a copy of the
+    state's factor (:attr:`gpath.linalg.BorderedFactor.arrays`) and ``slots`` its active set's
+    slots (capacity-sized), both changed in place; ``books`` the cache's (owner, used, slot_of,
     free, counts), copied here; ``data``, ``top``, ``rows`` (empty: the identity) its buffer,
     whose rows ``top..top + m − 1`` are written with the added points' entries;
     ``protected`` and ``limits`` as :func:`gpath._mid_numba.loop_arrays`; ``written`` (zeros)
     marks the slots the loop writes, and ``record`` (the open transaction's record of the slots
     written, or empty) gets them too, before the call returns (an interrupt after it finds
-    them there); ``kernel`` the loop's kernel tuple (X with the added rows). Where more than
-    one added or removed point moves, the path's start is the caller's (:func:`gpath._path._path_start`,
-    as the readable path computes it): u ``u_start`` (n,), the moving added rows' distances
-    ``d_start`` and ``start`` = (δ₀, the size of the rates); empty where the caller has none.
+    them there); ``kernel`` the loop's kernel tuple (:func:`gpath._mid_numba.loop_kernel`, X
+    with the added rows). Where more than one added or removed point moves, the path's start
+    is the caller's (:func:`gpath._path._path_start`, as the readable path computes it): u
+    ``u_start`` (n,), the moving added rows' distances ``d_start`` and ``start`` = (δ₀, the
+    size of the rates); empty where the caller has none.
 
     Returns ``(status, unmoved, breakpoints, columns computed, b, keep, kept, books, top,
     rows, r_rows, column, path)``: :data:`gpath._mid_numba.DONE`, :data:`MOVES_MORE` (nothing
@@ -133,13 +131,7 @@ def followed(n_old, remove, y, alpha, upper, where, yf, lo, hi, shift, upper_add
             for i in range(n):
                 u[i] = QA[i, c] * d_a
         if n_r:
-            X, kind, gamma, degree, coef0, offset, ridge = kernel
-            if twins:
-                block = np.empty((n, 1))
-                _twin_columns(X, r_rows[:1], kind, gamma, degree, coef0, offset, y, ridge, block)
-                column[:] = block[:, 0]
-            else:
-                _q_column(X, r_rows[0], kind, gamma, degree, coef0, offset, y, ridge, column)
+            _mid_numba._kernel_column(kernel, r_rows[0], y, column)
             for i in range(n):
                 u[i] = u[i] - column[i] * d_r if n_a else -(column[i] * d_r)
         if n_a:

@@ -568,8 +568,11 @@ class SVCState:
         return q_columns(self.kernel, self.X, X_cols, col_rows, self.ridge, self.y, y_cols)
 
     def q_column(self, k: int):
-        """Column ``Q[:, k]`` (device, shape (n,)) for training point k."""
+        """Column ``Q[:, k]`` (device, shape (n,)) for training point k (of rows in twins, each
+        kernel value once, as :meth:`q_rows_block`)."""
         self.cache.n_columns_computed += 1
+        if self.twins:
+            return self.engine.twin_block(self.kernel, self.X, np.array([k]), self.y, self.ridge)[:, 0]
         return self.engine.q_column(self.kernel, self.X, k, self.y, self.ridge)
 
     def q_rows_block(self, cols: np.ndarray):
@@ -959,9 +962,7 @@ class SVCState:
         txn = cache._txn
         record = txn.written if txn is not None and txn.open and cache.data is txn.buffer else _NO_RECORD
         written = np.zeros(cache.capacity, dtype=bool)
-        k = self.kernel
-        kernel = (appended.X, _mid_numba._KINDS[k.kind], float(k.gamma), float(k.degree), float(k.coef0),
-                  float(k.offset), self.ridge)
+        kernel = _mid_numba.loop_kernel(self, appended.X)
         # The added points' columns as the kernel blocks make them, Fortran-ordered: the loop
         # reads them by column (u, a point entering M), and a C-ordered copy cost 30–80 µs of
         # an ε-SVR window's 30-point update (1,260 × 60).
@@ -985,7 +986,7 @@ class SVCState:
             factor.arrays, slots, (cache.owner, cache.used, cache.slot_of, cache.free, cache.counts), cache.data,
             cache.top, _mid_numba._EMPTY_ROWS if cache.rows_host is None else cache.rows_host, cache._protected(),
             written, record, np.array([-1 if max_columns is None else max_columns], dtype=np.int64), kernel,
-            self.twins, self.b, self.C, u_start, d_start, start)
+            self.b, self.C, u_start, d_start, start)
         if status == _one_point.MOVES_MORE:
             return None
         if QR is None and r_rows.size:
