@@ -325,8 +325,10 @@ def _off_the_walls(path, problem) -> None:
 
 class _Stall:
     """Raises once the path's parameter has not moved for more rounds of wall and D-step
-    than there are points (2n + 10): a point exactly at a wall whose flip cannot move its
-    margin (a kernel of 1e-12 next to targets of 1) flips back and forth for ever."""
+    than there are points (2n + 10): a guard against a point that flips back and forth at one
+    value for ever. (The case that did, a flip that moves the point's margin by less than a
+    rounding, with kernel values of 1e-12 beside targets of 1, now ends its OP-s path exactly:
+    :meth:`gpath._kinkpath.KinkPath.next_wall`.)"""
 
     def __init__(self, path):
         self.limit, self.count, self.last = 2 * path.n + 10, 0, None

@@ -324,6 +324,27 @@ def test_the_twin_block_equals_the_doubled_block(backend, kind):
             assert block[row, c] + block[row ^ 1, c] == pytest.approx(1e-3, rel=1e-6)
 
 
+@pytest.mark.parametrize("kind", ["rbf", "linear", "poly"])
+def test_a_column_of_doubled_rows_has_the_bits_of_the_full_column(kind):
+    # A point entering ε-SVR's margin set gets its column of the doubled rows with each kernel
+    # value computed once (gpath._mid_numba._kernel_column with twins): the entries of the
+    # column computed over every row, bit for bit, so that the compiled loops and the Python
+    # steps between them, which compute such columns by either route, follow the same path.
+    from gpath._engine import _KINDS, _q_column
+    from gpath._mid_numba import _kernel_column
+    from gpath.svr import doubled
+
+    rng = np.random.default_rng(11)
+    for scale in (1e-3, 1.0, 1e3):
+        X2, y2, _ = doubled(scale * rng.standard_normal((150, 7)), rng.standard_normal(150), 0.1)
+        for k in (0, 1, 57, 298, 299):
+            full, once = np.empty(300), np.empty(300)
+            args = (X2, _KINDS[kind], 0.3 / scale**2, 2.0, 1.0, 0.25)
+            _q_column(X2, k, *args[1:], y2, 1e-3, full)
+            _kernel_column((*args, 1e-3, True), k, y2, once)
+            assert np.array_equal(once, full)
+
+
 def _built_state(model) -> dict:
     """What an update leaves in the model, as host arrays: the state's rows, sets, margins and
     levels, its margin set with the cached columns of its points, and the published solution."""
