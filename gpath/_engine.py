@@ -853,21 +853,6 @@ def _twin_columns(X, cols, kind, gamma, degree, coef0, offset, y, ridge, out):  
     _twin_expand(K, inverse, y, cols, ridge, out)
 
 
-@njit(cache=True, fastmath=_FAST)
-def _twin_q_column(X, k, kind, gamma, degree, coef0, offset, y, ridge, out):  # pragma: no cover - compiled
-    """Q[:, k] of ε-SVR's doubled rows (rows 2i and 2i + 1 one point): each point's kernel
-    value computed once, its two entries made as :func:`_twin_expand` makes them. The same
-    bits as :func:`_q_column`, which computes every value twice (a point entering M cost a
-    window's path 37 µs of its 650, WaterFlow's 1,260 rows)."""
-    x = X[2 * (k // 2)]
-    y_k = y[k]
-    for p in range(X.shape[0] // 2):
-        value = _kernel_value(X[2 * p], x, kind, gamma, degree, coef0) + offset
-        out[2 * p] = value * (y[2 * p] * y_k)
-        out[2 * p + 1] = value * (y[2 * p + 1] * y_k)
-    out[k] += ridge
-
-
 @njit(cache=True)
 def _twin_expand(K, inverse, y, cols, ridge, out):  # pragma: no cover - compiled
     """:meth:`NumbaEngine.twin_block`'s entries: ``out[r, c] = K[r // 2, inverse[c]]·y_r y_cols[c]``,

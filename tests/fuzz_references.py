@@ -85,20 +85,27 @@ def draw(rng, n):
     return X, d
 
 
-def trial(seed: int) -> str | None:
-    """One random problem; a description of what went wrong, or None."""
+def drawn(seed: int):
+    """What every trial of ``seed`` draws first: ``(rng, n, X, kernel, C, gamma)``, X with n + 60
+    rows (the rng goes on to draw the rest of the trial)."""
     rng = np.random.default_rng(seed)
     n = int(rng.integers(8, 120))
     X, d = draw(rng, n + 60)
     kernel = KINDS[int(rng.integers(3))]
     C = float(10.0 ** rng.uniform(-3, 6))  # (LIBSVM, the reference's start, takes minutes beyond)
     gamma = 1.0 if kernel == "linear" else float(10.0 ** rng.uniform(-2, 1)) / max(1.0, float(X.var()) * d)
+    return rng, n, X, kernel, C, gamma
+
+
+def trial(seed: int) -> str | None:
+    """One random problem; a description of what went wrong, or None."""
+    rng, n, X, kernel, C, gamma = drawn(seed)
     params = dict(C=C, kernel=kernel, gamma=gamma, degree=2)
     what = ("svc", "svr", "simple")[int(rng.integers(3))]
     if np.random.default_rng([seed, 3]).random() < 0.25:  # (drawn apart: a seed's other trials are as before)
         return _path_trial(np.random.default_rng([seed, 4]), X[:n], kernel, gamma)
     if np.random.default_rng([seed, 5]).random() < 0.15:
-        return _robust_trial(np.random.default_rng([seed, 6]), X[:n], kernel, gamma, min(C, 1e4))
+        return _robust_trial(seed)
     if np.random.default_rng([seed, 7]).random() < 0.15:
         return _cv_trial(np.random.default_rng([seed, 8]), X[:n], kernel, gamma, min(C, 1e3))  # (k references)
     if what == "svr":
@@ -281,23 +288,33 @@ def _cv_error_trial(rng, X, kernel, gamma, C):
     return None
 
 
-def _robust_trial(rng, X, kernel, gamma, C):
-    """The outlier path of ``RobustSVC`` or ``RobustSVR`` on X, ``check_kkt`` at each point and
-    each point against its own partition (:func:`robust_check.partition_distance`)."""
+def robust_problem(seed: int):
+    """The outlier-path problem of ``seed`` (:func:`_robust_trial`'s): ``(estimator class, X, y,
+    parameters)``, X with its n rows."""
+    _, n, X, kernel, C, gamma = drawn(seed)
+    X, rng = X[:n], np.random.default_rng([seed, 6])
     regression = rng.random() < 0.5
     path, intercept = str(rng.choice(["theta", "s"])), bool(rng.random() < 0.5)
-    params = dict(C=C, kernel=kernel, gamma=gamma, degree=2, path=path, fit_intercept=intercept)
+    params = dict(C=min(C, 1e4), kernel=kernel, gamma=gamma, degree=2, path=path, fit_intercept=intercept)
     if regression:
         y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=len(X))
         y[rng.random(len(X)) < 0.1] += 5.0  # outliers
-        model = RobustSVR(s=float(rng.choice([0.5, 1.0, 2.0])), **params).fit(X, y)
-    else:
-        y = np.where(X[:, 0] + 0.5 * rng.normal(size=len(X)) > 0, 1, -1)
-        y[rng.random(len(X)) < 0.1] *= -1  # flipped labels
-        if len(np.unique(y)) < 2:
-            return None
-        model = RobustSVC(s=float(rng.choice([0.0, -0.5, -1.0])), s_max=float(rng.choice([0.0, -0.5])),
-                          **params).fit(X, y)
+        return RobustSVR, X, y, {**params, "s": float(rng.choice([0.5, 1.0, 2.0]))}
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=len(X)) > 0, 1, -1)
+    y[rng.random(len(X)) < 0.1] *= -1  # flipped labels
+    return RobustSVC, X, y, {**params, "s": float(rng.choice([0.0, -0.5, -1.0])),
+                             "s_max": float(rng.choice([0.0, -0.5]))}
+
+
+def _robust_trial(seed: int):
+    """The outlier path of ``RobustSVC`` or ``RobustSVR`` (:func:`robust_problem`), ``check_kkt``
+    at each point and each point against its own partition
+    (:func:`robust_check.partition_distance`)."""
+    estimator, X, y, params = robust_problem(seed)
+    if len(np.unique(y)) < 2:
+        return None
+    model = estimator(**params).fit(X, y)
+    kernel, path, intercept, C = params["kernel"], params["path"], params["fit_intercept"], params["C"]
     for at in np.unique(np.asarray(model.path_.params, dtype=float)):
         kkt = model.check_kkt(at=float(at))
         if kkt > 1e-9:

@@ -778,24 +778,6 @@ def test_a_theta_path_whose_margins_all_start_on_the_wall_is_exact(backend):
 def _searched_problem(seed):
     """The estimator class, rows, targets and parameters of ``fuzz_references.py``'s
     outlier-path trial for ``seed``, drawn as the search draws them."""
-    from fuzz_references import KINDS, draw
+    from fuzz_references import robust_problem
 
-    rng = np.random.default_rng(seed)
-    n = int(rng.integers(8, 120))
-    X, d = draw(rng, n + 60)
-    kernel = KINDS[int(rng.integers(3))]
-    C = float(10.0 ** rng.uniform(-3, 6))
-    gamma = 1.0 if kernel == "linear" else float(10.0 ** rng.uniform(-2, 1)) / max(1.0, float(X.var()) * d)
-    X = X[:n]
-    draws = np.random.default_rng([seed, 6])
-    regression = draws.random() < 0.5
-    path, intercept = str(draws.choice(["theta", "s"])), bool(draws.random() < 0.5)
-    params = dict(C=min(C, 1e4), kernel=kernel, gamma=gamma, degree=2, path=path, fit_intercept=intercept)
-    if regression:
-        y = np.sin(X[:, 0]) + 0.1 * draws.normal(size=n)
-        y[draws.random(n) < 0.1] += 5.0
-        return RobustSVR, X, y, {**params, "s": float(draws.choice([0.5, 1.0, 2.0]))}
-    y = np.where(X[:, 0] + 0.5 * draws.normal(size=n) > 0, 1, -1)
-    y[draws.random(n) < 0.1] *= -1
-    s, s_max = float(draws.choice([0.0, -0.5, -1.0])), float(draws.choice([0.0, -0.5]))
-    return RobustSVC, X, y, {**params, "s": s, "s_max": s_max}
+    return robust_problem(seed)
