@@ -21,17 +21,20 @@ import math
 import numpy as np
 from numba import njit
 
-from ._engine import _combine, _ratio, threaded_product_size
+from ._engine import _ratio, threaded_product_size
 from ._mid_numba import (
     BOUND_LOWER,
     BOUND_UPPER,
     CROSSING,
+    _by_point,
     _enter,
     _leave,
     _log,
     _place,
     loop_arrays,
     loop_kernel,
+    no_twins,
+    product,
     threaded_product,
 )
 from ._ratio import first_bound_hit, rate_is_round_off
@@ -93,6 +96,7 @@ def run(state, factor, slots, cache, kernel, columns, cpath, work, events, rec):
     psi, prod, rhs, x, col = work
     n = yf.shape[0]
     lifted, row = np.empty(n, dtype=np.int64), np.empty(R.shape[0])
+    twins = no_twins()
     while True:
         C, C_max, b = cfloats[0], cfloats[1], cfloats[2]
         m = fints[0]
@@ -134,10 +138,11 @@ def run(state, factor, slots, cache, kernel, columns, cpath, work, events, rec):
                     k_b, up_b = members[j % m], j >= m
             else:
                 x[0] = 0.0
-            if 0 < cints[9] <= m * top:  # a product worth every core: Python computes ψ
+            if 0 < cints[9] <= m * top and not _by_point(kernel, n, m):  # worth every core: Python computes ψ
                 cfloats[6], cints[11], cints[12] = t_b, k_b, up_b
                 return PRODUCT
-            big = _combine(data, top, rows, slots[:m], x[1 : m + 1], x[0], y, 1.0, u, prod, psi)
+            big, twins = product(kernel, data, top, rows, slots[:m], members, x[1 : m + 1], x[0], y, 1.0, u, prod,
+                                 psi, twins)
         t_c, k_c, up_c = _ratio(yf, lo, hi, psi, big, min(t_b, limit), 1.0)
         # gpath._cpath._CPathRun._crossing: a zero-length crossing at a rate that is round-off
         # of its own terms is no event (its level lifted for the segment, then put back). The

@@ -23,6 +23,7 @@ import math
 import numpy as np
 from numba import njit
 
+from . import _engine
 from ._engine import (
     _KINDS,
     _bias_interval,
@@ -32,6 +33,7 @@ from ._engine import (
     _twin_columns,
     combine_in_threads,
     threaded_product_size,
+    twin_combine,
 )
 from ._ratio import EPS, first_bound_hit
 from .cache import _claim, _lookup, _release
@@ -49,11 +51,13 @@ _EMPTY = 3  # an empty margin set's bias jump (section 3.3), for APPLY
 
 def loop_kernel(s, X=None) -> tuple:
     """The compiled loops' kernel of the state ``s`` (on its rows ``X``, by default its own):
-    ``(X, kind, γ, degree, coef0, offset, ridge, twins)``, ``twins`` where rows 2i and 2i + 1
-    are one point (ε-SVR's doubled rows, :mod:`gpath.svr`)."""
+    ``(X, kind, γ, degree, coef0, offset, ridge, twins, by_point)``, ``twins`` where rows 2i and
+    2i + 1 are one point (ε-SVR's doubled rows, :mod:`gpath.svr`), and then from ``by_point``
+    entries (points × margin columns) on a breakpoint's product reads one entry a point
+    (:func:`product`; :data:`gpath._engine.TWIN_PRODUCT`, read here so that a test can lower it)."""
     k = s.kernel
     return (s.X if X is None else X, _KINDS[k.kind], float(k.gamma), float(k.degree), float(k.coef0),
-            float(k.offset), s.ridge, bool(s.twins))
+            float(k.offset), s.ridge, bool(s.twins), int(_engine.TWIN_PRODUCT))
 
 
 @njit(cache=True)
@@ -62,11 +66,40 @@ def _kernel_column(kernel, k, y, out):
     (n,). Of doubled rows, each point's kernel value once (:func:`gpath._engine._twin_columns`:
     the same bits as :func:`gpath._engine._q_column`, which computes every value twice; a point
     entering M cost a window's path 7.3 µs, WaterFlow's 1,260 rows, and 5.0 µs so)."""
-    X, kind, gamma, degree, coef0, offset, ridge, twins = kernel
+    X, kind, gamma, degree, coef0, offset, ridge, twins, _ = kernel
     if twins:
         _twin_columns(X, np.array([k]), kind, gamma, degree, coef0, offset, y, ridge, out.reshape((out.shape[0], 1)))
     else:
         _q_column(X, k, kind, gamma, degree, coef0, offset, y, ridge, out)
+
+
+@njit(cache=True)
+def no_twins():
+    """A loop's ``twins`` before its first product by point (:func:`product`)."""
+    return np.empty((0, 0)), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.bool_)
+
+
+@njit(cache=True)
+def _by_point(kernel, n, m):
+    """Whether a loop's product over ``n`` rows and ``m`` margin columns reads one entry a point
+    (:func:`gpath._engine.twin_combine`: rows in twins, enough entries to be worth it)."""
+    return kernel[7] and (n // 2) * m >= kernel[8]
+
+
+@njit(cache=True)
+def product(kernel, data, top, rows, slots, members, phi, a, y, c, u, prod, psi, twins):
+    """A loop's ψ = a·y + Q[:, slots] φ + c·u (labels ``y``; the columns of the rows ``members``) for the
+    loops' ``kernel`` (:func:`loop_kernel`): :func:`gpath._engine.twin_combine` where
+    :func:`_by_point`, with its ``twins`` (:func:`no_twins` before the first, made here and
+    kept by the loop while it runs: the cache's columns change only through the loop), else
+    :func:`gpath._engine._combine`. Returns (max |ψ|, twins)."""
+    n, m = psi.shape[0], slots.shape[0]
+    if not _by_point(kernel, n, m):
+        return _combine(data, top, rows, slots, phi, a, y, c, u, prod, psi), twins
+    if twins[0].shape[0] != data.shape[0]:
+        twins = (np.empty((data.shape[0], n // 2)), np.full(data.shape[0], -1, dtype=np.int64),
+                 np.zeros(n // 2, dtype=np.bool_))
+    return twin_combine(data, rows, slots, members, phi, a, y, c, u, kernel[6], twins, prod, psi), twins
 
 
 @njit(cache=True)
@@ -217,6 +250,7 @@ def run(state, factor, slots, cache, kernel, path, work, events):
     psi, prod, rhs, x, col = work
     columns = (QA, a_col, pints[3:4])
     n = yf.shape[0]
+    twins = no_twins()
     while pints[0] > 0 or pints[8] > 0:
         r, b = pfloats[0], pfloats[2]
         m = fints[0]
@@ -270,10 +304,11 @@ def run(state, factor, slots, cache, kernel, path, work, events):
                 k_b = members[j] if j >= 0 else -1
             else:
                 x[0] = 0.0
-            if 0 < pints[11] <= m * top:  # a product worth every core: Python computes ψ
+            if 0 < pints[11] <= m * top and not _by_point(kernel, n, m):  # worth every core: Python computes ψ
                 pfloats[5], pints[13], pints[14] = t_b, k_b, up_b
                 return PRODUCT
-            big = _combine(data, top, rows, slots[:m], x[1 : m + 1], x[0], y, r, u, prod, psi)
+            big, twins = product(kernel, data, top, rows, slots[:m], members, x[1 : m + 1], x[0], y, r, u, prod, psi,
+                                 twins)
         t_c, k_c, up_c = _ratio(yf, lo, hi, psi, big, min(t_b, 1.0), 1.0)
         # gpath._ratio.first_event with the limit 1, not taken at the limit.
         if t_c < t_b or (t_c == t_b and k_c < k_b):

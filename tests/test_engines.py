@@ -341,8 +341,89 @@ def test_a_column_of_doubled_rows_has_the_bits_of_the_full_column(kind):
             full, once = np.empty(300), np.empty(300)
             args = (X2, _KINDS[kind], 0.3 / scale**2, 2.0, 1.0, 0.25)
             _q_column(X2, k, *args[1:], y2, 1e-3, full)
-            _kernel_column((*args, 1e-3, True), k, y2, once)
+            _kernel_column((*args, 1e-3, True, 0), k, y2, once)
             assert np.array_equal(once, full)
+
+
+@pytest.mark.parametrize("epsilon", [0.0, 0.1])
+def test_the_product_by_point_equals_the_full_product(epsilon):
+    # A breakpoint's product over ε-SVR's doubled rows reads one entry a point
+    # (gpath._engine.twin_combine): each row's sum must be the full product's but for the
+    # margin rows' ridge, added last, so within a few ulps of the scale; a point whose two rows
+    # are not each other's negation (a column from elsewhere) is read from the columns.
+    from gpath import IncrementalSVR
+    from gpath._engine import _combine, twin_combine
+    from gpath.datasets import load_waterflow_regression
+
+    X, y = load_waterflow_regression()
+    X, y = (X - X.mean(0)) / X.std(0), (y - y.mean()) / y.std()
+    model = IncrementalSVR(C=10.0, epsilon=epsilon, gamma=1 / 7, ridge=1e-3).fit(X[:500], y[:500])
+    model.update(X[500:540], y[500:540], remove=model.sample_ids_[:40])  # (rows in the buffer's own order)
+    s = model.state_
+    m = s.active.size
+    slots, members = s.active.slots.copy(), s.active.members.copy()
+    rows = np.zeros(0, dtype=np.int64) if s.cache.rows_host is None else s.cache.rows_host
+    data = s.cache.data.copy()
+    assert m > 10 and rows.size == s.n
+    rng = np.random.default_rng(5)
+    phi, u = rng.standard_normal(m), rng.standard_normal(s.n)
+    prod, full, by_point = np.empty(data.shape[1]), np.empty(s.n), np.empty(s.n)
+
+    def twins():
+        return (np.empty((data.shape[0], s.n // 2)), np.full(data.shape[0], -1, dtype=np.int64),
+                np.zeros(s.n // 2, dtype=bool))
+
+    for case in ("as cached", "odd rows"):
+        if case == "odd rows":  # one point's second row off by a rounding in two columns
+            i = int(np.flatnonzero(~np.isin(np.arange(s.n // 2), members // 2))[3])
+            data[slots[:2], rows[2 * i + 1]] *= 1.0 + 2.0**-40
+        big = _combine(data, s.cache.top, rows, slots, phi, 0.3, s.y, 0.7, u, prod, full)
+        mine = twins()
+        assert twin_combine(data, rows, slots, members, phi, 0.3, s.y, 0.7, u, s.ridge, mine, prod, by_point) == \
+            pytest.approx(big, rel=1e-15)
+        np.testing.assert_allclose(by_point, full, rtol=0, atol=8 * np.finfo(float).eps * big)
+        assert np.flatnonzero(mine[2]).tolist() == ([i] if case == "odd rows" else [])
+        other = ~np.isin(np.arange(s.n), np.concatenate([2 * (members // 2), 2 * (members // 2) + 1]))
+        np.testing.assert_array_equal(by_point[other], full[other])  # (only the margin points' rows differ)
+
+
+@pytest.mark.parametrize("data", ["waterflow", "diabetes"])
+def test_updates_and_a_c_path_by_point_are_exact_and_equal_the_full_products(monkeypatch, data):
+    # The compiled loops read the doubled rows by point from 2**17 entries on (a window of
+    # thousands of points); here from the first product, so that every breakpoint of these
+    # small problems takes that route. Each model must be exact and equal the full products'
+    # to round-off; SVRPath's recorded points too.
+    from sklearn.datasets import load_diabetes
+
+    import gpath._engine as engine_module
+    from gpath import IncrementalSVR, SVRPath
+    from gpath.datasets import load_waterflow_regression
+
+    X, y = load_waterflow_regression() if data == "waterflow" else load_diabetes(return_X_y=True)
+    X, y = (X - X.mean(0)) / X.std(0), (y - y.mean()) / y.std()
+    n = 300
+    models = {}
+    for by_point in (False, True):
+        monkeypatch.setattr(engine_module, "TWIN_PRODUCT", 1 if by_point else 2**62)
+        model = IncrementalSVR(C=100.0, epsilon=0.05, gamma=0.5, method="multiple").fit(X[:n], y[:n])
+        for lo in range(n, n + 120, 30):
+            model.update(X[lo : lo + 30], y[lo : lo + 30], remove=model.sample_ids_[:30])
+            assert model.check_kkt() < 1e-9
+        one = IncrementalSVR(C=100.0, epsilon=0.05, gamma=0.5).fit(X[:n], y[:n])
+        for lo in range(n, n + 10):
+            one.update(X[lo : lo + 1], y[lo : lo + 1], remove=one.sample_ids_[:1])
+            assert one.check_kkt() < 1e-9
+        path = SVRPath(C_min=0.1, C_max=1e3, epsilon=0.05, gamma=0.5).fit(X[:n], y[:n])
+        models[by_point] = model, one, path
+    assert models[True][0].last_update_.n_breakpoints > 0
+    for full, by_point in zip(models[False][:2], models[True][:2]):
+        np.testing.assert_allclose(by_point.dual_coef_, full.dual_coef_, rtol=0, atol=1e-9 * 100.0)
+        np.testing.assert_allclose(by_point.intercept_, full.intercept_, rtol=0, atol=1e-9)
+    full, by_point = models[False][2], models[True][2]
+    np.testing.assert_allclose(by_point.path_.Cs, full.path_.Cs, rtol=1e-9)
+    for C in (0.1, 3.0, 1e3):
+        assert by_point.check_kkt(C) < 1e-9
+        np.testing.assert_allclose(by_point.predict(X[:n], C=C), full.predict(X[:n], C=C), rtol=0, atol=1e-9)
 
 
 def _built_state(model) -> dict:
