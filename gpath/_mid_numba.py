@@ -13,7 +13,8 @@ a free slot, a factor without room, a tiny pivot, a factor to refactor — leavi
 untouched for Python to apply (:meth:`gpath._path._PathRun._apply`), after which it carries on.
 On several cores it also hands a breakpoint's product back where it is large enough to be
 worth them (:func:`gpath._engine.combine_in_threads`: Python's threads, not Numba's parallel
-loops, :mod:`gpath._threads`), and resumes at the ratio test with the same sums.
+loops, :mod:`gpath._threads`), and resumes at the ratio test with the same sums. Over
+ε-SVR's doubled rows a large product reads one entry a point instead (:func:`product`).
 """
 
 from __future__ import annotations
