@@ -93,7 +93,9 @@ def product(kernel, data, top, rows, slots, members, phi, a, y, c, u, prod, psi,
     loops' ``kernel`` (:func:`loop_kernel`): :func:`gpath._engine.twin_combine` where
     :func:`_by_point`, with its ``twins`` (:func:`no_twins` before the first, made here and
     kept by the loop while it runs: the cache's columns change only through the loop), else
-    :func:`gpath._engine._combine`. Returns (max |ψ|, twins)."""
+    :func:`gpath._engine._combine`. Returns (max |ψ|, twins). Its columns by point take half
+    the cache's buffer in address space (slots × points), of which only the margin columns'
+    rows are written (|M| × points × 8 bytes)."""
     n, m = psi.shape[0], slots.shape[0]
     if not _by_point(kernel, n, m):
         return _combine(data, top, rows, slots, phi, a, y, c, u, prod, psi), twins
