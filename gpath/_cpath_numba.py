@@ -33,9 +33,9 @@ from ._mid_numba import (
     _place,
     loop_arrays,
     loop_kernel,
-    no_twins,
     product,
     threaded_product,
+    twin_arrays,
 )
 from ._ratio import first_bound_hit, rate_is_round_off
 from .linalg import _MAX_RESIDUAL, factor_solve
@@ -96,7 +96,7 @@ def run(state, factor, slots, cache, kernel, columns, cpath, work, events, rec):
     psi, prod, rhs, x, col = work
     n = yf.shape[0]
     lifted, row = np.empty(n, dtype=np.int64), np.empty(R.shape[0])
-    twins = no_twins()
+    twins = twin_arrays(0, 0)
     while True:
         C, C_max, b = cfloats[0], cfloats[1], cfloats[2]
         m = fints[0]

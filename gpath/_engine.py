@@ -1033,11 +1033,11 @@ def _row_product(data, slots, phi, b):  # pragma: no cover - compiled
 def _twin_finish(data, rows, slots, phi, odd, prod, a, y, c, u, out):  # pragma: no cover - compiled
     """:func:`_finish` of :func:`twin_combine`: out = a·y + y_r·prod (by point) + c·u, an odd
     point's rows from the columns themselves."""
-    has_v, has_u, identity = a != 0.0, u.shape[0] > 0 and c != 0.0, rows.shape[0] == 0
+    has_a, has_u, identity = a != 0.0, u.shape[0] > 0 and c != 0.0, rows.shape[0] == 0
     for i in range(out.shape[0] // 2):
         for r in range(2 * i, 2 * i + 2):
             p = _row_product(data, slots, phi, r if identity else rows[r]) if odd[i] else y[r] * prod[i]
-            if has_v:
+            if has_a:
                 p += a * y[r]
             if has_u:
                 p += c * u[r]

@@ -75,9 +75,12 @@ def _kernel_column(kernel, k, y, out):
 
 
 @njit(cache=True)
-def no_twins():
-    """A loop's ``twins`` before its first product by point (:func:`product`)."""
-    return np.empty((0, 0)), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.bool_)
+def twin_arrays(capacity, n_points):
+    """:func:`gpath._engine.twin_combine`'s ``twins`` for a cache of ``capacity`` slots and
+    ``n_points`` points: no column yet. A loop starts from ``twin_arrays(0, 0)`` and makes its
+    own at its first product by point (:func:`product`)."""
+    return (np.empty((capacity, n_points)), np.full(capacity, -1, dtype=np.int64),
+            np.zeros(n_points, dtype=np.bool_))
 
 
 @njit(cache=True)
@@ -91,7 +94,7 @@ def _by_point(kernel, n, m):
 def product(kernel, data, top, rows, slots, members, phi, a, y, c, u, prod, psi, twins):
     """A loop's ψ = a·y + Q[:, slots] φ + c·u (labels ``y``; the columns of the rows ``members``) for the
     loops' ``kernel`` (:func:`loop_kernel`): :func:`gpath._engine.twin_combine` where
-    :func:`_by_point`, with its ``twins`` (:func:`no_twins` before the first, made here and
+    :func:`_by_point`, with its ``twins`` (:func:`twin_arrays`, made here at the first and
     kept by the loop while it runs: the cache's columns change only through the loop), else
     :func:`gpath._engine._combine`. Returns (max |ψ|, twins). Its columns by point take half
     the cache's buffer in address space (slots × points), of which only the margin columns'
@@ -100,8 +103,7 @@ def product(kernel, data, top, rows, slots, members, phi, a, y, c, u, prod, psi,
     if not _by_point(kernel, n, m):
         return _combine(data, top, rows, slots, phi, a, y, c, u, prod, psi), twins
     if twins[0].shape[0] != data.shape[0]:
-        twins = (np.empty((data.shape[0], n // 2)), np.full(data.shape[0], -1, dtype=np.int64),
-                 np.zeros(n // 2, dtype=np.bool_))
+        twins = twin_arrays(data.shape[0], n // 2)
     return twin_combine(data, rows, slots, members, phi, a, y, c, u, kernel[6], twins, prod, psi), twins
 
 
@@ -253,7 +255,7 @@ def run(state, factor, slots, cache, kernel, path, work, events):
     psi, prod, rhs, x, col = work
     columns = (QA, a_col, pints[3:4])
     n = yf.shape[0]
-    twins = no_twins()
+    twins = twin_arrays(0, 0)
     while pints[0] > 0 or pints[8] > 0:
         r, b = pfloats[0], pfloats[2]
         m = fints[0]

@@ -353,6 +353,7 @@ def test_the_product_by_point_equals_the_full_product(epsilon):
     # are not each other's negation (a column from elsewhere) is read from the columns.
     from gpath import IncrementalSVR
     from gpath._engine import _combine, twin_combine
+    from gpath._mid_numba import twin_arrays
     from gpath.datasets import load_waterflow_regression
 
     X, y = load_waterflow_regression()
@@ -368,17 +369,12 @@ def test_the_product_by_point_equals_the_full_product(epsilon):
     rng = np.random.default_rng(5)
     phi, u = rng.standard_normal(m), rng.standard_normal(s.n)
     prod, full, by_point = np.empty(data.shape[1]), np.empty(s.n), np.empty(s.n)
-
-    def twins():
-        return (np.empty((data.shape[0], s.n // 2)), np.full(data.shape[0], -1, dtype=np.int64),
-                np.zeros(s.n // 2, dtype=bool))
-
     for case in ("as cached", "odd rows"):
         if case == "odd rows":  # one point's second row off by a rounding in two columns
             i = int(np.flatnonzero(~np.isin(np.arange(s.n // 2), members // 2))[3])
             data[slots[:2], rows[2 * i + 1]] *= 1.0 + 2.0**-40
         big = _combine(data, s.cache.top, rows, slots, phi, 0.3, s.y, 0.7, u, prod, full)
-        mine = twins()
+        mine = twin_arrays(data.shape[0], s.n // 2)
         assert twin_combine(data, rows, slots, members, phi, 0.3, s.y, 0.7, u, s.ridge, mine, prod, by_point) == \
             pytest.approx(big, rel=1e-15)
         np.testing.assert_allclose(by_point, full, rtol=0, atol=8 * np.finfo(float).eps * big)
@@ -392,7 +388,8 @@ def test_updates_and_a_c_path_by_point_are_exact_and_equal_the_full_products(mon
     # The compiled loops read the doubled rows by point from 2**17 entries on (a window of
     # thousands of points); here from the first product, so that every breakpoint of these
     # small problems takes that route. Each model must be exact and equal the full products'
-    # to round-off; SVRPath's recorded points too.
+    # to round-off; SVRPath's recorded points too. (NumPy only: other namespaces run the
+    # readable loop, whose products are the namespace's own.)
     from sklearn.datasets import load_diabetes
 
     import gpath._engine as engine_module
