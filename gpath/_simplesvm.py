@@ -479,8 +479,9 @@ def exact_state(X, y, kernel: Kernel, C: float, ridge: float, *, start=None, ran
                 **options) -> tuple[SVCState, SimpleStats]:
     """The exact solution of one SVC dual as a path state, as every exact fit starts: SimpleSVM
     from its default start (:func:`simple_svm`) or warm-started from the host point ``start``
-    (:func:`warm_simple_svm`); where it converged, the cache compacted and the margins
-    recomputed from α (``refine``), ready for the caller's KKT check from them
+    (:func:`warm_simple_svm`); where it converged, the cache compacted, the margins
+    recomputed from α where they drifted (``refine``) and one more step of iterative
+    refinement taken (``refine_step``), ready for the caller's KKT check from them
     (:func:`gpath._path.check_state`, the check ``check_kkt()`` makes) and for updates.
 
     Parameters
@@ -515,6 +516,7 @@ def exact_state(X, y, kernel: Kernel, C: float, ridge: float, *, start=None, ran
     if stats.converged:
         state.active.compact()
         state.refine()
+        state.refine_step()
     return state, stats
 
 

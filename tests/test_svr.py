@@ -137,6 +137,51 @@ def test_a_long_path_at_large_C_ends_at_the_round_off_of_a_solve(backend):
     assert model.check_kkt() <= 1e-14
 
 
+@pytest.mark.parametrize("seed", [163627, 166943])
+def test_a_fit_whose_margin_matrix_is_ill_conditioned_ends_at_its_sets_solution(backend, seed):
+    """``fuzz_real_data.py`` seeds 163,627 and 166,943: ε-SVR fits on 861 and 354 raw
+    WaterFlow rows, a degree-2 polynomial kernel, C ≈ 9,000, ε = 1, whose margin matrices
+    have condition 3e10 and 2.5e8. They ended with their margin equations' residual at 4.8e-15
+    and 4.0e-15 of f's scale, below the refinement's threshold (1e-14), and their decision
+    values 4.4e-5 and 1.1e-5 from those of their own index sets re-solved in float64 (and
+    certified): more than 100 ε of f's scale (a tenth of the search's bound) beyond 1e-6 of
+    |f|. A fit now ends with one more step of iterative refinement (``SVCState.refine_step``)."""
+    X, z, params, epsilon = _real_data_fit(seed)
+    model = IncrementalSVR(epsilon=epsilon, **params).fit(backend.asarray(X), backend.asarray(z))
+    K = kernel_matrix(X, X, "poly", params["gamma"], 2, 1.0)
+    beta = np.zeros(z.shape[0])
+    beta[gpath._array_api.to_host(model.support_)] = gpath._array_api.to_host(model.dual_coef_)[0]
+    f = K @ beta + float(gpath._array_api.to_host(model.intercept_)[0])
+    f_scale = float(np.max(np.abs(K) @ np.abs(beta))) + 1.0
+    assert f_scale > 1e6  # (the edge this test is about)
+    gram, labels, alpha, level = svr_doubled(K, z, beta, epsilon)
+    f_sets, violation, off = resolved_values(gram, labels, alpha, params["C"], model.ridge, level)
+    round_off = 100 * np.finfo(np.float64).eps * f_scale
+    assert violation <= 1e-9 and off <= 1e-6 + 10 * round_off  # the sets' solution is certified
+    assert np.max(np.abs(f_sets[::2] - f)) <= 1e-6 * np.max(np.abs(f_sets)) + round_off
+    assert model.check_kkt() <= 1e-9
+
+
+def _real_data_fit(seed):
+    """The training rows, targets, parameters and ε of ``fuzz_real_data.py``'s trial ``seed``,
+    an ``IncrementalSVR`` fit on WaterFlow with a polynomial kernel (its draws replayed)."""
+    from gpath.datasets import load_waterflow_regression
+
+    X, y = load_waterflow_regression()
+    rng = np.random.default_rng(seed)
+    assert rng.random() < 0.3 and rng.choice(["waterflow", "diabetes"]) == "waterflow"
+    n = min(int(rng.integers(200, 1500)), X.shape[0] - 400)
+    rows = rng.permutation(X.shape[0])[: n + 400]
+    X, y = X[rows][:n], y[rows][:n]
+    assert rng.random() >= 0.5 and rng.choice([0.0, 0.0, rng.uniform(-3, 9)]) == 0.0  # (raw rows, scale 1)
+    assert rng.choice(["rbf", "rbf", "linear", "poly"]) == "poly"
+    rng.uniform(-1, 1)  # (the draw of γ, which the polynomial kernel sets to 1 / variance)
+    C = float(10 ** rng.uniform(-3, 4))
+    rng.choice([0.0, 1.0])  # (coef0, set to 1)
+    params = dict(C=C, kernel="poly", gamma=1.0 / (float(X.var()) * X.shape[1]), coef0=1.0, degree=2)
+    return X, (y - y.mean()) / y.std(), params, float(rng.choice([0.0, 0.05, 0.3, 1.0]))
+
+
 def test_an_update_that_moves_no_coefficient_publishes_the_same_solution(backend):
     # A point inside the tube added and a point with β = 0 removed move nothing: the update
     # keeps the published support vectors, renumbering their rows. Each model must publish
