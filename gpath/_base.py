@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import operator
 import threading
 import weakref
 
@@ -116,27 +117,42 @@ class MemoizedParams:
 
     def _check_params(self) -> dict:
         memo = self.__dict__.get("_params_memo")
-        if memo is not None and memo[0] == self._params_key():
-            return dict(memo[1])
+        if memo is not None:
+            try:
+                same = memo[0] == self._params_key()
+            except (TypeError, ValueError):  # (a value that does not compare, e.g. in an array)
+                same = False
+            if same:
+                return dict(memo[1])
         return self._checked_params()
 
-    def _params_key(self):
-        """The checked parameters' values and types, or None if one cannot be compared."""
-        values = tuple((type(v), v) for v in (getattr(self, name) for name in self._CHECKED))
-        try:
-            hash(values)
-        except TypeError:
-            return None
-        return values
+    def _params_key(self) -> tuple:
+        """The checked parameters' (type, value) pairs (one attribute getter: a stream's update
+        took 6 µs for them, one name at a time)."""
+        if not self._CHECKED:
+            return ()
+        values = _getter(self._CHECKED)(self)
+        values = values if len(self._CHECKED) > 1 else (values,)
+        return tuple(zip(map(type, values), values))
 
     def _memo_of(self, params: dict) -> dict:
         """The attribute that memoizes ``params`` for the next update, to set with the update's
-        others; none where the memo that served this update's check holds them already."""
+        others; none where the memo that served this update's check holds them already, or
+        where a checked value cannot be kept as a key (unhashable)."""
         memo = self.__dict__.get("_params_memo")
         if memo is not None and memo[1] == params:
             return {}
         key = self._params_key()
-        return {} if key is None else {"_params_memo": (key, dict(params))}
+        try:
+            hash(key)
+        except TypeError:
+            return {}
+        return {"_params_memo": (key, dict(params))}
+
+
+@functools.cache
+def _getter(names: tuple[str, ...]):
+    return operator.attrgetter(*names)
 
 
 class OneVsOneSVC(Locked, SaveMixin, ClassifierMixin, BaseEstimator):

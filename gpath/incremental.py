@@ -257,6 +257,51 @@ class IncrementalSVC(MemoizedParams, OneVsOneSVC):
         self.max_iter = max_iter
         self.verbose = verbose
 
+    # What a two-class update leaves to publish when first read (:meth:`__getattr__`): its
+    # support vectors and coefficients are the layout of the state's α (``alpha_``, ``support_``,
+    # ...), 20–25 µs of a stream's 350 µs update that a stream, predicting from the state
+    # (:mod:`gpath.river`), would pay for nothing.
+    _PUBLISHED_ON_READ = ("alpha_", "support_", "support_vectors_", "dual_coef_", "intercept_", "n_support_")
+    _OPTIONAL_ATTRIBUTES = OneVsOneSVC._OPTIONAL_ATTRIBUTES + _PUBLISHED_ON_READ
+
+    def __getattr__(self, name):
+        # (Called only for a name not found the usual way.)
+        if name in IncrementalSVC._PUBLISHED_ON_READ and self.__dict__.get("_unpublished"):
+            with self._lock():  # (the update that left them is over: it held the lock)
+                if self.__dict__.get("_unpublished"):
+                    self._publish()
+            return self.__dict__[name]
+        # Python's own error, again: a property's (``coef_`` of a nonlinear kernel) or the
+        # plain one's.
+        return object.__getattribute__(self, name)
+
+    def _publish(self) -> None:
+        """Publish the support vectors and coefficients of the states (a two-class model's
+        update left them unpublished: ``_unpublished``)."""
+        state = self.states_[0]
+        xp, device = state.xp, state.device
+
+        def take_rows(rows):
+            return xp.take(state.X, to_device(rows, xp, device), axis=0)
+
+        attrs = self._fitted_attributes(self._class_index, [state.alpha], [state.b], self.classes_, self.kernel_,
+                                        take_rows, state.X.shape[1], self._weights, self.class_weight_)
+        self.__dict__.update({name: attrs[name] for name in self._PUBLISHED_ON_READ})
+        del self.__dict__["_unpublished"]
+
+    def _set_fitted(self, attrs: dict) -> None:
+        """:meth:`SaveMixin._set_fitted`; ``attrs["_unpublished"]`` True: the attributes of
+        :attr:`_PUBLISHED_ON_READ` are published when first read (the mark set before they
+        are dropped, so that a reader in another thread finds one or the other), until
+        attributes that include them are set."""
+        attrs = dict(attrs)
+        if attrs.pop("_unpublished", False):
+            self._unpublished = True
+            attrs.update(dict.fromkeys(self._PUBLISHED_ON_READ))
+        elif "support_" in attrs:
+            self.__dict__.pop("_unpublished", None)
+        super()._set_fitted(attrs)
+
     @property
     def state_(self) -> SVCState:
         """The incremental state of a two-class model (``states_[0]``).
@@ -591,8 +636,56 @@ class IncrementalSVC(MemoizedParams, OneVsOneSVC):
         device) with ``labels`` (host ints, each one of ``classes_``) added, the ``n_oldest``
         oldest points removed, no weights, and the model's parameters as it fitted them. The
         checks of :meth:`update` that these pass by construction are not made (some 45 µs of a
-        window's update: issue 18); the update itself is :meth:`update`'s."""
-        return update_or_refit(self._update, X_add, labels, n_oldest, None, None, trusted=True)
+        window's update: issue 18); the update itself is :meth:`update`'s, the same model bit
+        for bit (a two-class model's by :meth:`_window_path`)."""
+        return update_or_refit(self._window_path, X_add, labels, n_oldest)
+
+    def _pair_path(self, state, X_add, y_add: np.ndarray, remove: np.ndarray, upper_add: np.ndarray, params: dict,
+                   k: int) -> SVCState:
+        """The state of one pair of the k classes after the update by its path
+        (:func:`gpath._simplesvm.exact_update`: the rows ``X_add``, host labels ``y_add`` ±1 and
+        boxes ``upper_add`` added, its rows ``remove`` removed), checked; ``n_iter`` its
+        breakpoints. The caller holds the transaction of the state's cache open."""
+        limit = max_columns(self._pair_cache_size(params, k), state.n + y_add.shape[0])
+        with path_failed():
+            new, n_breakpoints, checked = exact_update(state, X_add, to_device(y_add, state.xp, state.device), remove,
+                                                       limit, params["method"], upper_add, params["tol"])
+            self._check_state(new, checked)
+        new.n_iter = n_breakpoints
+        return new
+
+    def _window_path(self, X_add, labels: np.ndarray, n_oldest: int, refit: bool = False):
+        """:meth:`_window_update` of a two-class model whose pair takes the path: its one
+        state's update (:func:`gpath._simplesvm.exact_update`, checked), its books and its
+        attributes, without the set-up :meth:`_update` makes for pairs of classes, classes that
+        come or go, weights, sparse rows and refits (some 60 µs of a stream's 350 µs update,
+        RandomRBF, window 300). Anything else, or ``refit``, goes to :meth:`_update`."""
+        params = self._check_params()
+        state = self.states_[0]
+        m = labels.shape[0]
+        rows = np.arange(n_oldest, dtype=np.int64)
+        general = (refit or self.classes_.shape[0] != 2 or params["C"] != state.C or params["ridge"] != state.ridge
+                   or self.kernel_.kind in (PRECOMPUTED, "sigmoid") or getattr(self, "_X_sparse", None) is not None
+                   or getattr(self, "_fitted_class_weight", None) != self.class_weight
+                   or (params["method"] == "auto" and _refit_is_cheaper(state, rows, m)))
+        if not general:
+            w_add = self.class_weight_[labels]
+            _, class_index, weights, ids, points, weighted = _rows_after(
+                rows, np.ascontiguousarray(self._class_index, dtype=np.int64),
+                np.ascontiguousarray(self._weights, dtype=np.float64),
+                np.ascontiguousarray(self.sample_ids_, dtype=np.int64), labels, w_add, self._next_id, 2)
+            general = not (points.all() and weighted.all())
+        if general:
+            return self._update(X_add, labels, n_oldest, None, None, trusted=True, refit=refit)
+        start = time.perf_counter()
+        with state.cache.transaction():
+            new = self._pair_path(state, X_add, np.where(labels == 1, 1.0, -1.0), rows, params["C"] * w_add, params, 2)
+        stats = PathStats(new.n_iter, m, n_oldest, time.perf_counter() - start, new.active.size, "path")
+        self._set_fitted(self._with_bookkeeping(
+            {"n_features_in_": self.n_features_in_, "_weights": weights, "_unpublished": True, **self._memo_of(params)},
+            [new], None, ids, class_index, self._next_id + m, stats))
+        new.factor.take_spare(state.factor)
+        return self
 
     def _update(self, X_add, y_add, remove, sample_weight_add, declared, x_name="X_add", y_name="y_add",
                 w_name="sample_weight_add", refit=False, trusted=False):
@@ -745,16 +838,10 @@ class IncrementalSVC(MemoizedParams, OneVsOneSVC):
                     continue
                 ways.add("path")
                 stack.enter_context(state.cache.transaction())
-                y_dev = to_device(np.where(y_p == j, 1.0, -1.0), xp, device)
-                limit = max_columns(self._pair_cache_size(params, k), state.n + y_p.size)
-                with path_failed():
-                    new, bp, checked = exact_update(state, X_p, y_dev, local_remove, limit, params["method"], u_p,
-                                                    params["tol"])
-                    self._check_state(new, checked)
-                new.n_iter = bp
+                new = self._pair_path(state, X_p, np.where(y_p == j, 1.0, -1.0), local_remove, u_p, params, k)
                 new_states.append(new)
                 followed.append((new, state))
-                n_bp += bp
+                n_bp += new.n_iter
             if any(s is None for s in new_states):
                 new_states = self._new_pairs(new_states, classes, class_index, weights, states, old_classes,
                                              kept_index, rows, X_add, add_index, params, rows_after)
@@ -762,10 +849,17 @@ class IncrementalSVC(MemoizedParams, OneVsOneSVC):
                 ways = {"refit"}
             stats = PathStats(n_bp, m, len(rows), time.perf_counter() - start, sum(s.active.size for s in new_states),
                               " and ".join(sorted(ways)) or "path")
-            unmoved = k == 2 and same and not refits and new_states[0].unmoved
-            attrs = self._attributes(new_states, class_index, classes, self.kernel_, ids, self._next_id + m, stats,
-                                     weights, cw, rows_after if sparse_rows is not None else None,
-                                     alive if unmoved else None)
+            unmoved = (k == 2 and same and not refits and new_states[0].unmoved
+                       and "_unpublished" not in self.__dict__)
+            if k == 2 and same and rows_after is None and not unmoved:
+                attrs = self._with_bookkeeping(
+                    {"n_features_in_": self.n_features_in_, "class_weight_": np.asarray(cw, dtype=np.float64),
+                     "_weights": weights, "_unpublished": True},
+                    new_states, None, ids, class_index, self._next_id + m, stats)
+            else:
+                attrs = self._attributes(new_states, class_index, classes, self.kernel_, ids, self._next_id + m,
+                                         stats, weights, cw, rows_after if sparse_rows is not None else None,
+                                         alive if unmoved else None)
             if precomputed:
                 attrs["feature_names_in_"] = names_after
             if not same:

@@ -29,6 +29,7 @@ import numpy as np
 from ._array_api import get_namespace_and_device, to_device, to_host
 from ._engine import decision_values
 from ._extras import require
+from ._multiclass import _binary_layout
 from ._path import O, PathError
 from ._validation import check_int
 from .cache import CacheFullError
@@ -88,13 +89,14 @@ class _Window:
         self._window = []  # (feature dict, target) of the SVM's points, oldest first
         self._deferred = []  # the same for the points of the window that screening set aside
         self._pending = []  # the same for the points learned since the last full batch
+        self._support_of = None  # (state, support vectors, coefficients, b) of SlidingWindowSVC._support
 
     def __setstate__(self, state):
         # A model pickled before screening kept its SVM as svc_/svr_ (now properties).
         for legacy in ("svc_", "svr_"):
             if legacy in state:
                 state["_svm"] = state.pop(legacy)
-        self.__dict__.update({"_deferred": [], "n_screened_": 0, **state})
+        self.__dict__.update({"_deferred": [], "n_screened_": 0, **state, "_support_of": None})
 
     def _device(self, X):
         if self.like is None:
@@ -110,18 +112,22 @@ class _Window:
         point = self._vector_dict({k: v for k, v in x.items() if k in columns}, "x")
         return self._device(self._matrix([(point, None)], self.features_))
 
-    @staticmethod
-    def _decisions(model, rows) -> np.ndarray:
+    def _decisions(self, model, rows) -> np.ndarray:
         """``f(x) = Σ_j coef_j K(x, x_j) + b`` of the window's model (``decision_function`` of a
         binary SVC, ``predict`` of an SVR) for k rows that :meth:`_matrix` built, as a host
-        array (k,): their kernel rows against the support vectors, without the estimator's checks of X,
-        which rows of the model's own features, finite by construction, pass (they were half
-        the time of a prediction, which a stream makes for every point). On NumPy each row is
-        one compiled pass over the support vectors (:func:`gpath._engine.decision_values`:
-        4.5 µs against 44 for the kernel block and its product, Phishing, window 300)."""
-        coef, b = model.dual_coef_[0, :], model.intercept_[0]
-        f = decision_values(model.kernel_, rows, model.support_vectors_, coef, b)
-        return f if f is not None else to_host(model.kernel_(rows, model.support_vectors_) @ coef + b)
+        array (k,): their kernel rows against the support vectors (:meth:`_support`), without
+        the estimator's checks of X, which rows of the model's own features, finite by
+        construction, pass (they were half the time of a prediction, which a stream makes for
+        every point). On NumPy each row is one compiled pass over the support vectors
+        (:func:`gpath._engine.decision_values`: 4.5 µs against 44 for the kernel block and its
+        product, Phishing, window 300)."""
+        support_vectors, coef, b = self._support(model)
+        f = decision_values(model.kernel_, rows, support_vectors, coef, b)
+        return f if f is not None else to_host(model.kernel_(rows, support_vectors) @ coef + b)
+
+    def _support(self, model) -> tuple:
+        """The model's support vectors, their coefficients (1-D) and b, as published."""
+        return model.support_vectors_, model.dual_coef_[0, :], model.intercept_[0]
 
     def _decision(self, model, row) -> float:
         """:meth:`_decisions` of the one row that :meth:`_row` built."""
@@ -349,6 +355,21 @@ class SlidingWindowSVC(_Window, base.Classifier):
     @staticmethod
     def _beyond_margin(model, f, codes) -> np.ndarray:
         return np.where(codes == 1, f, -f) > 1.0
+
+    def _support(self, model) -> tuple:
+        """:meth:`_Window._support` of the SVC's state on NumPy, where its update left them
+        unpublished (:meth:`gpath.IncrementalSVC.__getattr__`): the same arrays, in the same
+        order, as ``support_vectors_``, ``dual_coef_[0]`` and ``intercept_[0]``, without the
+        rest of what publishing builds, once per state."""
+        state = self._state(model)
+        held = self._support_of
+        if held is not None and held[0] is state:
+            return held[1:]
+        if "_unpublished" not in model.__dict__ or not isinstance(state.X, np.ndarray):
+            return super()._support(model)
+        support, _, coef = _binary_layout(state.alpha, model._class_index)
+        self._support_of = (state, np.take(state.X, support, axis=0), coef, state.b)
+        return self._support_of[1:]
 
     @staticmethod
     def _update(model, X_add, codes, n_oldest) -> None:

@@ -141,6 +141,39 @@ def test_an_update_that_moves_no_coefficient_publishes_the_same_solution(backend
     assert_exact(model, X[120:420], y[120:420])
 
 
+def test_a_binary_update_publishes_its_support_vectors_when_first_read():
+    # A two-class update leaves support_, dual_coef_, ... to the first read; a copy, a pickle
+    # and a saved file of the model so left publish what the model itself publishes.
+    import copy
+    import io
+    import pickle
+
+    import gpath
+
+    X, y = dataset("breast_cancer")
+    model = IncrementalSVC(C=10.0, gamma=0.05).fit(X[:200], y[:200])
+    names = ("alpha_", "support_", "support_vectors_", "dual_coef_", "intercept_", "n_support_")
+    assert all(name in vars(model) for name in names)  # (a fit publishes them)
+    model.update(X[200:230], y[200:230], remove=model.sample_ids_[:30])
+    assert not any(name in vars(model) for name in names)
+    kept, pickled, file = copy.copy(model), pickle.loads(pickle.dumps(model)), io.BytesIO()
+    model.save(file)
+    file.seek(0)
+    loaded = gpath.load(file)
+    published = {name: getattr(model, name) for name in names}
+    assert "_unpublished" not in vars(model)
+    for other in (kept, pickled, loaded):
+        for name in names:
+            np.testing.assert_array_equal(getattr(other, name), published[name])
+    np.testing.assert_array_equal(kept.decision_function(X[:50]), model.decision_function(X[:50]))
+    assert_exact(model, X[30:230], y[30:230])
+    with pytest.raises(AttributeError, match="no attribute 'coef'"):
+        model.coef  # noqa: B018 (another missing name is still an AttributeError)
+    with pytest.raises(AttributeError, match="only available when using a linear kernel"):
+        model.coef_  # noqa: B018 (and a property's own error is its own)
+    assert not hasattr(IncrementalSVC(), "support_")
+
+
 def test_the_kkt_scale_is_exact_whether_its_share_was_carried_or_dropped():
     # The scale of the KKT check, 1 + max_i Σ_j |Q_ij| α_j, keeps the share of the points at a
     # bound between updates only while it is read; an update then carries it, and after as

@@ -94,7 +94,7 @@ def test_failure_while_the_new_attributes_are_computed_leaves_the_model(fitted, 
     # The last step of an update, after the path: the old state's cache must be put back too.
     model, X, y = fitted
     before = snapshot(model)
-    monkeypatch.setattr(type(model), "_fitted_attributes",
+    monkeypatch.setattr(type(model), "_with_bookkeeping",
                         staticmethod(lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt)))
     with pytest.raises(KeyboardInterrupt):
         model.update(X_add=X[250:280], y_add=y[250:280], remove=model.sample_ids_[:30])

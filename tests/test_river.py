@@ -400,8 +400,11 @@ def test_the_windows_update_is_the_public_update():
     for m in [1] * 20 + [3, 2, 5]:
         models[0]._window_update(X[lo : lo + m], y[lo : lo + m].astype(np.int64), m)
         models[1].update(X_add=X[lo : lo + m], y_add=y[lo : lo + m], remove=models[1].sample_ids_[:m])
-        for name in ("dual_coef_", "intercept_", "support_", "sample_ids_", "alpha_"):
+        for name in ("dual_coef_", "intercept_", "support_", "support_vectors_", "sample_ids_", "alpha_", "n_iter_"):
             np.testing.assert_array_equal(getattr(models[0], name), getattr(models[1], name))
+        stats = [model.last_update_ for model in models]
+        assert stats[0].n_breakpoints == stats[1].n_breakpoints and stats[0].method == stats[1].method == "path"
+        np.testing.assert_array_equal(models[0].state_.yf, models[1].state_.yf)
         lo += m
     assert models[0].check_kkt() <= 1e-9
 
