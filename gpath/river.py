@@ -91,6 +91,10 @@ class _Window:
         self._pending = []  # the same for the points learned since the last full batch
         self._support_of = None  # (state, support vectors, coefficients, b) of SlidingWindowSVC._support
 
+    def __getstate__(self):
+        # (SlidingWindowSVC._support's arrays are the state's, rebuilt when next needed.)
+        return {key: value for key, value in self.__dict__.items() if key != "_support_of"}
+
     def __setstate__(self, state):
         # A model pickled before screening kept its SVM as svc_/svr_ (now properties).
         for legacy in ("svc_", "svr_"):
