@@ -669,17 +669,19 @@ class IncrementalSVC(MemoizedParams, OneVsOneSVC):
                    or getattr(self, "_fitted_class_weight", None) != self.class_weight
                    or (params["method"] == "auto" and _refit_is_cheaper(state, rows, m)))
         if not general:
-            w_add = self.class_weight_[labels]
+            add_index = np.searchsorted(self.classes_, labels)  # (the labels' classes: 0, 1)
+            w_add = self.class_weight_[add_index]
             _, class_index, weights, ids, points, weighted = _rows_after(
                 rows, np.ascontiguousarray(self._class_index, dtype=np.int64),
                 np.ascontiguousarray(self._weights, dtype=np.float64),
-                np.ascontiguousarray(self.sample_ids_, dtype=np.int64), labels, w_add, self._next_id, 2)
+                np.ascontiguousarray(self.sample_ids_, dtype=np.int64), add_index, w_add, self._next_id, 2)
             general = not (points.all() and weighted.all())
         if general:
             return self._update(X_add, labels, n_oldest, None, None, trusted=True, refit=refit)
         start = time.perf_counter()
         with state.cache.transaction():
-            new = self._pair_path(state, X_add, np.where(labels == 1, 1.0, -1.0), rows, params["C"] * w_add, params, 2)
+            new = self._pair_path(state, X_add, np.where(add_index == 1, 1.0, -1.0), rows, params["C"] * w_add, params,
+                                  2)
         stats = PathStats(new.n_iter, m, n_oldest, time.perf_counter() - start, new.active.size, "path")
         self._set_fitted(self._with_bookkeeping(
             {"n_features_in_": self.n_features_in_, "_weights": weights, "_unpublished": True, **self._memo_of(params)},

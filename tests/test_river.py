@@ -395,10 +395,12 @@ def test_the_windows_update_is_the_public_update():
     from helpers import dataset
 
     X, y = dataset("waterflow")
-    models = [IncrementalSVC(C=10.0, gamma=1.0).fit(X[:200], y[:200]) for _ in range(2)]
+    y = 2 * y.astype(np.int64) + 3  # (labels 3 and 5, weighted apart: not the classes' indices)
+    models = [IncrementalSVC(C=10.0, gamma=1.0, class_weight={3: 2.0, 5: 1.0}).fit(X[:200], y[:200])
+              for _ in range(2)]
     lo = 200
     for m in [1] * 20 + [3, 2, 5]:
-        models[0]._window_update(X[lo : lo + m], y[lo : lo + m].astype(np.int64), m)
+        models[0]._window_update(X[lo : lo + m], y[lo : lo + m], m)
         models[1].update(X_add=X[lo : lo + m], y_add=y[lo : lo + m], remove=models[1].sample_ids_[:m])
         for name in ("dual_coef_", "intercept_", "support_", "support_vectors_", "sample_ids_", "alpha_", "n_iter_"):
             np.testing.assert_array_equal(getattr(models[0], name), getattr(models[1], name))
