@@ -141,7 +141,7 @@ def test_an_update_that_moves_no_coefficient_publishes_the_same_solution(backend
     assert_exact(model, X[120:420], y[120:420])
 
 
-def test_a_binary_update_publishes_its_support_vectors_when_first_read():
+def test_a_binary_update_publishes_its_support_vectors_when_first_read(backend):
     # A two-class update leaves support_, dual_coef_, ... to the first read; a copy, a pickle
     # and a saved file of the model so left publish what the model itself publishes.
     import copy
@@ -151,10 +151,10 @@ def test_a_binary_update_publishes_its_support_vectors_when_first_read():
     import gpath
 
     X, y = dataset("breast_cancer")
-    model = IncrementalSVC(C=10.0, gamma=0.05).fit(X[:200], y[:200])
+    model = IncrementalSVC(C=10.0, gamma=0.05).fit(backend.asarray(X[:200]), backend.asarray(y[:200]))
     names = ("alpha_", "support_", "support_vectors_", "dual_coef_", "intercept_", "n_support_")
     assert all(name in vars(model) for name in names)  # (a fit publishes them)
-    model.update(X[200:230], y[200:230], remove=model.sample_ids_[:30])
+    model.update(backend.asarray(X[200:230]), backend.asarray(y[200:230]), remove=model.sample_ids_[:30])
     assert not any(name in vars(model) for name in names)
     kept, pickled, file = copy.copy(model), pickle.loads(pickle.dumps(model)), io.BytesIO()
     model.save(file)
@@ -164,9 +164,10 @@ def test_a_binary_update_publishes_its_support_vectors_when_first_read():
     assert "_unpublished" not in vars(model)
     for other in (kept, pickled, loaded):
         for name in names:
-            np.testing.assert_array_equal(getattr(other, name), published[name])
-    np.testing.assert_array_equal(kept.decision_function(X[:50]), model.decision_function(X[:50]))
-    assert_exact(model, X[30:230], y[30:230])
+            np.testing.assert_array_equal(to_host(getattr(other, name)), to_host(published[name]))
+    np.testing.assert_array_equal(to_host(kept.decision_function(backend.asarray(X[:50]))),
+                                  to_host(model.decision_function(backend.asarray(X[:50]))))
+    assert_exact(model, X[30:230], y[30:230], X_device=backend.asarray(X[30:230]))
     with pytest.raises(AttributeError, match="no attribute 'coef'"):
         model.coef  # noqa: B018 (another missing name is still an AttributeError)
     with pytest.raises(AttributeError, match="only available when using a linear kernel"):
