@@ -23,15 +23,27 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.sparse import issparse
+from scipy.spatial.distance import cdist
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import linear_kernel, polynomial_kernel, rbf_kernel, sigmoid_kernel
 from sklearn.svm import SVC, SVR
 
 
 def kernel_matrix(X1, X2, kernel, gamma, degree=3, coef0=0.0):
-    """Independent float64 kernel (scikit-learn's pairwise kernels)."""
+    """Independent float64 kernel (scikit-learn's pairwise kernels; SciPy's distances).
+
+    The RBF kernel's squared distances are summed from the differences themselves
+    (``scipy.spatial.distance.cdist``), not from scikit-learn's expansion
+    ‖x‖² + ‖z‖² − 2⟨x, z⟩, which cancels where the data sit far from the origin: its
+    round-off, ε‖x‖², is multiplied by coefficients up to C in every margin, and at large C it
+    moved a reference's solution further from the true one than the model it checked.
+    """
     if kernel == "rbf":
-        return rbf_kernel(X1, X2, gamma=gamma)
+        if issparse(X1) or issparse(X2):
+            return rbf_kernel(X1, X2, gamma=gamma)
+        return np.exp(-gamma * cdist(np.asarray(X1, dtype=np.float64), np.asarray(X2, dtype=np.float64),
+                                     "sqeuclidean"))
     if kernel == "linear":
         return linear_kernel(X1, X2)
     if kernel == "poly":

@@ -118,3 +118,19 @@ def _duplicates():
     X = np.tile([[0.7349, 2.102, -1.5037, -0.2378, 0.6701]], (8, 1))
     y_pm = np.array([-1.0, -1.0, 1.0, 1.0, 1.0, -1.0, -1.0, -1.0])
     return X, y_pm, 407.3156458528526, dict(kernel="poly", gamma=0.535973633592509, degree=3, coef0=1.0)
+
+
+
+@pytest.mark.parametrize("offset", [0.0, 1e3, 1e6])
+def test_the_rbf_kernel_is_exact_to_round_off_far_from_the_origin(offset):
+    # Summed from the expansion ‖x‖² + ‖z‖² − 2⟨x, z⟩ (scikit-learn's rbf_kernel) its round-off
+    # grows with ‖x‖², and at large C a reference built on it was further from the true
+    # solution than the model it checked (raw WaterFlow lags, C = 1.4e7). The exact value for
+    # the given floats: the squared distance summed in rationals, rounded once.
+    from fractions import Fraction
+
+    X = dataset("waterflow")[0][:30, :4] * 50.0 + offset
+    gamma = 1.0 / (X.var() * X.shape[1])
+    rows = [[Fraction(v) for v in row] for row in X]
+    exact = np.array([[np.exp(-gamma * float(sum((a - b) ** 2 for a, b in zip(x, z)))) for z in rows] for x in rows])
+    assert np.abs(kernel_matrix(X, X, "rbf", gamma) - exact).max() <= 1e-15
