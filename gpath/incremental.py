@@ -637,8 +637,8 @@ class IncrementalSVC(MemoizedParams, OneVsOneSVC):
         oldest points removed, no weights, and the model's parameters as it fitted them. The
         checks of :meth:`update` that these pass by construction are not made (some 45 µs of a
         window's update: issue 18); the update itself is :meth:`update`'s, the same model bit
-        for bit (a two-class model's by :meth:`_window_path`)."""
-        return update_or_refit(self._window_path, X_add, labels, n_oldest)
+        for bit."""
+        return update_or_refit(self._update, X_add, labels, n_oldest, None, None, trusted=True)
 
     def _pair_path(self, state, X_add, y_add: np.ndarray, remove: np.ndarray, upper_add: np.ndarray, params: dict,
                    k: int) -> SVCState:
@@ -654,35 +654,33 @@ class IncrementalSVC(MemoizedParams, OneVsOneSVC):
         new.n_iter = n_breakpoints
         return new
 
-    def _window_path(self, X_add, labels: np.ndarray, n_oldest: int, refit: bool = False):
-        """:meth:`_window_update` of a two-class model whose pair takes the path: its one
-        state's update (:func:`gpath._simplesvm.exact_update`, checked), its books and its
-        attributes, without the set-up :meth:`_update` makes for pairs of classes, classes that
-        come or go, weights, sparse rows and refits (some 60 µs of a stream's 350 µs update,
-        RandomRBF, window 300). Anything else, or ``refit``, goes to :meth:`_update`."""
-        params = self._check_params()
-        state = self.states_[0]
-        m = labels.shape[0]
-        rows = np.arange(n_oldest, dtype=np.int64)
-        general = (refit or self.classes_.shape[0] != 2 or params["C"] != state.C or params["ridge"] != state.ridge
-                   or self.kernel_.kind in (PRECOMPUTED, "sigmoid") or getattr(self, "_X_sparse", None) is not None
-                   or getattr(self, "_fitted_class_weight", None) != self.class_weight
-                   or (params["method"] == "auto" and _refit_is_cheaper(state, rows, m)))
-        if not general:
-            add_index = np.searchsorted(self.classes_, labels)  # (the labels' classes: 0, 1)
-            w_add = self.class_weight_[add_index]
-            _, class_index, weights, ids, points, weighted = _rows_after(
-                rows, np.ascontiguousarray(self._class_index, dtype=np.int64),
-                np.ascontiguousarray(self._weights, dtype=np.float64),
-                np.ascontiguousarray(self.sample_ids_, dtype=np.int64), add_index, w_add, self._next_id, 2)
-            general = not (points.all() and weighted.all())
-        if general:
-            return self._update(X_add, labels, n_oldest, None, None, trusted=True, refit=refit)
+    def _takes_two_class_path(self, params: dict, state: SVCState, rows: np.ndarray, m: int, refit: bool) -> bool:
+        """Whether an update of this model (``rows`` removed, ``m`` points added, each of a
+        class it keeps) is its one pair's path alone (:meth:`_two_class_path`): two classes,
+        feature rows of a kernel the path takes, the fit's C, ridge and class weights, and no
+        refit asked for or cheaper."""
+        return not (refit or self.classes_.shape[0] != 2 or not (m or rows.size) or params["C"] != state.C
+                    or params["ridge"] != state.ridge or self.kernel_.kind in (PRECOMPUTED, "sigmoid")
+                    or getattr(self, "_X_sparse", None) is not None
+                    or getattr(self, "_fitted_class_weight", None) != self.class_weight
+                    or (params["method"] == "auto" and _refit_is_cheaper(state, rows, m)))
+
+    def _two_class_path(self, X_add, add_index: np.ndarray, w_add: np.ndarray, rows: np.ndarray, after: tuple,
+                        params: dict):
+        """:meth:`_update` of a two-class model that :meth:`_takes_two_class_path`, its
+        arguments checked: the pair's path (:meth:`_pair_path`; the rows ``X_add`` of classes
+        ``add_index`` and boxes ``C · w_add`` added, the ``rows`` removed), the books ``after``
+        (class index, weights and ids after the update), and the support vectors and
+        coefficients published when first read. It skips the set-up of the general update for
+        pairs of classes, classes that come or go, sparse rows and refits: some 60 µs of a
+        stream's 350 µs update (RandomRBF, window 300)."""
+        state, m = self.states_[0], add_index.shape[0]
+        class_index, weights, ids = after
         start = time.perf_counter()
         with state.cache.transaction():
             new = self._pair_path(state, X_add, np.where(add_index == 1, 1.0, -1.0), rows, params["C"] * w_add, params,
                                   2)
-        stats = PathStats(new.n_iter, m, n_oldest, time.perf_counter() - start, new.active.size, "path")
+        stats = PathStats(new.n_iter, m, int(rows.size), time.perf_counter() - start, new.active.size, "path")
         self._set_fitted(self._with_bookkeeping(
             {"n_features_in_": self.n_features_in_, "_weights": weights, "_unpublished": True, **self._memo_of(params)},
             [new], None, ids, class_index, self._next_id + m, stats))
@@ -741,6 +739,8 @@ class IncrementalSVC(MemoizedParams, OneVsOneSVC):
                 np.ascontiguousarray(self._weights, dtype=np.float64),
                 np.ascontiguousarray(self.sample_ids_, dtype=np.int64), add_index, w_add, self._next_id, k_old)
             known = bool(points.all())
+            if known and weighted.all() and self._takes_two_class_path(params, s0, rows, m, refit):
+                return self._two_class_path(X_add, add_index, w_add, rows, (class_index, weights, ids), params)
         if known:
             classes = old_classes
             if not weighted.all():

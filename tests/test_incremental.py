@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 from helpers import Pool, assert_exact, dataset, snapshot
@@ -173,6 +175,40 @@ def test_a_binary_update_publishes_its_support_vectors_when_first_read(backend):
     with pytest.raises(AttributeError, match="only available when using a linear kernel"):
         model.coef_  # noqa: B018 (and a property's own error is its own)
     assert not hasattr(IncrementalSVC(), "support_")
+
+
+def test_a_two_class_update_is_the_general_update(backend, monkeypatch):
+    # A two-class model's update takes its one pair's path without the general update's set-up
+    # for pairs, classes, sparse rows and refits (IncrementalSVC._two_class_path): the same
+    # model, bit for bit, as the general update, the readable oracle, gives.
+    X, y = dataset("waterflow")
+    y = 2 * y.astype(np.int64) + 3  # (labels 3 and 5, weighted apart: not the classes' indices)
+    models = [IncrementalSVC(C=10.0, gamma=1.0, class_weight={3: 2.0, 5: 1.0}).fit(backend.asarray(X[:200]), y[:200])
+              for _ in range(2)]
+    takes = IncrementalSVC._takes_two_class_path
+    lo, taken = 200, []
+
+    def route(self, *args, lean):  # (the general update for the second model)
+        if lean:
+            taken.append(takes(self, *args))
+        return lean and taken[-1]
+
+    for m, ell, weights in [(1, 1, None)] * 8 + [(3, 2, [0.05, 0.0, 2.5]), (0, 4, None), (2, 0, None), (5, 5, None)]:
+        ids = models[0].sample_ids_[:ell]
+        for model, lean in zip(models, (True, False)):
+            monkeypatch.setattr(IncrementalSVC, "_takes_two_class_path", functools.partialmethod(route, lean=lean))
+            model.update(backend.asarray(X[lo : lo + m]) if m else None, y[lo : lo + m] if m else None, remove=ids,
+                         sample_weight_add=weights)
+        assert taken[-1]  # (the first model took the two-class path)
+        for name in ("alpha_", "support_", "support_vectors_", "dual_coef_", "intercept_", "n_support_", "sample_ids_",
+                     "n_iter_"):
+            np.testing.assert_array_equal(to_host(getattr(models[0], name)), to_host(getattr(models[1], name)))
+        stats = [model.last_update_ for model in models]
+        assert stats[0].n_breakpoints == stats[1].n_breakpoints and stats[0].method == stats[1].method == "path"
+        np.testing.assert_array_equal(to_host(models[0].state_.yf), to_host(models[1].state_.yf))
+        np.testing.assert_array_equal(models[0]._weights, models[1]._weights)
+        lo += m
+    assert models[0].check_kkt() <= 1e-9
 
 
 def test_the_kkt_scale_is_exact_whether_its_share_was_carried_or_dropped():
