@@ -671,9 +671,9 @@ class IncrementalSVC(MemoizedParams, OneVsOneSVC):
         arguments checked: the pair's path (:meth:`_pair_path`; the rows ``X_add`` of classes
         ``add_index`` and boxes ``C · w_add`` added, the ``rows`` removed), the books ``after``
         (class index, weights and ids after the update), and the support vectors and
-        coefficients published when first read. It skips the set-up of the general update for
-        pairs of classes, classes that come or go, sparse rows and refits: some 60 µs of a
-        stream's 350 µs update (RandomRBF, window 300)."""
+        coefficients published when first read. It skips the general update's set-up for
+        pairs of classes, classes that come or go, sparse rows and refits (some 10 µs of a
+        one-point update's 250, WaterFlow, window 600)."""
         state, m = self.states_[0], add_index.shape[0]
         class_index, weights, ids = after
         start = time.perf_counter()
