@@ -670,20 +670,30 @@ class IncrementalSVC(MemoizedParams, OneVsOneSVC):
         """:meth:`_update` of a two-class model that :meth:`_takes_two_class_path`, its
         arguments checked: the pair's path (:meth:`_pair_path`; the rows ``X_add`` of classes
         ``add_index`` and boxes ``C · w_add`` added, the ``rows`` removed), the books ``after``
-        (class index, weights and ids after the update), and the support vectors and
-        coefficients published when first read. It skips the general update's set-up for
+        (the rows kept, and the class index, weights and ids after the update), and the support
+        vectors and coefficients published when first read (renumbered at once where nothing
+        moved and they were published). It skips the general update's set-up for
         pairs of classes, classes that come or go, sparse rows and refits (some 10 µs of a
         one-point update's 250, WaterFlow, window 600)."""
         state, m = self.states_[0], add_index.shape[0]
-        class_index, weights, ids = after
+        alive, class_index, weights, ids = after
         start = time.perf_counter()
+        # (Everything built before the transaction closes: it leaves the state it started from
+        # spent, and an interrupt after that must still find the model as it was.)
         with state.cache.transaction():
             new = self._pair_path(state, X_add, np.where(add_index == 1, 1.0, -1.0), rows, params["C"] * w_add, params,
                                   2)
-        stats = PathStats(new.n_iter, m, int(rows.size), time.perf_counter() - start, new.active.size, "path")
-        self._set_fitted(self._with_bookkeeping(
-            {"n_features_in_": self.n_features_in_, "_weights": weights, "_unpublished": True, **self._memo_of(params)},
-            [new], None, ids, class_index, self._next_id + m, stats))
+            stats = PathStats(new.n_iter, m, int(rows.size), time.perf_counter() - start, new.active.size, "path")
+            if new.unmoved and "_unpublished" not in self.__dict__:
+                # Nothing moved and the solution is published: renumbered, not built again.
+                attrs = self._attributes([new], class_index, self.classes_, self.kernel_, ids, self._next_id + m,
+                                         stats, weights, self.class_weight_, None, alive)
+            else:
+                attrs = self._with_bookkeeping({"n_features_in_": self.n_features_in_, "_weights": weights,
+                                                "_unpublished": True}, [new], None, ids, class_index,
+                                               self._next_id + m, stats)
+            attrs.update(self._memo_of(params))
+        self._set_fitted(attrs)
         new.factor.take_spare(state.factor)
         return self
 
@@ -740,7 +750,7 @@ class IncrementalSVC(MemoizedParams, OneVsOneSVC):
                 np.ascontiguousarray(self.sample_ids_, dtype=np.int64), add_index, w_add, self._next_id, k_old)
             known = bool(points.all())
             if known and weighted.all() and self._takes_two_class_path(params, s0, rows, m, refit):
-                return self._two_class_path(X_add, add_index, w_add, rows, (class_index, weights, ids), params)
+                return self._two_class_path(X_add, add_index, w_add, rows, (alive, class_index, weights, ids), params)
         if known:
             classes = old_classes
             if not weighted.all():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import numpy as np
@@ -193,20 +194,27 @@ def test_a_two_class_update_is_the_general_update(backend, monkeypatch):
             taken.append(takes(self, *args))
         return lean and taken[-1]
 
-    for m, ell, weights in [(1, 1, None)] * 8 + [(3, 2, [0.05, 0.0, 2.5]), (0, 4, None), (2, 0, None), (5, 5, None)]:
-        ids = models[0].sample_ids_[:ell]
+    steps = [(1, 1, None)] * 8 + [(3, 2, [0.05, 0.0, 2.5]), (0, 4, None), (2, 0, None), (0, "α = 0", None),
+                                  (5, 5, None)]
+    for m, ell, weights in steps:
+        # (three points with α = 0 removed: no coefficient moves, and the published solution
+        # is renumbered rather than built again)
+        ids = models[0].sample_ids_[models[0].alpha_ == 0][:3] if ell == "α = 0" else models[0].sample_ids_[:ell]
         for model, lean in zip(models, (True, False)):
             monkeypatch.setattr(IncrementalSVC, "_takes_two_class_path", functools.partialmethod(route, lean=lean))
             model.update(backend.asarray(X[lo : lo + m]) if m else None, y[lo : lo + m] if m else None, remove=ids,
                          sample_weight_add=weights)
         assert taken[-1]  # (the first model took the two-class path)
+        assert sorted(vars(models[0])) == sorted(vars(models[1]))  # (the same published, the same left to a read)
         for name in ("alpha_", "support_", "support_vectors_", "dual_coef_", "intercept_", "n_support_", "sample_ids_",
                      "n_iter_"):
             np.testing.assert_array_equal(to_host(getattr(models[0], name)), to_host(getattr(models[1], name)))
         stats = [model.last_update_ for model in models]
-        assert stats[0].n_breakpoints == stats[1].n_breakpoints and stats[0].method == stats[1].method == "path"
+        assert dataclasses.replace(stats[0], time=0.0) == dataclasses.replace(stats[1], time=0.0)
+        assert stats[0].method == "path" and models[0].state_.unmoved == (ell == "α = 0")
         np.testing.assert_array_equal(to_host(models[0].state_.yf), to_host(models[1].state_.yf))
         np.testing.assert_array_equal(models[0]._weights, models[1]._weights)
+        np.testing.assert_array_equal(models[0].class_weight_, models[1].class_weight_)
         lo += m
     assert models[0].check_kkt() <= 1e-9
 
