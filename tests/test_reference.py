@@ -120,7 +120,6 @@ def _duplicates():
     return X, y_pm, 407.3156458528526, dict(kernel="poly", gamma=0.535973633592509, degree=3, coef0=1.0)
 
 
-
 @pytest.mark.parametrize("offset", [0.0, 1e3, 1e6])
 def test_the_rbf_kernel_is_exact_to_round_off_far_from_the_origin(offset):
     # Summed from the expansion ‖x‖² + ‖z‖² − 2⟨x, z⟩ (scikit-learn's rbf_kernel) its round-off
