@@ -17,6 +17,7 @@ from ._array_api import get_namespace_and_device, to_device, to_host
 from ._base import (
     MemoizedParams,
     OneVsOneSVC,
+    PublishedOnRead,
     check_every_class_weighted,
     path_failed,
     serialized,
@@ -61,7 +62,7 @@ _REFIT_MIN_ROWS = 2000
 _SMO_REFIT_SHARE = 0.3
 
 
-class IncrementalSVC(MemoizedParams, OneVsOneSVC):
+class IncrementalSVC(PublishedOnRead, MemoizedParams, OneVsOneSVC):
     """Exact C-SVC, updated by multiple incremental decremental learning; one-vs-one for more
     than two classes, as scikit-learn's ``SVC``.
 
@@ -257,27 +258,14 @@ class IncrementalSVC(MemoizedParams, OneVsOneSVC):
         self.max_iter = max_iter
         self.verbose = verbose
 
-    # What a two-class update leaves to publish when first read (:meth:`__getattr__`): its
-    # support vectors and coefficients are the layout of the state's α (``alpha_``, ``support_``,
-    # ...), 20–25 µs of a stream's 350 µs update that a stream, predicting from the state
-    # (:mod:`gpath.river`), would pay for nothing.
+    # What a two-class update leaves to publish when first read (PublishedOnRead): its support
+    # vectors and coefficients are the layout of the state's α.
     _PUBLISHED_ON_READ = ("alpha_", "support_", "support_vectors_", "dual_coef_", "intercept_", "n_support_")
     _OPTIONAL_ATTRIBUTES = OneVsOneSVC._OPTIONAL_ATTRIBUTES + _PUBLISHED_ON_READ
 
-    def __getattr__(self, name):
-        # (Called only for a name not found the usual way.)
-        if name in IncrementalSVC._PUBLISHED_ON_READ and self.__dict__.get("_unpublished"):
-            with self._lock():  # (the update that left them is over: it held the lock)
-                if self.__dict__.get("_unpublished"):
-                    self._publish()
-            return self.__dict__[name]
-        # Python's own error, again: a property's (``coef_`` of a nonlinear kernel) or the
-        # plain one's.
-        return object.__getattribute__(self, name)
-
-    def _publish(self) -> None:
-        """Publish the support vectors and coefficients of the states (a two-class model's
-        update left them unpublished: ``_unpublished``)."""
+    def _publish(self) -> dict:
+        """The support vectors and coefficients of the states (a two-class model's update
+        left them unpublished)."""
         state = self.states_[0]
         xp, device = state.xp, state.device
 
@@ -286,21 +274,7 @@ class IncrementalSVC(MemoizedParams, OneVsOneSVC):
 
         attrs = self._fitted_attributes(self._class_index, [state.alpha], [state.b], self.classes_, self.kernel_,
                                         take_rows, state.X.shape[1], self._weights, self.class_weight_)
-        self.__dict__.update({name: attrs[name] for name in self._PUBLISHED_ON_READ})
-        del self.__dict__["_unpublished"]
-
-    def _set_fitted(self, attrs: dict) -> None:
-        """:meth:`SaveMixin._set_fitted`; ``attrs["_unpublished"]`` True: the attributes of
-        :attr:`_PUBLISHED_ON_READ` are published when first read (the mark set before they
-        are dropped, so that a reader in another thread finds one or the other), until
-        attributes that include them are set."""
-        attrs = dict(attrs)
-        if attrs.pop("_unpublished", False):
-            self._unpublished = True
-            attrs.update(dict.fromkeys(self._PUBLISHED_ON_READ))
-        elif "support_" in attrs:
-            self.__dict__.pop("_unpublished", None)
-        super()._set_fitted(attrs)
+        return {name: attrs[name] for name in self._PUBLISHED_ON_READ}
 
     @property
     def state_(self) -> SVCState:

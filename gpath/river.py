@@ -36,7 +36,7 @@ from .cache import CacheFullError
 from .incremental import IncrementalSVC
 from .kernels import Kernel
 from .linalg import SingularMarginError
-from .svr import IncrementalSVR
+from .svr import IncrementalSVR, support_layout
 
 __all__ = ["SlidingWindowSVC", "SlidingWindowSVR"]
 
@@ -89,7 +89,7 @@ class _Window:
         self._window = []  # (feature dict, target) of the SVM's points, oldest first
         self._deferred = []  # the same for the points of the window that screening set aside
         self._pending = []  # the same for the points learned since the last full batch
-        self._support_of = None  # (state, support vectors, coefficients, b) of SlidingWindowSVC._support
+        self._support_of = None  # (state, support vectors, coefficients, b) of _support
 
     def __getstate__(self):
         # (SlidingWindowSVC._support's arrays are the state's, rebuilt when next needed.)
@@ -130,8 +130,19 @@ class _Window:
         return f if f is not None else to_host(model.kernel_(rows, support_vectors) @ coef + b)
 
     def _support(self, model) -> tuple:
-        """The model's support vectors, their coefficients (1-D) and b, as published."""
-        return model.support_vectors_, model.dual_coef_[0, :], model.intercept_[0]
+        """The model's support vectors, their coefficients (1-D) and b, as published. Where
+        its update left them unpublished (:class:`gpath._base.PublishedOnRead`), on NumPy, they
+        are read from the state (:meth:`_layout`): the same arrays, in the same order, without
+        the rest of what publishing builds, once per state."""
+        state = self._state(model)
+        held = self._support_of
+        if held is not None and held[0] is state:
+            return held[1:]
+        if "_unpublished" not in model.__dict__ or not isinstance(state.X, np.ndarray):
+            return model.support_vectors_, model.dual_coef_[0, :], model.intercept_[0]
+        rows, support, coef = self._layout(model, state)
+        self._support_of = (state, np.take(rows, support, axis=0), coef, state.b)
+        return self._support_of[1:]
 
     def _decision(self, model, row) -> float:
         """:meth:`_decisions` of the one row that :meth:`_row` built."""
@@ -360,20 +371,12 @@ class SlidingWindowSVC(_Window, base.Classifier):
     def _beyond_margin(model, f, codes) -> np.ndarray:
         return np.where(codes == 1, f, -f) > 1.0
 
-    def _support(self, model) -> tuple:
-        """:meth:`_Window._support` of the SVC's state on NumPy, where its update left them
-        unpublished (:meth:`gpath.IncrementalSVC.__getattr__`): the same arrays, in the same
-        order, as ``support_vectors_``, ``dual_coef_[0]`` and ``intercept_[0]``, without the
-        rest of what publishing builds, once per state."""
-        state = self._state(model)
-        held = self._support_of
-        if held is not None and held[0] is state:
-            return held[1:]
-        if "_unpublished" not in model.__dict__ or not isinstance(state.X, np.ndarray):
-            return super()._support(model)
+    @staticmethod
+    def _layout(model, state) -> tuple:
+        """The state's rows, its support vectors' rows among them and their coefficients, as
+        the model publishes them (:meth:`_Window._support`)."""
         support, _, coef = _binary_layout(state.alpha, model._class_index)
-        self._support_of = (state, np.take(state.X, support, axis=0), coef, state.b)
-        return self._support_of[1:]
+        return state.X, support, coef
 
     @staticmethod
     def _update(model, X_add, codes, n_oldest) -> None:
@@ -640,6 +643,13 @@ class SlidingWindowSVR(_Window, base.Regressor):
     @staticmethod
     def _beyond_margin(model, f, targets) -> np.ndarray:
         return np.abs(targets - f) < model.epsilon
+
+    @staticmethod
+    def _layout(model, state) -> tuple:
+        """The state's points (each one row of its doubled rows), its support vectors among
+        them and their β, as the model publishes them (:meth:`_Window._support`)."""
+        support, coef = support_layout(state.alpha)
+        return state.X[0::2, :], support, coef
 
     @staticmethod
     def _update(model, X_add, targets, n_oldest) -> None:

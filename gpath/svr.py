@@ -42,7 +42,7 @@ from sklearn.metrics import r2_score
 from sklearn.utils.validation import check_is_fitted
 
 from ._array_api import get_namespace_and_device, scalars, to_device, to_host
-from ._base import Locked, MemoizedParams, path_failed, serialized, update_or_refit
+from ._base import MemoizedParams, PublishedOnRead, path_failed, serialized, update_or_refit
 from ._incremental_file import restored_pair
 from ._path import (
     I,
@@ -80,7 +80,7 @@ __all__ = ["IncrementalSVR"]
 _KERNEL_PARAMS = ("kernel", "gamma", "degree", "coef0")
 
 
-class IncrementalSVR(MemoizedParams, Locked, SaveMixin, RegressorMixin, BaseEstimator):
+class IncrementalSVR(MemoizedParams, PublishedOnRead, SaveMixin, RegressorMixin, BaseEstimator):
     """Exact ε-SVR, updated by multiple incremental decremental learning.
 
     Solves ``min ½ βᵀ(K + ridge·I)β + ε Σ|β_i| − yᵀβ`` s.t. ``−C_i ≤ β_i ≤ C_i``, ``Σβ = 0``
@@ -161,6 +161,9 @@ class IncrementalSVR(MemoizedParams, Locked, SaveMixin, RegressorMixin, BaseEsti
         "n_features_in_", "feature_names_in_", "n_iter_", "fit_status_", "shape_fit_", "last_update_",
         "_X", "_y", "_weights", "_next_id", "_epsilon", "_kernel_params", "_saved_state",
     })
+    # What an update leaves to publish when first read (PublishedOnRead): the layout of β.
+    _PUBLISHED_ON_READ = ("support_", "support_vectors_", "dual_coef_", "intercept_", "n_support_")
+    _OPTIONAL_ATTRIBUTES = SaveMixin._OPTIONAL_ATTRIBUTES + _PUBLISHED_ON_READ
 
     def __init__(self, C=1.0, epsilon=0.1, kernel="rbf", gamma="scale", degree=3, coef0=0.0, method="auto",
                  ridge=1e-6, tol=1e-9, cache_size=1024):
@@ -234,7 +237,8 @@ class IncrementalSVR(MemoizedParams, Locked, SaveMixin, RegressorMixin, BaseEsti
         state.prepare_updates()  # (before the attributes: _X is a view of its rows)
         n = X.shape[0]
         stats = PathStats(n_iter, n, 0, time.perf_counter() - start, state.active.size, "fit")
-        attrs = self._attributes(state, y, weights, np.arange(n, dtype=np.int64), n, stats, n_iter)
+        attrs = self._attributes(state, y, weights, np.arange(n, dtype=np.int64), n, stats, n_iter,
+                                 self._published_of(state))
         attrs["_epsilon"] = params["epsilon"]
         self._set_fitted({**attrs, "kernel_": kernel, "feature_names_in_": names,
                           "_kernel_params": {key: getattr(self, key) for key in _KERNEL_PARAMS},
@@ -409,7 +413,7 @@ class IncrementalSVR(MemoizedParams, Locked, SaveMixin, RegressorMixin, BaseEsti
                 way = "path"
             stats = PathStats(n_bp, m, int(rows.size), time.perf_counter() - start, new.active.size, way)
             attrs = self._attributes(new, y, weights, ids, self._next_id + m, stats, n_bp,
-                                     rows if way == "path" and new.unmoved else None)
+                                     self._renumbered(rows) if way == "path" and new.unmoved else None)
         self._set_fitted({**attrs, **self._memo_of(params)})
         if way == "path":
             new.factor.take_spare(state.factor)  # the spent state's factor takes the next copy
@@ -539,35 +543,44 @@ class IncrementalSVR(MemoizedParams, Locked, SaveMixin, RegressorMixin, BaseEsti
             raise ValueError(f"{', '.join(changed)} cannot change between fit and update (fitted with {was}; "
                              f"now {is_}); call fit again")
 
-    def _attributes(self, state, y, weights, ids, next_id, stats, n_iter, unmoved_removed=None) -> dict:
-        """Every fitted attribute of ``state``, computed before the first one is set
-        (``unmoved_removed``: the points, increasing, that an update removed where its path
-        moved no coefficient, whose published solution is then this model's, the rows
-        renumbered)."""
-        xp, device = state.xp, state.device
+    def _attributes(self, state, y, weights, ids, next_id, stats, n_iter, published) -> dict:
+        """Every fitted attribute of ``state``, computed before the first one is set;
+        ``published``: the attributes of ``_PUBLISHED_ON_READ`` (:meth:`_published_of`), or
+        None to publish them when first read."""
         X = state.X[0::2, :]
         n, d = X.shape
-        if unmoved_removed is not None:
-            # Each support vector moves up by the removed points before it (none of them one).
-            published = {"support_": self.support_ - np.searchsorted(unmoved_removed, self.support_),
-                         **{name: getattr(self, name) for name in ("support_vectors_", "dual_coef_", "intercept_",
-                                                                   "n_support_")}}
-        else:
-            beta = state.alpha[0::2] - state.alpha[1::2]
-            support = np.flatnonzero(beta).astype(np.int64)
-            published = {
-                "support_": support,
-                "support_vectors_": xp.take(X, to_device(support, xp, device), axis=0),
-                "dual_coef_": to_device(beta[support][None, :], xp, device),
-                "intercept_": to_device(np.array([state.b]), xp, device),
-                "n_support_": np.array([support.size], dtype=np.int32),
-            }
         return {
-            "_state": state, "_X": X, "_y": y, "_weights": weights, **published,
+            "_state": state, "_X": X, "_y": y, "_weights": weights,
+            **({"_unpublished": True} if published is None else published),
             "sample_ids_": ids, "_next_id": int(next_id), "last_update_": stats,
             "n_iter_": int(n_iter), "fit_status_": 0, "shape_fit_": (int(n), int(d)),
             "n_features_in_": int(d),
         }
+
+    @staticmethod
+    def _published_of(state) -> dict:
+        """The support vectors and coefficients β = α − α* of ``state``."""
+        xp, device = state.xp, state.device
+        support, coef = support_layout(state.alpha)
+        return {
+            "support_": support,
+            "support_vectors_": xp.take(state.X[0::2, :], to_device(support, xp, device), axis=0),
+            "dual_coef_": to_device(coef[None, :], xp, device),
+            "intercept_": to_device(np.array([state.b]), xp, device),
+            "n_support_": np.array([support.size], dtype=np.int32),
+        }
+
+    def _publish(self) -> dict:
+        return self._published_of(self._state)
+
+    def _renumbered(self, removed: np.ndarray) -> dict | None:
+        """The published solution of an update whose path moved no coefficient: this model's,
+        each support vector moved up by the points ``removed`` (increasing) before it, none of
+        them one; None where this model's is not published either."""
+        if self.__dict__.get("_unpublished"):
+            return None
+        return {"support_": self.support_ - np.searchsorted(removed, self.support_),
+                **{name: getattr(self, name) for name in self._PUBLISHED_ON_READ[1:]}}
 
     def __copy__(self):
         """An independent model: the state is copied too (an update reuses the device cache
@@ -586,6 +599,7 @@ class IncrementalSVR(MemoizedParams, Locked, SaveMixin, RegressorMixin, BaseEsti
         if "_state" not in self.__dict__:
             raise TypeError(f"model must be a fitted gpath estimator; {type(self).__name__} is not fitted")
         check_saveable(self.kernel_, type(self).__name__)
+        self._published()  # (a file holds the support vectors and coefficients)
         s = self._state
         plain = object.__new__(type(self))
         # (not the parameters' memo: a cache of the checks, made anew by the next update)
@@ -665,6 +679,14 @@ def _rows_after(rows, weights, y, ids, w_add, y_add, next_id):  # pragma: no cov
     for j in range(m):
         weights2[t + j], y2[t + j], ids2[t + j] = w_add[j], y_add[j], next_id + j
     return weights2, y2, ids2, remove2
+
+
+def support_layout(alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The support vectors (points of β_i = α_i − α*_i ≠ 0, increasing; int64) and their β, of
+    the doubled coefficients ``alpha`` (host, 2n)."""
+    beta = alpha[0::2] - alpha[1::2]
+    support = np.flatnonzero(beta).astype(np.int64)
+    return support, beta[support]
 
 
 def one_row_per_point(state: SVCState, y, params: dict) -> bool:

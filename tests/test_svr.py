@@ -204,6 +204,43 @@ def test_an_update_that_moves_no_coefficient_publishes_the_same_solution(backend
     assert_exact(model, X[80:380], y[80:380], 10.0, 0.3, 1.0 / 7, X_device=backend.asarray(X[80:380]))
 
 
+def test_an_update_publishes_its_support_vectors_when_first_read(backend):
+    # An update leaves support_, dual_coef_, ... to the first read (PublishedOnRead), also
+    # across updates that move nothing; what a model so left publishes, and what its copy,
+    # pickle and saved file publish, is what a model read after every update publishes.
+    import copy
+    import pickle
+
+    X, y = waterflow()
+    names = ("support_", "support_vectors_", "dual_coef_", "intercept_", "n_support_")
+    lazy, read = (IncrementalSVR(C=10.0, epsilon=0.3, gamma=1.0 / 7).fit(backend.asarray(X[:300]),
+                                                                          backend.asarray(y[:300]))
+                  for _ in range(2))
+    assert all(name in vars(lazy) for name in names)  # (a fit publishes them)
+    kinds = set()
+    for t in range(300, 340, 2):
+        for model in (lazy, read):
+            model.update(backend.asarray(X[t : t + 2]), backend.asarray(y[t : t + 2]), remove=model.sample_ids_[:2])
+        kinds.add(lazy._state.unmoved)
+        published = {name: getattr(read, name) for name in names}
+        if kinds == {True, False}:
+            break
+    assert kinds == {True, False}  # an update that moved and one that did not, both left unread
+    assert "_unpublished" in vars(lazy) and not any(name in vars(lazy) for name in names)
+    file = io.BytesIO()
+    kept, pickled = copy.copy(lazy), pickle.loads(pickle.dumps(lazy))
+    lazy.save(file)  # (publishes: a file holds them)
+    file.seek(0)
+    for other in (lazy, kept, pickled, gpath.load(file)):
+        for name in names:
+            np.testing.assert_array_equal(gpath._array_api.to_host(getattr(other, name)),
+                                          gpath._array_api.to_host(published[name]))
+        assert "_unpublished" not in vars(other)
+    with pytest.raises(AttributeError, match="no attribute 'coef'"):
+        lazy.coef  # noqa: B018 (another missing name is still an AttributeError)
+    assert not hasattr(IncrementalSVR(), "support_")
+
+
 @pytest.mark.parametrize("kernel,gamma,coef0", [("rbf", 0.1, 0.0), ("linear", 1.0, 0.0), ("sigmoid", 0.01, -2.0)])
 def test_the_start_from_the_points_block_is_the_start_from_the_doubled_columns(backend, kernel, gamma, coef0):
     # SimpleSVM's start of the doubled problem takes the bound coefficients' shares (margins
