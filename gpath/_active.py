@@ -202,7 +202,10 @@ class ActiveSet:
         else:
             slots = cache.store_block(ks, columns)
             xp = cache.xp
-            q = np.ascontiguousarray(to_host(xp.take(columns, to_device(rows, xp, cache.device), axis=0)).T)
+            # Gathered along the rows of columns.T: NumPy's take along the rows of a Fortran-ordered
+            # block (the kernel blocks' layout) copies the whole block first (SimpleSVM's start at
+            # |M| = 3,456, ε-SVR on make_friedman1: 0.9 of its 3.2 s).
+            q = np.ascontiguousarray(to_host(xp.take(columns.T, to_device(rows, xp, cache.device), axis=1)))
         if not self.factor.insert_block(np.asarray(ks, dtype=np.int64), labels, q[:, :m], q[:, m:]):
             for k in ks:
                 cache.release(int(k))

@@ -767,6 +767,7 @@ class _SimpleRun:
         self.sum_y_upper = float(s.y_host[bounded] @ s.upper[bounded])
         s.alpha[free] = alpha[free]  # before the factor: a singular 𝐌's null step moves them
         s.cache.reserve(free.size + _BLOCK)
+        s.factor.reserve(s.factor.size + free.size)
         for lo in range(0, free.size, 256):
             part = free[lo : lo + 256]
             if part.size > 1 and not s.cache.holds_any(part):

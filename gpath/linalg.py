@@ -523,7 +523,7 @@ def _check_memory(capacity: int, size: int) -> None:
     available = available_memory()
     if available is not None and needed > available:
         raise MemoryError(
-            f"the working (margin) set has grown to |W| = {size} points; its factor on the host needs "
+            f"the working (margin) set reaches |W| = {size} points; its factor on the host needs "
             f"{needed / 2**30:.2f} GiB for {capacity} points (16·|W|² bytes), more than the "
             f"{available / 2**30:.2f} GiB of memory available: lower C, use a smaller gamma (fewer free "
             f"support vectors), or fit a subsample; the model is unchanged"
@@ -662,6 +662,19 @@ class BorderedFactor:
         q[:top, :top] = self._q[:top, :top]
         self._r, self._q, self._shares = r, q, False
 
+    def reserve(self, capacity: int) -> None:
+        """Room for ``capacity`` margin points in one step, for a caller about to enter that
+        many: growth by doubling copies R and Q_MM at every step (SimpleSVM's start at
+        |M| = 3,456: five copies, 0.25 s).
+
+        Raises
+        ------
+        MemoryError
+            If the arrays would not fit in the memory available (the message gives |M|, the
+            bytes needed and what to do).
+        """
+        self._reserve(capacity)
+
     def _reserve(self, capacity: int) -> None:
         """Arrays for at least ``capacity`` margin points (keeping the current ones).
 
@@ -674,7 +687,7 @@ class BorderedFactor:
         cap = max(16, capacity, 2 * (0 if old is None else old.shape[0]))
         m = self.m
         if cap > 256:  # small factors cannot run out of memory (and reading /proc costs)
-            _check_memory(cap, m)
+            _check_memory(cap, max(m, capacity))  # (the points the caller is about to hold)
         # Not zeroed: only R[:m, :m] and Q[:top, :top] are read (see _insert).
         arrays = dict(_r=np.empty((cap, cap)), _q=np.empty((cap, cap)), _y=np.zeros(cap), _g=np.zeros(cap),
                       _basis=np.zeros(cap, dtype=np.int64), _qs=np.arange(cap, dtype=np.int64),

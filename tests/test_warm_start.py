@@ -162,7 +162,7 @@ def test_a_working_set_beyond_memory_is_a_memory_error_and_changes_nothing(monke
     assert linalg.available_memory() is None or linalg.available_memory() > 2**20
     monkeypatch.setattr(linalg, "available_memory", lambda: 16.0 * 300**2)  # room for 300 points
     for estimator in (model, SimpleSVC(C=1e4, gamma=0.5)):
-        with pytest.raises(MemoryError, match=r"\|W\| = \d+ points; its factor on the host needs .* GiB for 512 "
+        with pytest.raises(MemoryError, match=r"\|W\| = (\d+) points; its factor on the host needs .* GiB for \1 "
                                               r"points .* lower C, use a smaller gamma .* or fit a subsample"):
             estimator.fit(X, y)
     assert snapshot(model) == before
