@@ -112,16 +112,17 @@ class PublishedOnRead(Locked):
     stream predicts from the state (:mod:`gpath.river`) and would pay for them at every
     update for nothing: 20–25 µs of a window's 350 µs update (SVC). An update that leaves
     them sets ``_unpublished`` among its attributes (:meth:`_set_fitted`); :meth:`_publish`
-    builds them from the state. Copies, pickles and saved files publish them too (a saved
-    file holds them)."""
+    builds them from the state. Copies and pickles carry the mark and publish from their own
+    state; a saved file holds them (the model publishes them first)."""
 
     _PUBLISHED_ON_READ: tuple[str, ...] = ()
 
     def __getattr__(self, name):
         # (Called only for a name not found the usual way.)
         if name in type(self)._PUBLISHED_ON_READ and self.__dict__.get("_unpublished"):
-            self._published()
-            return self.__dict__[name]
+            with self._lock():  # (read under the lock too: an update in another thread holds it)
+                self._published()
+                return self.__dict__[name]
         # Python's own error, again: a property's (``coef_`` of a nonlinear kernel) or the
         # plain one's.
         return object.__getattribute__(self, name)
@@ -148,9 +149,11 @@ class PublishedOnRead(Locked):
         if attrs.pop("_unpublished", False):
             self._unpublished = True
             attrs.update(dict.fromkeys(self._PUBLISHED_ON_READ))
-        elif not attrs.keys().isdisjoint(self._PUBLISHED_ON_READ):
-            self.__dict__.pop("_unpublished", None)
+            super()._set_fitted(attrs)
+            return
         super()._set_fitted(attrs)
+        if not attrs.keys().isdisjoint(self._PUBLISHED_ON_READ):  # (the mark goes once they are set)
+            self.__dict__.pop("_unpublished", None)
 
 
 class MemoizedParams:

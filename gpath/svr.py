@@ -593,9 +593,11 @@ class IncrementalSVR(MemoizedParams, PublishedOnRead, SaveMixin, RegressorMixin,
         return new
 
     # ------------------------------------------------------------------ persistence
+    @serialized
     def _to_saved(self):
         """The fitted attributes and the path state's α, b, sets, margin set (factor order)
-        and margins, so that a loaded model goes on updating exactly."""
+        and margins, so that a loaded model goes on updating exactly (holding the lock: it
+        publishes the support vectors, then reads every attribute)."""
         if "_state" not in self.__dict__:
             raise TypeError(f"model must be a fitted gpath estimator; {type(self).__name__} is not fitted")
         check_saveable(self.kernel_, type(self).__name__)

@@ -3,6 +3,8 @@ cheaper than the path (issue 17, item 2)."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from helpers import assert_exact, dataset
@@ -162,9 +164,12 @@ def test_a_working_set_beyond_memory_is_a_memory_error_and_changes_nothing(monke
     assert linalg.available_memory() is None or linalg.available_memory() > 2**20
     monkeypatch.setattr(linalg, "available_memory", lambda: 16.0 * 300**2)  # room for 300 points
     for estimator in (model, SimpleSVC(C=1e4, gamma=0.5)):
-        with pytest.raises(MemoryError, match=r"\|W\| = (\d+) points; its factor on the host needs .* GiB for \1 "
-                                              r"points .* lower C, use a smaller gamma .* or fit a subsample"):
+        with pytest.raises(MemoryError, match=r"\|W\| = \d+ points; its factor on the host needs .* GiB for \d+ "
+                                              r"points .* lower C, use a smaller gamma .* or fit a subsample") as error:
             estimator.fit(X, y)
+        # The room asked for is what doubling from 16 reaches, no more (|W| ≤ room < 2 |W|).
+        points, room = (int(v) for v in re.search(r"\|W\| = (\d+) .* for (\d+) points", str(error.value)).groups())
+        assert points <= room < 2 * points and room == 16 * 2 ** int(np.ceil(np.log2(points / 16)))
     assert snapshot(model) == before
     monkeypatch.setattr(linalg, "available_memory", lambda: None)  # unknown: no check
     SimpleSVC(C=1e4, gamma=0.5).fit(X[:300], y[:300])
