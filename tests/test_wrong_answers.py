@@ -257,41 +257,65 @@ def test_cross_validate_probability_calibrates_each_fold_on_its_own_rows():
         np.testing.assert_allclose(model.probB_, fresh.probB_, rtol=1e-6, atol=1e-9)
 
 
-def test_predictions_during_updates_from_other_threads_see_whole_models():
-    # Before: 91 of 460 predictions raised a shape error, 4 matched none of the model's states.
+def _predictions_during_updates(model, predict, updates):
+    """Every prediction that two other threads make while ``updates`` (callables) run one after
+    another equals the prediction of one of the model's states; the errors they met."""
     import threading
 
+    states = [predict(model)]
+    seen, errors, done = [], [], threading.Event()
+
+    def reader():
+        while not done.is_set():
+            try:
+                seen.append(predict(model))
+            except Exception as error:  # noqa: BLE001 (any error is the failure looked for)
+                errors.append(error)
+
+    readers = [threading.Thread(target=reader) for _ in range(2)]
+    for thread in readers:
+        thread.start()
+    try:
+        for update in updates:
+            update()
+            states.append(predict(model))
+    finally:
+        done.set()
+        for thread in readers:
+            thread.join()
+    assert not errors, errors[:3]
+    assert seen
+    for f in seen:
+        assert any(np.array_equal(f, g) for g in states)
+
+
+def test_predictions_during_updates_from_other_threads_see_whole_models():
+    # Before: 91 of 460 predictions raised a shape error, 4 matched none of the model's states.
     from helpers import dataset
 
     X, y = dataset("bananas")
     model = IncrementalSVC(C=100.0, gamma=1.0).fit(X[:800], y[:800])
     probe = X[3000:3200]
-    states = [model.decision_function(probe)]
-    seen, errors, done = [], [], threading.Event()
+    _predictions_during_updates(
+        model, lambda m: m.decision_function(probe),
+        [lambda at=800 + 20 * step: model.update(X_add=X[at : at + 20], y_add=y[at : at + 20],
+                                                 remove=model.sample_ids_[:20]) for step in range(12)])
 
-    def predict():
-        while not done.is_set():
-            try:
-                seen.append(model.decision_function(probe))
-            except Exception as error:  # noqa: BLE001 (any error is the failure looked for)
-                errors.append(error)
 
-    readers = [threading.Thread(target=predict) for _ in range(2)]
-    for reader in readers:
-        reader.start()
-    try:
-        for step in range(12):
-            at = 800 + 20 * step
-            model.update(X_add=X[at : at + 20], y_add=y[at : at + 20], remove=model.sample_ids_[:20])
-            states.append(model.decision_function(probe))
-    finally:
-        done.set()
-        for reader in readers:
-            reader.join()
-    assert not errors, errors[:3]
-    assert seen
-    for f in seen:
-        assert any(np.array_equal(f, g) for g in states)
+def test_an_svr_read_during_updates_from_other_threads_publishes_whole_models():
+    # An ε-SVR update leaves its support vectors to the first read (PublishedOnRead): a reader in
+    # another thread publishes them under the model's lock, one update's whole, and never finds
+    # them missing.
+    from gpath import IncrementalSVR
+    from gpath.datasets import load_waterflow_regression
+
+    X, y = load_waterflow_regression()
+    X, y = (X - X.mean(0)) / X.std(0), (y - y.mean()) / y.std()
+    model = IncrementalSVR(C=10.0, epsilon=0.1, gamma=1.0 / 7).fit(X[:600], y[:600])
+    _predictions_during_updates(
+        model, lambda m: m.dual_coef_,  # (one read: two reads may straddle an update)
+        [lambda at=600 + 10 * step: model.update(X[at : at + 10], y[at : at + 10], remove=model.sample_ids_[:10])
+         for step in range(20)])
 
 
 @pytest.mark.parametrize("method", ["single", "multiple"])
