@@ -128,13 +128,11 @@ class PublishedOnRead(Locked):
         return object.__getattribute__(self, name)
 
     def _published(self) -> None:
-        """Publish what an update left unpublished, if anything (holding the lock: a reader
-        in another thread waits for the update that left them, which held it)."""
+        """Publish what an update left unpublished, if anything. The caller holds the lock
+        (a reader in another thread then waits for the update that left them, which held it)."""
         if self.__dict__.get("_unpublished"):
-            with self._lock():
-                if self.__dict__.get("_unpublished"):
-                    self.__dict__.update(self._publish())
-                    del self.__dict__["_unpublished"]
+            self.__dict__.update(self._publish())
+            del self.__dict__["_unpublished"]
 
     def _publish(self) -> dict:
         """The attributes of ``_PUBLISHED_ON_READ``, from the state."""
@@ -142,9 +140,9 @@ class PublishedOnRead(Locked):
 
     def _set_fitted(self, attrs: dict) -> None:
         """:meth:`SaveMixin._set_fitted`; ``attrs["_unpublished"]`` True: the attributes of
-        ``_PUBLISHED_ON_READ`` are published when first read (the mark set before they are
-        dropped, so that a reader in another thread finds one or the other), until attributes
-        that include them are set."""
+        ``_PUBLISHED_ON_READ`` are published when first read, until attributes that include
+        them are set. The mark is set before they are dropped and dropped after they are set,
+        so that a reader in another thread finds one or the other."""
         attrs = dict(attrs)
         if attrs.pop("_unpublished", False):
             self._unpublished = True

@@ -672,7 +672,7 @@ class BorderedFactor:
         Raises
         ------
         MemoryError
-            If the arrays would not fit in the memory available (the message gives |M|, the
+            If the arrays would not fit in the memory available (the message gives |W|, the
             bytes needed and what to do).
         """
         cap = self.capacity
