@@ -53,33 +53,31 @@ class _Window:
     first, and the batch pending), their columns, and the device of the model's arrays."""
 
     @staticmethod
-    def _vector_dict(x, name) -> dict:
+    def _value(value, key, name) -> float:
+        """``name[key]``'s value as a float, checked: a real number, finite. Callers let a finite
+        float through without the call (an isinstance check against the Real ABC: ~1 µs a value)."""
+        if type(value) is not float:
+            if not isinstance(value, Real):
+                raise TypeError(f"{name}[{key!r}] must be a real number; got {type(value).__name__} {value!r} "
+                                f"(encode categories first, e.g. river.preprocessing.OneHotEncoder)")
+            value = float(value)
+        if not math.isfinite(value):
+            raise ValueError(f"{name}[{key!r}] must be finite; got {value!r}")
+        return value
+
+    @classmethod
+    def _vector_dict(cls, x, name) -> dict:
         """A copy of x with float values, checked (nothing else is kept of x)."""
         if not isinstance(x, dict):
             raise TypeError(f"{name} must be a dict of feature name -> number; got {type(x).__name__}")
-        out = {}
-        for key, value in x.items():
-            if type(value) is not float:  # (an isinstance check against the Real ABC: ~1 µs a value)
-                if not isinstance(value, Real):
-                    raise TypeError(f"{name}[{key!r}] must be a real number; got {type(value).__name__} {value!r} "
-                                    f"(encode categories first, e.g. river.preprocessing.OneHotEncoder)")
-                value = float(value)
-            if not math.isfinite(value):
-                raise ValueError(f"{name}[{key!r}] must be finite; got {value!r}")
-            out[key] = value
-        return out
+        return {key: value if type(value) is float and math.isfinite(value) else cls._value(value, key, name)
+                for key, value in x.items()}
 
     @staticmethod
     def _matrix(points, features) -> np.ndarray:
         """Host float64 rows of the points' feature dicts over ``features`` (missing: 0)."""
-        X = np.zeros((len(points), len(features)))
-        column = {f: j for j, f in enumerate(features)}
-        for i, (p, _) in enumerate(points):
-            for key, value in p.items():
-                j = column.get(key)
-                if j is not None:
-                    X[i, j] = value
-        return X
+        rows = [[p.get(f, 0.0) for f in features] for p, _ in points]
+        return np.array(rows, dtype=np.float64).reshape(len(points), len(features))
 
     def _start(self) -> None:
         """No SVM and no point yet."""
@@ -112,9 +110,12 @@ class _Window:
         """x as one row over ``features_`` (unknown names ignored, missing ones 0)."""
         if not isinstance(x, dict):
             raise TypeError(f"x must be a dict of feature name -> number; got {type(x).__name__}")
-        columns = set(self.features_)
-        point = self._vector_dict({k: v for k, v in x.items() if k in columns}, "x")
-        return self._device(self._matrix([(point, None)], self.features_))
+        features = self.features_
+        row = [x.get(f, 0.0) for f in features]
+        for j, value in enumerate(row):
+            if type(value) is not float or not math.isfinite(value):
+                row[j] = self._value(value, features[j], "x")
+        return self._device(np.array([row], dtype=np.float64).reshape(1, len(features)))
 
     def _decisions(self, model, rows) -> np.ndarray:
         """``f(x) = Σ_j coef_j K(x, x_j) + b`` of the window's model (``decision_function`` of a
