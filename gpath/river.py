@@ -60,7 +60,11 @@ class _Window:
             if not isinstance(value, Real):
                 raise TypeError(f"{name}[{key!r}] must be a real number; got {type(value).__name__} {value!r} "
                                 f"(encode categories first, e.g. river.preprocessing.OneHotEncoder)")
-            value = float(value)
+            try:
+                value = float(value)
+            except OverflowError:  # (an int beyond float64)
+                raise ValueError(f"{name}[{key!r}] must be finite; got {type(value).__name__} beyond float64's "
+                                 f"range") from None
         if not math.isfinite(value):
             raise ValueError(f"{name}[{key!r}] must be finite; got {value!r}")
         return value
@@ -76,8 +80,14 @@ class _Window:
     @staticmethod
     def _matrix(points, features) -> np.ndarray:
         """Host float64 rows of the points' feature dicts over ``features`` (missing: 0)."""
-        rows = [[p.get(f, 0.0) for f in features] for p, _ in points]
-        return np.array(rows, dtype=np.float64).reshape(len(points), len(features))
+        X = np.zeros((len(points), len(features)))
+        column = {f: j for j, f in enumerate(features)}
+        for i, (p, _) in enumerate(points):  # (by the points' own keys: one-hot rows hold few)
+            for key, value in p.items():
+                j = column.get(key)
+                if j is not None:
+                    X[i, j] = value
+        return X
 
     def _start(self) -> None:
         """No SVM and no point yet."""
@@ -112,14 +122,18 @@ class _Window:
             raise TypeError(f"x must be a dict of feature name -> number; got {type(x).__name__}")
         features = self.features_
         row = [x.get(f, 0.0) for f in features]
-        for j, value in enumerate(row):
+        for value in row:
             if type(value) is not float or not math.isfinite(value):
-                row[j] = self._value(value, features[j], "x")
-        return self._device(np.array([row], dtype=np.float64).reshape(1, len(features)))
+                # Checked in x's own order, as learn_one checks x, each named by x's key.
+                columns = set(features)
+                point = {key: self._value(value, key, "x") for key, value in x.items() if key in columns}
+                row = [point.get(f, 0.0) for f in features]
+                break
+        return self._device(np.array([row]))
 
     def _decisions(self, model, rows) -> np.ndarray:
         """``f(x) = Σ_j coef_j K(x, x_j) + b`` of the window's model (``decision_function`` of a
-        binary SVC, ``predict`` of an SVR) for k rows that :meth:`_matrix` built, as a host
+        binary SVC, ``predict`` of an SVR) for k rows that :meth:`_matrix` or :meth:`_row` built, as a host
         array (k,): their kernel rows against the support vectors (:meth:`_support`), without
         the estimator's checks of X, which rows of the model's own features, finite by
         construction, pass (they were half the time of a prediction, which a stream makes for

@@ -224,6 +224,7 @@ def test_bad_parameters(params, error, match):
     ([1.0, 2.0], True, TypeError, "x must be a dict of feature name -> number; got list"),
     ({"a": "red"}, True, TypeError, r"x\['a'\] must be a real number; got str 'red'"),
     ({"a": float("nan")}, True, ValueError, r"x\['a'\] must be finite; got nan"),
+    ({"a": 10**400}, True, ValueError, r"x\['a'\] must be finite; got int beyond float64's range"),
     ({"a": 1.0}, None, ValueError, "y must be a label; got None"),
     ({"a": 1.0}, [1], TypeError, "y must be a hashable label; got list"),
     ({"a": 1.0}, "maybe", ValueError, r"y='maybe' is not one of classes=\(False, True\)"),
@@ -249,6 +250,22 @@ def test_a_third_label_is_refused():
     with pytest.raises(TypeError, match=r"x\['a'\] must be a real number"):
         svm.predict_one({"a": "red"})
     assert svm.predict_one({"a": 1.0, "unknown": "ignored"}) in ("x", "y")
+
+
+def test_a_prediction_checks_x_as_learning_does():
+    svm = SlidingWindowSVC(window=20, batch=5)
+    for i in range(10):
+        svm.learn_one({"a": float(i), "b": float(i % 3)}, "x" if i % 2 else "y")
+    # The first bad value of the model's features in x's own order, named by x's key.
+    with pytest.raises(TypeError, match=r"x\['b'\] must be a real number"):
+        svm.predict_one({"b": "s", "a": math.nan, "c": "ignored"})
+    with pytest.raises(ValueError, match=r"x\['a'\] must be finite; got nan"):
+        svm.predict_one({"a": math.nan, "b": "s"})
+    with pytest.raises(ValueError, match=r"x\['a'\] must be finite; got int beyond"):
+        svm.predict_proba_one({"a": 10**400})
+    # Any real number counts as its float, a missing feature as 0, an unknown one not at all.
+    assert svm.predict_proba_one({"a": 3, "b": True}) == svm.predict_proba_one({"a": 3.0, "b": 1.0})
+    assert svm.predict_proba_one({"a": np.float32(0.5), "c": "x"}) == svm.predict_proba_one({"b": 0.0, "a": 0.5})
 
 
 # ---------------------------------------------------------------- SlidingWindowSVR (issue 19.3)
