@@ -126,18 +126,18 @@ class _Window:
             if type(value) is not float or not math.isfinite(value):
                 # Checked in x's own order, as learn_one checks x, each named by x's key.
                 columns = set(features)
-                point = {key: self._value(value, key, "x") for key, value in x.items() if key in columns}
+                point = {k: self._value(v, k, "x") for k, v in x.items() if k in columns}
                 row = [point.get(f, 0.0) for f in features]
                 break
         return self._device(np.array([row]))
 
     def _decisions(self, model, rows) -> np.ndarray:
         """``f(x) = Σ_j coef_j K(x, x_j) + b`` of the window's model (``decision_function`` of a
-        binary SVC, ``predict`` of an SVR) for k rows that :meth:`_matrix` or :meth:`_row` built, as a host
-        array (k,): their kernel rows against the support vectors (:meth:`_support`), without
-        the estimator's checks of X, which rows of the model's own features, finite by
-        construction, pass (they were half the time of a prediction, which a stream makes for
-        every point). On NumPy each row is one compiled pass over the support vectors
+        binary SVC, ``predict`` of an SVR) for k rows that :meth:`_matrix` or :meth:`_row`
+        built, as a host array (k,): their kernel rows against the support vectors
+        (:meth:`_support`), without the estimator's checks of X, which rows of the model's own
+        features, finite by construction, pass (they were half the time of a prediction, which
+        a stream makes for every point). On NumPy each row is one compiled pass over the support vectors
         (:func:`gpath._engine.decision_values`: 4.5 µs against 44 for the kernel block and its
         product, Phishing, window 300)."""
         support_vectors, coef, b = self._support(model)
