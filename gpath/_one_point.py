@@ -36,6 +36,51 @@ from .cache import _renumbered
 _R = 4  # gpath._path.R
 # What :func:`followed` returns where more than one added or removed point moves.
 MOVES_MORE = -1
+# The parts of the path so far that :func:`_packed` packs: float64, then int64 with the int8 sets.
+_PATH_FLOATS, _PATH_INTS = 9, 4
+
+
+@njit(cache=True)
+def _packed(floats, ints, where):  # pragma: no cover - compiled
+    """The path so far in two arrays (:func:`unpacked`): the float64 arrays ``floats`` end to
+    end; the parts' lengths, then the int64 arrays ``ints`` and the int8 ``where`` end to end.
+    Each array a compiled call returns is an object to make, about 1 µs each, and the path's
+    thirteen are read only where the loop stopped at an event: an update that ends returns two
+    empty arrays in their place."""
+    lengths = [a.shape[0] for a in floats] + [a.shape[0] for a in ints] + [where.shape[0]]
+    n_floats = len(floats)
+    out_f = np.empty(sum(lengths[:n_floats]))
+    out_i = np.empty(len(lengths) + sum(lengths[n_floats:]), dtype=np.int64)
+    t = 0
+    for a in floats:
+        out_f[t : t + a.shape[0]] = a
+        t += a.shape[0]
+    t = len(lengths)
+    out_i[:t] = np.array(lengths)
+    for a in ints:
+        out_i[t : t + a.shape[0]] = a
+        t += a.shape[0]
+    for k in range(where.shape[0]):
+        out_i[t + k] = where[k]
+    return out_f, out_i
+
+
+def unpacked(packed) -> tuple:
+    """:func:`_packed`'s path as :func:`followed` left it, each part its own array:
+    ``(alpha, upper, where, yf, lo, hi, shift, a_col, a_left, d_left, u, pints, pfloats)``."""
+    floats, ints = packed
+    n_floats, n_parts = _PATH_FLOATS, _PATH_FLOATS + _PATH_INTS
+    lengths = ints[:n_parts].tolist()
+    parts, t = [], 0
+    for k in lengths[:n_floats]:
+        parts.append(floats[t : t + k].copy())
+        t += k
+    t = n_parts
+    for k in lengths[n_floats:]:
+        parts.append(ints[t : t + k].copy())
+        t += k
+    alpha, upper, yf, lo, hi, shift, d_left, u, pfloats, a_col, a_left, pints, where = parts
+    return alpha, upper, where.astype(np.int8), yf, lo, hi, shift, a_col, a_left, d_left, u, pints, pfloats
 
 
 @njit(cache=True)
@@ -70,9 +115,10 @@ def followed(n_old, remove, y, alpha, upper, where, yf, lo, hi, shift, upper_add
     column Q[:, R] of the one that does (empty where the caller gave the start: it holds
     Q[:, R]). At an event, no row is kept and ``rows`` are every
     row's buffer row, and ``path`` holds the path so far for Python to carry on with
-    (:meth:`gpath._path.SVCState._one_point`): the rows' α, C_i, sets, margins, levels and
-    shift, each added row's column of ``QA``, the added rows still moving and their rates, u, and
-    the loop's ints and floats (:func:`gpath._mid_numba.run`).
+    (:meth:`gpath._path.SVCState._one_point`), packed (:func:`unpacked` gives it back): the
+    rows' α, C_i, sets, margins, levels and shift, each added row's column of ``QA``, the added
+    rows still moving and their rates, u, and the loop's ints and floats
+    (:func:`gpath._mid_numba.run`); where the update ended, two empty arrays.
     """
     m = QA.shape[1]
     n = n_old + m
@@ -152,7 +198,7 @@ def followed(n_old, remove, y, alpha, upper, where, yf, lo, hi, shift, upper_add
             return (status, False, breakpoints, computed, b, np.zeros(0, dtype=np.int64),
                     _kept_rows(np.zeros(0, dtype=np.int64), y, alpha2, upper2, where2, yf2, lo2, hi2, shift2),
                     (owner, used, slot_of, free, counts), top2, buffer_rows, r_rows, column,
-                    (alpha2, upper2, where2, yf2, lo2, hi2, shift2, a_col, a_left, d_left, u, pints, pfloats))
+                    _packed((alpha2, upper2, yf2, lo2, hi2, shift2, d_left, u, pfloats), (a_col, a_left, pints), where2))
         # At η = 1 (_PathRun.finish): the rest of A at C_i (I), R at 0.
         for j in range(pints[0]):
             alpha2[a_left[j]] = upper2[a_left[j]]
@@ -180,5 +226,4 @@ def followed(n_old, remove, y, alpha, upper, where, yf, lo, hi, shift, upper_add
             basis[i] = new_index[basis[i]]
         slot_of = _renumbered(owner, new_index)
     return (status, unmoved, breakpoints, computed, b, keep, kept, (owner, used, slot_of, free, counts), top2,
-            kept_rows, r_rows, column,
-            (alpha2, upper2, where2, yf2, lo2, hi2, shift2, a_col, a_left, d_left, u, pints, pfloats))
+            kept_rows, r_rows, column, (np.zeros(0), np.zeros(0, dtype=np.int64)))

@@ -993,7 +993,7 @@ class SVCState:
             QR = column[:, None]  # (the one removed point that moves: its column, computed there)
         if status != _mid_numba.DONE:  # an event for Python: the path so far goes on from there
             return self._one_point_resumed(appended, QA, cache, factor, slots, status, b, books, top, kept_rows,
-                                           r_rows, QR, path, max_columns, computed)
+                                           r_rows, QR, _one_point.unpacked(path), max_columns, computed)
         new = object.__new__(SVCState)
         new.__dict__.update(self.__dict__)
         if self._held_share()[0] is not None:  # (as _extended, then take_rows, on the rows before the drop)
