@@ -45,8 +45,8 @@ def _packed(floats, ints, where):  # pragma: no cover - compiled
     """The path so far in two arrays (:func:`unpacked`): the float64 arrays ``floats`` end to
     end; the parts' lengths, then the int64 arrays ``ints`` and the int8 ``where`` end to end.
     Each array a compiled call returns is an object to make, about 1 µs each, and the path's
-    thirteen are read only where the loop stopped at an event: an update that ends returns two
-    empty arrays in their place."""
+    thirteen are read only where the loop stopped at an event (:func:`followed` returns two
+    empty arrays in their place where the update ends)."""
     lengths = [a.shape[0] for a in floats] + [a.shape[0] for a in ints] + [where.shape[0]]
     n_floats = len(floats)
     out_f = np.empty(sum(lengths[:n_floats]))
@@ -71,6 +71,9 @@ def unpacked(packed) -> tuple:
     floats, ints = packed
     n_floats, n_parts = _PATH_FLOATS, _PATH_FLOATS + _PATH_INTS
     lengths = ints[:n_parts].tolist()
+    if floats.size != sum(lengths[:n_floats]) or ints.size != n_parts + sum(lengths[n_floats:]):
+        raise RuntimeError(f"a packed path of {floats.size} floats and {ints.size} ints does not hold the "
+                           f"{n_parts} parts of lengths {lengths}")  # (_packed and this out of step)
     parts, t = [], 0
     for k in lengths[:n_floats]:
         parts.append(floats[t : t + k].copy())
@@ -115,7 +118,7 @@ def followed(n_old, remove, y, alpha, upper, where, yf, lo, hi, shift, upper_add
     column Q[:, R] of the one that does (empty where the caller gave the start: it holds
     Q[:, R]). At an event, no row is kept and ``rows`` are every
     row's buffer row, and ``path`` holds the path so far for Python to carry on with
-    (:meth:`gpath._path.SVCState._one_point`), packed (:func:`unpacked` gives it back): the
+    (:meth:`gpath._path.SVCState._one_point_resumed`), packed (:func:`unpacked` gives it back): the
     rows' α, C_i, sets, margins, levels and shift, each added row's column of ``QA``, the added
     rows still moving and their rates, u, and the loop's ints and floats
     (:func:`gpath._mid_numba.run`); where the update ended, two empty arrays.

@@ -171,6 +171,29 @@ def test_a_path_handed_to_python_part_way_goes_on_as_the_readable_one(monkeypatc
     assert any(e not in (_mid_numba.DONE, one_point.MOVES_MORE) for e in events), set(events)
 
 
+@pytest.mark.parametrize("n,shift,moving", [(1, False, 1), (7, True, 3), (300, False, 1), (301, True, 2)])
+def test_the_path_so_far_comes_back_whole_from_its_packing(n, shift, moving):
+    # The path handed to Python at an event travels packed in two arrays (gpath._one_point):
+    # each of its thirteen parts comes back with its own values, dtype and memory.
+    import gpath._one_point as one_point
+
+    rng = np.random.default_rng(n)
+    floats = tuple(rng.normal(size=k) for k in (n, n, n, n, n, n if shift else 0, moving, n, 7))
+    ints = (rng.integers(-1, n, size=n), rng.integers(0, n, size=moving), rng.integers(-2**62, 2**62, size=15))
+    where = rng.integers(0, 5, size=n).astype(np.int8)
+    parts = one_point.unpacked(one_point._packed(floats, ints, where))
+    alpha, upper, yf, lo, hi, shift_, d_left, u, pfloats = floats
+    a_col, a_left, pints = ints
+    expected = (alpha, upper, where, yf, lo, hi, shift_, a_col, a_left, d_left, u, pints, pfloats)
+    assert len(parts) == len(expected)
+    for got, want in zip(parts, expected):
+        assert got.dtype == want.dtype and got.shape == want.shape and got.tobytes() == want.tobytes()
+        assert got.flags.c_contiguous and got.flags.owndata
+    with pytest.raises(RuntimeError, match="does not hold"):
+        floats_packed, ints_packed = one_point._packed(floats, ints, where)
+        one_point.unpacked((floats_packed[1:], ints_packed))
+
+
 def test_a_window_stream_predicts_the_same(monkeypatch):
     # river's SlidingWindowSVC (batch 1: one point in, the oldest out, after screening) with
     # and without the compiled call: the same decision values.
