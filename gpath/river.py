@@ -100,7 +100,7 @@ class _Window:
         self._support_of = None  # (state, support vectors, coefficients, b) of _support
 
     def __getstate__(self):
-        # (SlidingWindowSVC._support's arrays are the state's, rebuilt when next needed.)
+        # (_support's arrays are the state's, rebuilt when next needed.)
         return {key: value for key, value in self.__dict__.items() if key != "_support_of"}
 
     def __setstate__(self, state):
@@ -137,9 +137,9 @@ class _Window:
         built, as a host array (k,): their kernel rows against the support vectors
         (:meth:`_support`), without the estimator's checks of X, which rows of the model's own
         features, finite by construction, pass (they were half the time of a prediction, which
-        a stream makes for every point). On NumPy each row is one compiled pass over the support vectors
-        (:func:`gpath._engine.decision_values`: 4.5 µs against 44 for the kernel block and its
-        product, Phishing, window 300)."""
+        a stream makes for every point). On NumPy each row is one compiled pass over the support
+        vectors (:func:`gpath._engine.decision_values`: 4.5 µs against 44 for the kernel block
+        and its product, Phishing, window 300)."""
         support_vectors, coef, b = self._support(model)
         f = decision_values(model.kernel_, rows, support_vectors, coef, b)
         return f if f is not None else to_host(model.kernel_(rows, support_vectors) @ coef + b)
