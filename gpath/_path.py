@@ -33,7 +33,7 @@ from numba import njit
 from . import _mid_numba, _sparse
 from ._active import ActiveSet
 from ._array_api import namespace_by_name, scalars, to_device, to_host
-from ._engine import _stationarity, engine_for, products_in_threads
+from ._engine import _stationarity, engine_for, products_in_threads, threaded_product_size
 from ._ratio import EPS as _EPS
 from ._ratio import first_bound_hit, first_event
 from ._threads import in_row_blocks
@@ -214,6 +214,7 @@ _REFINE_TOL = 1e-14
 ONE_POINT = True
 _FEW_POINTS = 64  # the most added or removed rows it is tried for
 _NO_RECORD = np.zeros(0, dtype=bool)
+_NOT_ASKED = np.full(4, -1.0)  # (gpath._one_point._path_end's end: no check asked)
 # Spare cache rows of each slot written by SVCState.prepare_updates: a page of float64s. It
 # copies X and the factor only below _PREPARED_ENTRIES entries each (32 MB): a larger model's
 # update costs far more than its memory's first touch, and a model that is never updated
@@ -608,12 +609,14 @@ class SVCState:
         margins ``y_A f(x_A) = Q[:, A]ᵀ α + y_A b`` (plus their shift)."""
         xp, m = self.xp, X_add.shape[0]
         X, x_rows = self._rows_appended(X_add) if m else (self.X, self.__dict__.get("_x_rows"))
+        shift_add = None if self.shift is None else shift_add
+        done = None if self.twins else self.engine.appended_columns(self.kernel, X, self.y, y_add, self.alpha,
+                                                                     self.b, self.ridge, shift_add)
+        if done is not None:
+            return _Appended(X, x_rows, *done)
         y = xp.concat([self.y, y_add], axis=0)
         QA = self._q_rows(X, y, np.arange(self.n, self.n + m))
-        yf_add = None
-        if m:
-            yf_add = self.engine.added_margins(self.alpha, QA, self.b, y_add,
-                                               None if self.shift is None else shift_add)
+        yf_add = self.engine.added_margins(self.alpha, QA, self.b, y_add, shift_add) if m else None
         return _Appended(X, x_rows, y, QA, yf_add)
 
     def _extended(self, X_add, y_add, upper_add, shift_add=None, appended=None) -> tuple[SVCState, object]:
@@ -838,7 +841,7 @@ class SVCState:
 
     # ------------------------------------------------------------------ the path
     def follow(self, X_add, y_add, remove: np.ndarray, max_columns=None, upper_add=None,
-               shift_add=None) -> tuple[SVCState, PathStats]:
+               shift_add=None, end: PathEnd | None = None) -> tuple[SVCState, PathStats]:
         """Add the rows ``X_add`` and remove the rows ``remove`` along one path.
 
         Parameters
@@ -853,6 +856,9 @@ class SVCState:
             Box C_i of each added point (None: C).
         shift_add : device array of shape (m,) or None
             ``p + 1`` of each added point (a state with a ``shift`` only).
+        end : PathEnd or None
+            The caller's end checks (:func:`gpath._simplesvm.exact_update`), which a small
+            update's compiled call takes where it can.
 
         Returns
         -------
@@ -888,7 +894,7 @@ class SVCState:
                 n_breakpoints = 0
             else:
                 state, n_breakpoints = self._followed(X_add, y_add, upper_add, shift_add, remove, max_columns,
-                                                      appended)
+                                                      appended, end)
         stats = PathStats(
             n_breakpoints=n_breakpoints,
             n_added=int(m),
@@ -898,7 +904,8 @@ class SVCState:
         )
         return state, stats
 
-    def _followed(self, X_add, y_add, upper_add, shift_add, remove, max_columns, appended) -> tuple[SVCState, int]:
+    def _followed(self, X_add, y_add, upper_add, shift_add, remove, max_columns, appended,
+                  end=None) -> tuple[SVCState, int]:
         """:meth:`follow`'s path (within its transaction): the new state and its breakpoints.
         A small update's compiled call (:meth:`_one_point`) limits BLAS's threads only where
         it calls BLAS (a start of more than one moving point): a stream's update calls none,
@@ -906,7 +913,7 @@ class SVCState:
         if (0 < X_add.shape[0] <= _FEW_POINTS and remove.size <= _FEW_POINTS and ONE_POINT
                 and self._one_point_applies(max_columns)):
             appended = self._appended(X_add, y_add, shift_add) if appended is None else appended
-            done = self._one_point(appended, upper_add, shift_add, remove, max_columns)
+            done = self._one_point(appended, upper_add, shift_add, remove, max_columns, end)
             if done is not None:
                 return done
         return self._readable_followed(X_add, y_add, upper_add, shift_add, remove, max_columns, appended)
@@ -942,14 +949,17 @@ class SVCState:
         return (self.engine.name == "numba" and self.n > 0
                 and (max_columns is None or int(np.count_nonzero(self.cache.used)) <= max_columns))
 
-    def _one_point(self, appended: _Appended, upper_add, shift_add, remove, max_columns) -> tuple[SVCState, int] | None:
+    def _one_point(self, appended: _Appended, upper_add, shift_add, remove, max_columns,
+                   end: PathEnd | None = None) -> tuple[SVCState, int] | None:
         """:meth:`_followed` of an update adding a few rows (``appended``) and removing a few in
         one compiled call (:func:`gpath._one_point.followed`, the same arithmetic); where more
         than one of them moves, from the path's start computed here as the readable path
         computes it (:func:`_path_start`). Where the path stops at an event that Python
         applies, the path so far goes on in Python (:meth:`_one_point_resumed`); None, before
         anything moved, where the call's sets are not those of that start (the readable path
-        then takes the update)."""
+        then takes the update). Where the update ends in the call, so do
+        :meth:`release_bounded_margin`'s test and, asked by ``end``, the caller's end checks
+        (:class:`PathEnd`)."""
         m, n_old = appended.QA.shape[1], self.n
         # Without m spare rows in its buffer, the cache's live rows go to a new one first (as
         # QColumnCache.with_rows_appended), which this state does not hold.
@@ -978,15 +988,21 @@ class SVCState:
                     np, self.device, np.concatenate([self.upper, upper_add]), np.concatenate([self.alpha, np.zeros(m)]),
                     appended.y, QA, a_rows, a_rows - n_old, r_rows, q_rows)
                 start = np.array([delta0, rate_scale])
+        # (max Q_kk and the rates of gpath._simplesvm._path_unresolved, as it reads them)
+        diag = max(self._diag_max, self._max_diagonal(appended.X[n_old:])) if "_diag_max" in self.__dict__ else -1.0
+        asked = _NOT_ASKED
+        if end is not None and diag >= 0.0:
+            asked = np.array([end.tol, diag, float(upper_add.sum()) + float(self.alpha[remove].sum()),
+                              threaded_product_size() or -1.0])
         (status, unmoved, n_breakpoints, computed, b, keep, kept, books, top, kept_rows, r_rows, column,
-         path) = _one_point.followed(
+         path, ended) = _one_point.followed(
             n_old, remove, appended.y, self.alpha, self.upper, self.where, self.yf, self.lo, self.hi,
             _NO_SHIFT if self.shift is None else self.shift, upper_add, appended.yf_add,
             _NO_SHIFT if self.shift is None else shift_add, QA,
             factor.arrays, slots, (cache.owner, cache.used, cache.slot_of, cache.free, cache.counts), cache.data,
             cache.top, _mid_numba._EMPTY_ROWS if cache.rows_host is None else cache.rows_host, cache._protected(),
             written, record, np.array([-1 if max_columns is None else max_columns], dtype=np.int64), kernel,
-            self.b, self.C, u_start, d_start, start)
+            self.b, self.C, u_start, d_start, start, asked)
         if status == _one_point.MOVES_MORE:
             return None
         if QR is None and r_rows.size:
@@ -1013,16 +1029,20 @@ class SVCState:
         else:
             new.X = np.take(appended.X, keep, axis=0)
             new.__dict__.pop("_x_rows", None)
-        if "_diag_max" in self.__dict__:
-            new._diag_max = max(self._diag_max, self._max_diagonal(appended.X[n_old:]))
+        if diag >= 0.0:
+            new._diag_max = diag
         new_cache = cache.with_books(books, top, kept_rows, max_columns, computed)
         if new_cache.top > keep.size + keep.size // 4 + 64:  # (QColumnCache.keep_rows's rebuild)
             new_cache.__dict__.update(new_cache.with_spare_rows().__dict__)
         new.active = ActiveSet.of(factor, new_cache, new.q_column, slots)
         new.unmoved = bool(unmoved) and factor.size > 0
         if not new.unmoved:
-            new.release_bounded_margin()
+            release, a_max, c_max, at_bounds, checked, violation, taken = ended
+            if release:  # (release_bounded_margin's test, taken in the call)
+                new._release(a_max, c_max, at_bounds)
             new.active.compact()
+            if checked:
+                end.margins = (violation, bool(taken))
         return new, int(n_breakpoints)
 
     @single_threaded_host_blas
@@ -1253,16 +1273,28 @@ class SVCState:
         held[cols] = coefs
         self._share_coef = held
 
-    def refined_check(self, tol: float, refine: bool = True) -> tuple[float, float | None]:
+    def refined_check(self, tol: float, refine: bool = True, margins=None) -> tuple[float, float | None]:
         """:meth:`refine` (unless ``refine`` is False), then :meth:`kkt_check` with ``tol``: what
         the end of an update takes. On NumPy their first steps in one compiled call
         (:func:`_refined_margins`: a window's update paid some 50 µs of NumPy steps for them),
-        the same arithmetic."""
-        cache = self.cache
-        if self.engine.name != "numba" or not refine:
+        the same arithmetic; ``margins``: its result where a small update's compiled call took
+        it on this state's arrays as they are (:class:`PathEnd`)."""
+        if margins is None and (self.engine.name != "numba" or not refine):
             if refine:
                 self.refine()
             return self.kkt_check(tol)
+        violation, taken = self._refined_margin_rows() if margins is None else margins
+        if not taken:  # the residual needs the scale, or a repair
+            self._refined(_REFINE_TOL)
+            return self.kkt_check(tol)
+        if violation <= tol:
+            return violation, None
+        return self.kkt_check(tol)
+
+    def _refined_margin_rows(self) -> tuple[float, bool]:
+        """:func:`_refined_margins` on this state (its dots split between the cores where they
+        are many): (violation, taken)."""
+        cache = self.cache
         members, slots = self.active.members, self.active.slots
         rows = _mid_numba._EMPTY_ROWS if cache.rows_host is None else cache.rows_host
         shift = _NO_SHIFT if self.shift is None else self.shift
@@ -1277,12 +1309,7 @@ class SVCState:
             violation, taken = _refined_margins(self.alpha, self.y_host, self.upper, members, cache.data, slots,
                                                 rows, cache.top, self.b, shift, self.yf, self.lo, self.hi, self.C,
                                                 _REFINE_TOL)
-        if not taken:  # the residual needs the scale, or a repair
-            self._refined(_REFINE_TOL)
-            return self.kkt_check(tol)
-        if violation <= tol:
-            return violation, None
-        return self.kkt_check(tol)
+        return violation, taken
 
     def kkt_violation(self) -> float:
         """The largest KKT violation of the maintained margins, relative to :meth:`kkt_scale`
@@ -1738,8 +1765,23 @@ class _PathRun:
         self.zero_steps += 1
 
 
+@dataclass
+class PathEnd:
+    """The end checks an update asks of its path (:func:`gpath._simplesvm.exact_update`):
+    whether the path's rates may have moved the margins by more round-off than the KKT check
+    at ``tol`` passes, then the margin equations refined and checked
+    (:meth:`SVCState.refined_check`). A small update's compiled call
+    (:meth:`SVCState._one_point`) takes them where the path ends in it, on the new state's
+    arrays, after the same steps and with the same arithmetic, and leaves the check's result in
+    ``margins`` ((violation, taken) of :func:`_refined_margins`); None: not taken there (a
+    stream's update paid some 25 µs of Python steps for them)."""
+
+    tol: float
+    margins: tuple[float, bool] | None = None
+
+
 def follow_update(state: SVCState, X_add, y_add, remove: np.ndarray, limit, method: str, upper_add,
-                  shift_add=None, rows_per_point: int = 1) -> tuple[SVCState, int]:
+                  shift_add=None, rows_per_point: int = 1, end: PathEnd | None = None) -> tuple[SVCState, int]:
     """The state after adding the rows ``X_add`` and removing the rows ``remove``, and its
     breakpoints: one path (MID, any ``method`` but "single"), or one path per point (SID,
     Cauwenberghs & Poggio's single update; section 3.1), adding the points in order, then
@@ -1757,10 +1799,12 @@ def follow_update(state: SVCState, X_add, y_add, remove: np.ndarray, limit, meth
     method : str
     rows_per_point : int
         Rows that make up one point (2 for ε-SVR: its α and α* rows move together).
+    end : PathEnd or None
+        As :meth:`SVCState.follow` (one path only).
     """
     if method != "single":
         state, stats = state.follow(X_add, y_add, remove, max_columns=limit, upper_add=upper_add,
-                                    shift_add=shift_add)
+                                    shift_add=shift_add, end=end)
         return state, stats.n_breakpoints
     return _single_updates(state, X_add, y_add, remove, limit, upper_add, shift_add, rows_per_point)
 

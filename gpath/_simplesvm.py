@@ -48,7 +48,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from ._array_api import get_namespace_and_device, scalars, to_device, to_host
-from ._path import _FLOAT64_EPS, RESOLUTION, I, M, O, PathError, SVCState, _levels, follow_update
+from ._path import _FLOAT64_EPS, RESOLUTION, I, M, O, PathEnd, PathError, SVCState, _levels, follow_update
 from ._ratio import first_bound_hit
 from ._smo import SMO_TOL, shared_kernel_rows_of, smo_start
 from .kernels import Kernel
@@ -567,17 +567,20 @@ def exact_update(state: SVCState, X_add, y_add, remove: np.ndarray, limit, metho
     PathError, SingularMarginError, CacheFullError
         As :meth:`SVCState.follow` and :func:`polish`.
     """
+    end = PathEnd(tol)
     new, breakpoints = follow_update(state, X_add, y_add, remove, limit, method, upper_add, shift_add,
-                                     rows_per_point)
-    if not new.unmoved and _path_unresolved(state, new, upper_add, remove, tol):
+                                     rows_per_point, end)
+    # (Where the path's compiled call took the end checks, the path was resolved.)
+    if end.margins is None and not new.unmoved and _path_unresolved(state, new, upper_add, remove, tol):
         new.yf = new.margins_from_alpha()
-    return new, breakpoints, refined_or_polished(new, tol)
+    return new, breakpoints, refined_or_polished(new, tol, end.margins)
 
 
-def refined_or_polished(state: SVCState, tol: float) -> tuple[float, float] | None:
+def refined_or_polished(state: SVCState, tol: float, margins=None) -> tuple[float, float] | None:
     """The margin equations refined and the KKT conditions checked
-    (:meth:`SVCState.refined_check`); where they miss ``tol``, SimpleSVM finishes from the
-    state's sets (:func:`polish`), in place. Returns the check, None after a polish.
+    (:meth:`SVCState.refined_check`, with its ``margins``); where they miss ``tol``, SimpleSVM
+    finishes from the state's sets (:func:`polish`), in place. Returns the check, None after
+    a polish.
 
     Raises
     ------
@@ -585,7 +588,7 @@ def refined_or_polished(state: SVCState, tol: float) -> tuple[float, float] | No
         As :func:`polish`.
     """
     # (An unmoved state's drift is that of the state it came from: no refinement.)
-    checked = state.refined_check(tol, refine=not state.unmoved)
+    checked = state.refined_check(tol, refine=not state.unmoved, margins=margins)
     if checked[0] > tol:
         state.unmoved = False
         polish(state)

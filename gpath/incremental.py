@@ -624,7 +624,7 @@ class IncrementalSVC(PublishedOnRead, MemoizedParams, OneVsOneSVC):
         with path_failed():
             new, n_breakpoints, checked = exact_update(state, X_add, to_device(y_add, state.xp, state.device), remove,
                                                        limit, params["method"], upper_add, params["tol"])
-            self._check_state(new, checked)
+            check_state(new, params["tol"], checked)  # (the tol checked with the other parameters)
         new.n_iter = n_breakpoints
         return new
 

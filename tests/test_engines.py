@@ -295,6 +295,32 @@ def test_the_few_feature_rbf_block_equals_the_generic_block(labels):
 
 
 @pytest.mark.parametrize("kind", ["rbf", "linear", "poly"])
+@pytest.mark.parametrize("d", [7, 40])
+def test_the_appended_points_columns_are_the_three_steps_bit_for_bit(kind, d):
+    # A stream's new point or two: labels, kernel columns and margins in one compiled call
+    # (NumbaEngine.appended_columns), against the steps it replaces (SVCState._appended): the
+    # same bits, the block Fortran-ordered as q_block makes it; more points take the steps.
+    from gpath.kernels import Kernel
+
+    rng = np.random.default_rng(d)
+    X, y = rng.normal(size=(302, d)) * 0.5, np.where(rng.random(302) < 0.5, 1.0, -1.0)
+    kernel = Kernel(kind, gamma=0.3, degree=3, coef0=1.0, offset=0.25)
+    engine = NumbaEngine(np, None)
+    for m, shift in ((1, None), (2, None), (2, rng.normal(size=2))):
+        n = 302 - m
+        alpha = rng.random(n) * (rng.random(n) < 0.3)
+        labels, QA, yf = engine.appended_columns(kernel, X, y[:n], y[n:], alpha, 0.7, 1e-3, shift)
+        want_labels = np.concatenate([y[:n], y[n:]])
+        want_QA = engine.q_block(kernel, X, np.arange(n, n + m), want_labels, 1e-3)
+        want_yf = engine.added_margins(alpha, want_QA, 0.7, y[n:], shift)
+        for got, want in ((labels, want_labels), (QA, want_QA), (yf, want_yf)):
+            assert got.shape == want.shape and got.tobytes(order="A") == want.tobytes(order="A")
+        assert QA.flags.f_contiguous
+    assert engine.appended_columns(kernel, X, y[:299], y[299:], np.zeros(299), 0.0, 0.0, None) is None
+    assert Engine(np, None).appended_columns(kernel, X, y[:301], y[301:], np.zeros(301), 0.0, 0.0, None) is None
+
+
+@pytest.mark.parametrize("kind", ["rbf", "linear", "poly"])
 def test_the_twin_block_equals_the_doubled_block(backend, kind):
     # ε-SVR's doubled rows 2i and 2i + 1 are one point: an update's blocks compute each kernel
     # value once and sign it by the labels of its row and column (Engine.twin_block). The

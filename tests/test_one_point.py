@@ -15,13 +15,15 @@ from gpath.cache import CacheFullError
 
 @pytest.fixture
 def taken(monkeypatch):
-    """Counts of the updates the compiled call finished and of those it handed back."""
-    counts = {"finished": 0, "handed back": 0}
+    """Counts of the updates the compiled call finished, of those it handed back, and of
+    those whose end checks it took (gpath._path.PathEnd)."""
+    counts = {"finished": 0, "handed back": 0, "checked": 0}
     original = path_module.SVCState._one_point
 
     def counting(self, *args):
         done = original(self, *args)
         counts["finished" if done is not None else "handed back"] += 1
+        counts["checked"] += len(args) > 5 and args[5] is not None and args[5].margins is not None
         return done
 
     monkeypatch.setattr(path_module.SVCState, "_one_point", counting)
@@ -102,8 +104,9 @@ def test_small_updates_are_the_readable_paths_bit_for_bit(data, kernel, C, gamma
     models = [IncrementalSVC(C=C, kernel=kernel, gamma=gamma).fit(X[:n], y[:n]) for _ in range(2)]
     # One point in, the oldest out (a window), or a few of each, or a point out anywhere.
     _same_updates(models, X, y, n, (1, 1, 2, 3), 40, rng, monkeypatch)
-    # The test is not vacuous: the compiled call took many of the updates that moved.
-    assert taken["finished"] >= 10, taken
+    # The test is not vacuous: the compiled call took many of the updates that moved, and
+    # their end checks.
+    assert taken["finished"] >= 10 and taken["checked"] >= 5, taken
 
 
 @pytest.mark.parametrize(("C", "epsilon", "kernel"), [(10.0, 0.1, "rbf"), (1e3, 0.0, "rbf"), (1.0, 0.3, "linear")])
@@ -117,7 +120,7 @@ def test_small_regression_updates_are_the_readable_paths_bit_for_bit(C, epsilon,
     models = [IncrementalSVR(C=C, epsilon=epsilon, kernel=kernel, gamma=1 / 7).fit(X[:200], y[:200])
               for _ in range(2)]
     _same_updates(models, X, y, 200, (1, 1, 1, 2), 60, np.random.default_rng(5), monkeypatch)
-    assert taken["finished"] >= 5, taken
+    assert taken["finished"] >= 5 and taken["checked"] >= 5, taken
 
 
 @pytest.mark.parametrize("model", ["svc", "svr"])
@@ -131,7 +134,7 @@ def test_batch_updates_are_the_readable_paths_bit_for_bit(model, taken, monkeypa
     original, given = one_point.followed, []
 
     def counted(*args):
-        given.append(args[-3].shape[0] > 0)  # u_start: the caller's start of a path moving more points
+        given.append(args[-4].shape[0] > 0)  # u_start: the caller's start of a path moving more points
         return original(*args)
 
     monkeypatch.setattr(one_point, "followed", counted)
@@ -169,6 +172,24 @@ def test_a_path_handed_to_python_part_way_goes_on_as_the_readable_one(monkeypatc
         _assert_same(_state(models[0]), _state(models[1]))
     assert models[0].check_kkt() <= 1e-9
     assert any(e not in (_mid_numba.DONE, one_point.MOVES_MORE) for e in events), set(events)
+
+
+def test_an_update_whose_rates_dwarf_its_coefficients_leaves_its_end_checks_to_python(taken, monkeypatch):
+    # Features of size 1e10 and a linear kernel (test_incremental.py's case): the added points'
+    # rates move the margins by terms near 1e20 on their way to α ≈ 1e-20, which float64 does
+    # not resolve at tol. The compiled call must not take the end checks there (the margins
+    # come from α afresh first): the readable path's model, bit for bit, and exact.
+    rng = np.random.default_rng(10)
+    X = rng.normal(size=(40, 1)) * 1e10
+    y = np.where(X[:, 0] > 0, 1, 0)
+    models = [IncrementalSVC(C=1.8, kernel="linear").fit(X[:30], y[:30]) for _ in range(2)]
+    support = np.flatnonzero(models[0].alpha_ > 0)
+    assert models[0].alpha_.max() < 1e-18
+    outcome = _both(models, X[30:], y[30:], models[0].sample_ids_[support], monkeypatch)
+    assert outcome == [None, None]
+    _assert_same(_state(models[0]), _state(models[1]))
+    assert taken == {"finished": 1, "handed back": 0, "checked": 0}, taken
+    assert models[0].check_kkt() <= 1e-9
 
 
 @pytest.mark.parametrize("n,shift,moving", [(1, False, 1), (7, True, 3), (300, False, 1), (301, True, 2)])
@@ -224,7 +245,9 @@ def test_an_interrupt_after_the_compiled_call_leaves_the_model_as_it_was(taken, 
     model = IncrementalSVC(C=100.0, gamma=0.05).fit(X[:200], y[:200])
     for lo in range(200, 210):  # some updates first: a window's steady state
         model.update(X_add=X[lo : lo + 1], y_add=y[lo : lo + 1], remove=model.sample_ids_[:1])
-    original = path_module.SVCState.release_bounded_margin
+    from gpath._active import ActiveSet
+
+    original = ActiveSet.compact
 
     def failing(self):
         raise error
@@ -232,15 +255,15 @@ def test_an_interrupt_after_the_compiled_call_leaves_the_model_as_it_was(taken, 
     finished, interrupted = taken["finished"], 0
     for lo in range(210, 260):
         before = snapshot(model)
-        monkeypatch.setattr(path_module.SVCState, "release_bounded_margin", failing)
-        try:  # (an update that moves nothing releases nothing: it goes through)
+        monkeypatch.setattr(ActiveSet, "compact", failing)
+        try:  # (an update that moves nothing compacts nothing: it goes through)
             model.update(X_add=X[lo : lo + 1], y_add=y[lo : lo + 1], remove=model.sample_ids_[:1])
             continue
         except (KeyboardInterrupt, RuntimeError) as exc:
             assert exc is error or isinstance(exc, error)
             interrupted += 1
         finally:
-            monkeypatch.setattr(path_module.SVCState, "release_bounded_margin", original)
+            monkeypatch.setattr(ActiveSet, "compact", original)
         assert snapshot(model) == before
         state = model.state_
         for slot, point in enumerate(state.cache.owner):  # every column the books name is its own

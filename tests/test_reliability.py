@@ -316,7 +316,7 @@ def test_an_update_that_moves_nothing_shares_its_factor_and_a_failure_leaves_it_
     with monkeypatch.context() as m:
         m.setattr(path_module.SVCState, "kkt_check", failing_once)
         m.setattr(simplesvm_module, "polish", refactored_polish)
-        m.setattr(IncrementalSVC, "_check_state", rejected)
+        m.setattr("gpath.incremental.check_state", rejected)  # (the check after the path)
         with pytest.raises(PathError, match="injected"):
             model.update(X_add=X[beyond : beyond + 1], y_add=y[beyond : beyond + 1], remove=[idle])
     assert polished == [True] and written == [True]
