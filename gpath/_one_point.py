@@ -31,21 +31,24 @@ from numba import njit
 
 from . import _mid_numba
 from ._path import (
-    _FLOAT64_EPS,
     _REFINE_TOL,
     _appended_rows,
     _balanced_at_bounds,
     _kept_rows,
     _path_sets,
     _refined_margins,
+    _release_due,
+    rates_round_off,
 )
-from .cache import _renumbered
+from .cache import _renumbered, identity_rows, rows_rebuilt
 
 _R = 4  # gpath._path.R
 # What :func:`followed` returns where more than one added or removed point moves.
 MOVES_MORE = -1
 # The parts of the path so far that :func:`_packed` packs: float64, then int64 with the int8 sets.
 _PATH_FLOATS, _PATH_INTS = 9, 4
+# :func:`_path_end`'s result where it did not run.
+_NOT_ENDED = (False, 0.0, 0.0, False, False, 0.0, False)
 
 
 @njit(cache=True)
@@ -99,31 +102,28 @@ def _path_end(alpha, y, upper, members, data, slots, rows, top, b, shift, yf, lo
     """The end of a path, on the new state's arrays, as Python takes it after the path and in
     the same order: :meth:`gpath._path.SVCState.release_bounded_margin`'s first pass (α
     balanced in place) and its test; then, where ``end`` = (tol, max Q_kk, the path's rates,
-    the product size from which products are threaded, −1: never) asks and the margins need
-    neither a release nor α afresh (:func:`gpath._simplesvm._path_unresolved`, by a margin of
-    2 that the sums' order cannot cross), :meth:`gpath._path.SVCState.refined_check`'s
-    compiled step (:func:`gpath._path._refined_margins`) on the cached columns ``data`` at the
-    members' ``slots`` and the buffer ``rows`` (empty: the identity). ``tol`` or max Q_kk
-    below 0: not asked.
+    the product size from which products are threaded, −1: never) asks,
+    :meth:`gpath._path.SVCState.refined_check`'s compiled step
+    (:func:`gpath._path._refined_margins`) on the cached columns ``data`` at the members'
+    ``slots`` and the buffer ``rows`` (empty: the identity). ``tol`` or max Q_kk below 0: not
+    asked. Not taken either where Python's steps before the check would change what it reads
+    (a release due moves α and the sets; a path whose rates' round-off may exceed ``tol``,
+    :func:`gpath._simplesvm._path_unresolved`, has its margins taken from α afresh: decided
+    here with a margin of 2, which the order of α's sum cannot cross) or where Python would
+    sum its dots otherwise (split between the cores).
 
     Returns ``(release, max α, max C_i, at_bounds, checked, violation, taken)``: whether the
     release is due (:meth:`gpath._path.SVCState._release`, with the next three), and whether
     the refined check was taken here, with its result."""
     a_max, c_max, at_bounds = _balanced_at_bounds(alpha, y, upper, members, 1e-8)
-    release = at_bounds
-    if not release and members.shape[0] and 0.0 < a_max <= 1e-12 * c_max:
-        release = True
-        for i in range(alpha.shape[0]):
-            if not alpha[i] <= 1e-12 * upper[i]:
-                release = False
-                break
+    release = _release_due(alpha, upper, members, a_max, c_max, at_bounds)
     tol, diag, rates, threaded = end[0], end[1], end[2], end[3]
     if release or tol < 0.0 or diag < 0.0 or (threaded >= 0.0 and top * members.shape[0] >= threaded):
         return release, a_max, c_max, at_bounds, False, 0.0, False
     alpha_sum = 0.0
     for i in range(alpha.shape[0]):
         alpha_sum += alpha[i]
-    if not _FLOAT64_EPS * diag * rates <= 0.5 * (tol * (1.0 + diag * alpha_sum)):
+    if not rates_round_off(diag, rates) <= 0.5 * (tol * (1.0 + diag * alpha_sum)):
         return release, a_max, c_max, at_bounds, False, 0.0, False
     violation, taken = _refined_margins(alpha, y, upper, members, data, slots, rows, top, b, shift, yf, lo, hi, C,
                                         _REFINE_TOL)
@@ -168,9 +168,11 @@ def followed(n_old, remove, y, alpha, upper, where, yf, lo, hi, shift, upper_add
     rows' α, C_i, sets, margins, levels and shift, each added row's column of ``QA``, the added
     rows still moving and their rates, u, and the loop's ints and floats
     (:func:`gpath._mid_numba.run`); where the update ended, two empty arrays. ``ended``:
-    where the update ended and Python would release a bounded margin set (the new state not
-    ``unmoved``), :func:`_path_end`'s result (its check asked only where a coefficient
-    moved); else all false.
+    where the update ended and Python would call
+    :meth:`gpath._path.SVCState.release_bounded_margin` (the new state not ``unmoved``),
+    :func:`_path_end`'s result, its check asked where ``end`` asks, a coefficient moved and the
+    cache keeps its buffer (:func:`gpath.cache.rows_rebuilt`: a rebuilt one sums the dots in
+    another order); else :data:`_NOT_ENDED`.
     """
     m = QA.shape[1]
     n = n_old + m
@@ -251,7 +253,7 @@ def followed(n_old, remove, y, alpha, upper, where, yf, lo, hi, shift, upper_add
                     _kept_rows(np.zeros(0, dtype=np.int64), y, alpha2, upper2, where2, yf2, lo2, hi2, shift2),
                     (owner, used, slot_of, free, counts), top2, buffer_rows, r_rows, column,
                     _packed((alpha2, upper2, yf2, lo2, hi2, shift2, d_left, u, pfloats), (a_col, a_left, pints), where2),
-                    (False, 0.0, 0.0, False, False, 0.0, False))
+                    _NOT_ENDED)
         # At η = 1 (_PathRun.finish): the rest of A at C_i (I), R at 0.
         for j in range(pints[0]):
             alpha2[a_left[j]] = upper2[a_left[j]]
@@ -278,21 +280,17 @@ def followed(n_old, remove, y, alpha, upper, where, yf, lo, hi, shift, upper_add
         for i in range(factor[9][0]):
             basis[i] = new_index[basis[i]]
         slot_of = _renumbered(owner, new_index)
-    ended = (False, 0.0, 0.0, False, False, 0.0, False)
+    ended = _NOT_ENDED
     size = factor[9][0]
     if status == _mid_numba.DONE and (not unmoved or size == 0):  # (Python: not SVCState.unmoved)
         # The end of the path (SVCState.release_bounded_margin, the end checks of
         # gpath._simplesvm.exact_update) on the cache as QColumnCache.with_books makes it: its
         # rows the identity where they are, the check left to Python where it rebuilds them.
-        identity = n_keep == top2
-        for t in range(n_keep if identity else 0):
-            if kept_rows[t] != t:
-                identity = False
-                break
         asked = end
-        if unmoved or top2 > n_keep + n_keep // 4 + 64:
+        if unmoved or rows_rebuilt(top2, n_keep):
             asked = np.full(4, -1.0)
         ended = _path_end(kept[2], kept[1], kept[3], factor[4][:size], data, slots[:size],
-                          rows[:0] if identity else kept_rows, top2, b, kept[9], kept[6], kept[7], kept[8], C, asked)
+                          kept_rows[:0] if identity_rows(kept_rows, top2) else kept_rows, top2, b, kept[9], kept[6],
+                          kept[7], kept[8], C, asked)
     return (status, unmoved, breakpoints, computed, b, keep, kept, (owner, used, slot_of, free, counts), top2,
             kept_rows, r_rows, column, (np.zeros(0), np.zeros(0, dtype=np.int64)), ended)

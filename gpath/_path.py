@@ -37,7 +37,7 @@ from ._engine import _stationarity, engine_for, products_in_threads, threaded_pr
 from ._ratio import EPS as _EPS
 from ._ratio import first_bound_hit, first_event
 from ._threads import in_row_blocks
-from .cache import QColumnCache, _buffered, _column_dots, _slot_dots, spare_rows
+from .cache import QColumnCache, _buffered, _column_dots, _slot_dots, rows_rebuilt, spare_rows
 from .kernels import Kernel, q_columns
 from .linalg import BorderedFactor, single_threaded_host_blas
 from .persistence import record
@@ -92,6 +92,21 @@ def _balanced_at_bounds(alpha, y, upper, members, rel):  # pragma: no cover - co
     a_max = alpha.max() if alpha.shape[0] else 0.0
     c_max = upper.max() if upper.shape[0] else 0.0
     return a_max, c_max, _at_bounds(alpha, upper, members, rel, 0.0)
+
+
+@njit(cache=True)
+def _release_due(alpha, upper, members, a_max, c_max, at_bounds):  # pragma: no cover - compiled
+    """:meth:`SVCState.release_bounded_margin`'s test after :func:`_balanced_at_bounds` (its
+    ``a_max``, ``c_max`` and ``at_bounds``): every member at a bound, or every α_k tiny,
+    below 1e-12 C_k (:meth:`SVCState._release` then decides)."""
+    if at_bounds:
+        return True
+    if not (members.shape[0] and 0.0 < a_max <= 1e-12 * c_max):
+        return False
+    for i in range(alpha.shape[0]):
+        if not alpha[i] <= 1e-12 * upper[i]:
+            return False
+    return True
 
 
 @njit(cache=True, fastmath={"reassoc"})
@@ -879,6 +894,8 @@ class SVCState:
         Karasuyama & Takeuchi (2009), section 3.2 (eqs. 3–11) and 3.3 (empty margin).
         """
         start = time.perf_counter()
+        if end is not None:
+            end.margins = None  # (this path's, or none)
         m = X_add.shape[0]
         if m and self.shift is not None and shift_add is None:
             raise ValueError("shift_add is needed: this state's margins have a linear term (its shift)")
@@ -988,7 +1005,8 @@ class SVCState:
                     np, self.device, np.concatenate([self.upper, upper_add]), np.concatenate([self.alpha, np.zeros(m)]),
                     appended.y, QA, a_rows, a_rows - n_old, r_rows, q_rows)
                 start = np.array([delta0, rate_scale])
-        # (max Q_kk and the rates of gpath._simplesvm._path_unresolved, as it reads them)
+        # (max Q_kk and the rates of gpath._simplesvm._path_unresolved, as it reads them; a state
+        # without a kept max Q_kk takes it over all its rows when first asked: no check asked)
         diag = max(self._diag_max, self._max_diagonal(appended.X[n_old:])) if "_diag_max" in self.__dict__ else -1.0
         asked = _NOT_ASKED
         if end is not None and diag >= 0.0:
@@ -1032,7 +1050,7 @@ class SVCState:
         if diag >= 0.0:
             new._diag_max = diag
         new_cache = cache.with_books(books, top, kept_rows, max_columns, computed)
-        if new_cache.top > keep.size + keep.size // 4 + 64:  # (QColumnCache.keep_rows's rebuild)
+        if rows_rebuilt(new_cache.top, keep.size):  # (as QColumnCache.keep_rows)
             new_cache.__dict__.update(new_cache.with_spare_rows().__dict__)
         new.active = ActiveSet.of(factor, new_cache, new.q_column, slots)
         new.unmoved = bool(unmoved) and factor.size > 0
@@ -1096,7 +1114,7 @@ class SVCState:
         # 0 when every other α is. Most updates end here, with no BLAS call (and no limit on
         # its threads).
         a_max, c_max, at_bounds = _balanced_at_bounds(self.alpha, self.y_host, self.upper, members, 1e-8)
-        if at_bounds or (members.size and 0.0 < a_max <= 1e-12 * c_max and np.all(self.alpha <= 1e-12 * self.upper)):
+        if _release_due(self.alpha, self.upper, members, a_max, c_max, at_bounds):
             self._release(a_max, c_max, at_bounds)
 
     @single_threaded_host_blas
@@ -1278,7 +1296,8 @@ class SVCState:
         the end of an update takes. On NumPy their first steps in one compiled call
         (:func:`_refined_margins`: a window's update paid some 50 µs of NumPy steps for them),
         the same arithmetic; ``margins``: its result where a small update's compiled call took
-        it on this state's arrays as they are (:class:`PathEnd`)."""
+        it on this state's arrays as they are (:class:`PathEnd`: only where a coefficient
+        moved, so with ``refine``)."""
         if margins is None and (self.engine.name != "numba" or not refine):
             if refine:
                 self.refine()
@@ -1838,6 +1857,14 @@ def _single_updates(state, X_add, y_add, remove, limit, upper_add, shift_add, ro
 # violation of 1e-16).
 RESOLUTION = 1e-6
 _FLOAT64_EPS = float(np.finfo(np.float64).eps)
+
+
+@njit(cache=True)
+def rates_round_off(max_diagonal, rates):  # pragma: no cover - compiled
+    """The float64 round-off by which a path's rates (C_a of its added points and α_r of its
+    removed ones, summed: ``rates``) may move the margins, ``ε · max Q_kk · rates``
+    (:func:`gpath._simplesvm._path_unresolved`)."""
+    return _FLOAT64_EPS * max_diagonal * rates
 
 
 def check_state(state: SVCState, tol: float, checked: tuple[float, float] | None = None, unit: float = 1.0,

@@ -48,7 +48,19 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from ._array_api import get_namespace_and_device, scalars, to_device, to_host
-from ._path import _FLOAT64_EPS, RESOLUTION, I, M, O, PathEnd, PathError, SVCState, _levels, follow_update
+from ._path import (
+    _FLOAT64_EPS,
+    RESOLUTION,
+    I,
+    M,
+    O,
+    PathEnd,
+    PathError,
+    SVCState,
+    _levels,
+    follow_update,
+    rates_round_off,
+)
 from ._ratio import first_bound_hit
 from ._smo import SMO_TOL, shared_kernel_rows_of, smo_start
 from .kernels import Kernel
@@ -608,7 +620,7 @@ def _path_unresolved(state: SVCState, new: SVCState, upper_add, remove: np.ndarr
     point's rate moves the margins by 1e20 on its way to α ≈ 1e-20, and the removed points'
     terms (about 10) vanish in its round-off: the margins must then come from α afresh."""
     rates = float(upper_add.sum()) + float(state.alpha[remove].sum())
-    return _FLOAT64_EPS * new._held_max_diagonal() * rates > tol * new.scale_bound()
+    return rates_round_off(new._held_max_diagonal(), rates) > tol * new.scale_bound()
 
 
 @single_threaded_host_blas

@@ -79,6 +79,26 @@ def _column_dots(data, slots, rows, top, values, sizes):  # pragma: no cover - c
 
 
 @njit(cache=True)
+def identity_rows(rows, top):  # pragma: no cover - compiled
+    """Whether the buffer rows ``rows`` of the training rows are 0..top − 1: the identity, which
+    a cache keeps as None (its products then read the buffer as it is)."""
+    if rows.shape[0] != top:
+        return False
+    for t in range(top):
+        if rows[t] != t:
+            return False
+    return True
+
+
+@njit(cache=True)
+def rows_rebuilt(top, n_rows):  # pragma: no cover - compiled
+    """Whether a buffer of ``top`` rows in use for ``n_rows`` live ones goes to a new one of
+    the live rows (:meth:`QColumnCache.with_spare_rows`): past a quarter of them and 64 more
+    dead rows, the products would read more dead rows than the copy costs."""
+    return top > n_rows + n_rows // 4 + 64
+
+
+@njit(cache=True)
 def _buffered(values, rows, top):  # pragma: no cover - compiled
     """``values`` in buffer order (``rows`` empty: already)."""
     if rows.shape[0] == 0:
@@ -294,7 +314,7 @@ class QColumnCache:
     # ------------------------------------------------------------------ rows
     def _set_rows(self, rows_host) -> None:
         """``rows_host``: buffer row of each training row (host ints), None for the identity."""
-        if rows_host is not None and rows_host.size == self.top and np.array_equal(rows_host, np.arange(self.top)):
+        if rows_host is not None and identity_rows(np.asarray(rows_host, dtype=np.int64), self.top):
             rows_host = None
         self.rows_host = rows_host
         self._rows = None if rows_host is None else to_device(rows_host, self.xp, self.device)
@@ -357,7 +377,7 @@ class QColumnCache:
             _NO_ROWS if base.rows_host is None else base.rows_host, extra, keep, new_index)
         new.top, new.n_rows = base.top + m, keep.size
         new._set_rows(kept_rows)
-        if new.top > keep.size + keep.size // 4 + 64:  # (keep_rows's rebuild)
+        if rows_rebuilt(new.top, keep.size):
             new.__dict__.update(new.with_spare_rows().__dict__)
         return new
 
@@ -389,7 +409,7 @@ class QColumnCache:
         rows = np.arange(self.n_rows) if self.rows_host is None else self.rows_host
         self.n_rows = keep.size
         self._set_rows(rows[keep])
-        if self.top > keep.size + keep.size // 4 + 64:
+        if rows_rebuilt(self.top, keep.size):
             self.__dict__.update(self.with_spare_rows().__dict__)
 
     def _to_buffer(self, values):
