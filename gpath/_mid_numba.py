@@ -14,7 +14,9 @@ untouched for Python to apply (:meth:`gpath._path._PathRun._apply`), after which
 On several cores it also hands a breakpoint's product back where it is large enough to be
 worth them (:func:`gpath._engine.combine_in_threads`: Python's threads, not Numba's parallel
 loops, :mod:`gpath._threads`), and resumes at the ratio test with the same sums. Over
-ε-SVR's doubled rows a large product reads one entry a point instead (:func:`product`).
+ε-SVR's doubled rows a large product reads one entry a point instead (:func:`product`). On a
+large problem (2²⁰ product entries: Adult n = 10,000) the breakpoint after each full product
+computes only the rows that can reach their level in its step (:mod:`gpath._screening`).
 """
 
 from __future__ import annotations
@@ -24,11 +26,12 @@ import math
 import numpy as np
 from numba import njit
 
-from . import _engine
+from . import _engine, _screening
 from ._engine import (
     _KINDS,
     _bias_interval,
     _combine,
+    _finish,
     _q_column,
     _ratio,
     _twin_columns,
@@ -52,13 +55,22 @@ _EMPTY = 3  # an empty margin set's bias jump (section 3.3), for APPLY
 
 def loop_kernel(s, X=None) -> tuple:
     """The compiled loops' kernel of the state ``s`` (on its rows ``X``, by default its own):
-    ``(X, kind, γ, degree, coef0, offset, ridge, twins, by_point)``, ``twins`` where rows 2i and
+    ``(X, kind, γ, degree, coef0, offset, ridge, twins, by_point, screen)``, ``twins`` where rows 2i and
     2i + 1 are one point (ε-SVR's doubled rows, :mod:`gpath.svr`), and then from ``by_point``
     entries (points × margin columns) on a breakpoint's product reads one entry a point
-    (:func:`product`; :data:`gpath._engine.TWIN_PRODUCT`, read here so that a test can lower it)."""
+    (:func:`product`; :data:`gpath._engine.TWIN_PRODUCT`, read here so that a test can lower it),
+    and ``screen``, the product's entries from which the MID loop screens every other breakpoint
+    (:data:`gpath._screening.SCREEN_ENTRIES`, read here too; 0: never)."""
     k = s.kernel
     return (s.X if X is None else X, _KINDS[k.kind], float(k.gamma), float(k.degree), float(k.coef0),
-            float(k.offset), s.ridge, bool(s.twins), int(_engine.TWIN_PRODUCT))
+            float(k.offset), s.ridge, bool(s.twins), int(_engine.TWIN_PRODUCT), _screen_entries(k))
+
+
+def _screen_entries(kernel) -> int:
+    """The loops' screening threshold for ``kernel``: the RBF kernel's only, whose k(x, x) is
+    1 + offset at every point (:mod:`gpath._screening`'s κ), and positive semi-definite (its
+    bound is Cauchy–Schwarz in the kernel's feature space: not with a negative offset)."""
+    return int(_screening.SCREEN_ENTRIES) if kernel.kind == "rbf" and kernel.positive_semidefinite else 0
 
 
 @njit(cache=True)
@@ -67,7 +79,7 @@ def _kernel_column(kernel, k, y, out):
     (n,). Of doubled rows, each point's kernel value once (:func:`gpath._engine._twin_columns`:
     the same bits as :func:`gpath._engine._q_column`, which computes every value twice; a point
     entering M cost a window's path 7.3 µs, WaterFlow's 1,260 rows, and 5.0 µs so)."""
-    X, kind, gamma, degree, coef0, offset, ridge, twins, _ = kernel
+    X, kind, gamma, degree, coef0, offset, ridge, twins = kernel[:8]
     if twins:
         _twin_columns(X, np.array([k]), kind, gamma, degree, coef0, offset, y, ridge, out.reshape((out.shape[0], 1)))
     else:
@@ -244,7 +256,7 @@ def run(state, factor, slots, cache, kernel, path, work, events):
     events logged, |R| moving, most breakpoints, 1 if the factor was just refactored, the
     product's size (|M| times the cache's rows) from which Python computes it (0: never), 1
     if ψ is there (the loop resumes at the ratio test), the first bound hit's point and
-    whether upward] and floats = [r, δ₀ (the δ of r = 1), b, C, the size of the update's own
+    whether upward, breakpoints screened (:mod:`gpath._screening`)] and floats = [r, δ₀ (the δ of r = 1), b, C, the size of the update's own
     rates at r = 1, the first bound hit's step, max |ψ|]; ``work`` = (ψ, product buffer, rhs,
     x, column); ``events`` (2, capacity) logs (kind, point) of every event when its capacity
     allows (tests)."""
@@ -256,20 +268,26 @@ def run(state, factor, slots, cache, kernel, path, work, events):
     columns = (QA, a_col, pints[3:4])
     n = yf.shape[0]
     twins = twin_arrays(0, 0)
+    # gpath._screening's arrays, made where a product first reaches kernel[9] entries.
+    scr, prod2 = _screening.arrays(0, 0, 0, 0.0), np.empty(0)
     while pints[0] > 0 or pints[8] > 0:
         r, b = pfloats[0], pfloats[2]
         m = fints[0]
         members = basis[:m]
+        screened, synced = False, False
         if pints[12]:  # ψ of this direction, computed by Python on every core (PRODUCT)
             pints[12] = 0
             t_b, k_b, up_b, big = pfloats[5], pints[13], pints[14] == 1, pfloats[6]
+            synced = True  # (its product Q[:, M] x is in prod, as _combine leaves it)
         else:
             if pints[1] > pints[9] or pints[2] > 2 * n + 10:
+                _screening.correct(scr, yf, data, top, rows, slots[:m], prod)
                 return CYCLING
             delta = r * pfloats[1]
             if abs(delta) <= EPS * pfloats[4] * (pints[0] + pints[8]):  # (as the readable loop: the rates' scale)
                 delta = 0.0
             if m == 0 and delta != 0.0:
+                _screening.correct(scr, yf, data, top, rows, slots[:0], prod)
                 b_lo, i_lo, b_hi, i_hi = _bias_interval(b, y, yf, lo, hi)
                 b_new, k = (b_hi, i_hi) if delta > 0.0 else (b_lo, i_lo)
                 if k < 0:
@@ -296,6 +314,7 @@ def run(state, factor, slots, cache, kernel, path, work, events):
                 residual = factor_solve(R, Q, fy, g, basis, qs, fwork, xs, buf, fints, ffloats, rhs[: m + 1],
                                         x[: m + 1], True)
                 if residual > _MAX_RESIDUAL and pints[10] == 0:
+                    _screening.correct(scr, yf, data, top, rows, slots[:m], prod)
                     return REFACTOR
                 pints[10] = 0
                 for i in range(m + 1):
@@ -309,12 +328,24 @@ def run(state, factor, slots, cache, kernel, path, work, events):
                 k_b = members[j] if j >= 0 else -1
             else:
                 x[0] = 0.0
-            if 0 < pints[11] <= m * top and not _by_point(kernel, n, m):  # worth every core: Python computes ψ
+            if scr[0][0] == _screening.SYNCED and m:  # the breakpoint after a sync: screened where it can be
+                screened, t_c, k_c, up_c = _screening.screened_ratio(scr, yf, lo, hi, x[0], y, r, u, x, slots[:m], Q, qs,
+                                                                     fints[1], kernel[6], min(t_b, 1.0), data, rows)
+            if screened:
+                pass
+            elif scr[0][0] == _screening.PENDING:  # after a screened one: every row, the far rows corrected
+                _screening.corrected_product(scr, yf, data, top, rows, slots[:m], x[1 : m + 1], prod, prod2)
+                big = _finish(prod, rows, x[0], y, r, u, psi)
+                synced = True
+            elif 0 < pints[11] <= m * top and not _by_point(kernel, n, m):  # worth every core: Python computes ψ
                 pfloats[5], pints[13], pints[14] = t_b, k_b, up_b
                 return PRODUCT
-            big, twins = product(kernel, data, top, rows, slots[:m], members, x[1 : m + 1], x[0], y, r, u, prod, psi,
-                                 twins)
-        t_c, k_c, up_c = _ratio(yf, lo, hi, psi, big, min(t_b, 1.0), 1.0)
+            else:
+                big, twins = product(kernel, data, top, rows, slots[:m], members, x[1 : m + 1], x[0], y, r, u, prod,
+                                     psi, twins)
+                synced = not _by_point(kernel, n, m)
+        if not screened:
+            t_c, k_c, up_c = _ratio(yf, lo, hi, psi, big, min(t_b, 1.0), 1.0)
         # gpath._ratio.first_event with the limit 1, not taken at the limit.
         if t_c < t_b or (t_c == t_b and k_c < k_b):
             eta, kind, k, up = t_c, CROSSING, k_c, up_c
@@ -327,20 +358,48 @@ def run(state, factor, slots, cache, kernel, path, work, events):
             alpha[p] = min(max(alpha[p] + eta * x[1 + i], 0.0), upper[p])
         pfloats[2] = b + eta * x[0]
         pfloats[0] = r * (1.0 - eta)
+        if screened:
+            _screening.screened_step(scr, yf, eta, x, slots[:m])
+            pints[15] += 1
         if k < 0:
+            _screening.correct(scr, yf, data, top, rows, slots[:m], prod)
             return DONE
+        if synced and 0 < kernel[9] <= m * n:  # (g_s of this product kept for the next breakpoint)
+            if scr[2].shape[0] == 0:
+                scr = _screening.arrays(n, data.shape[0], Q.shape[0], math.sqrt(1.0 + kernel[5]))
+                prod2 = np.empty(data.shape[1])
+            _screening.sync(scr, prod, rows, x, slots[:m])
+        elif not screened:
+            scr[0][0] = _screening.IDLE
         pints[1] += 1
         pints[2] = pints[2] + 1 if eta == 0.0 else 0
         pints[4], pints[5], pints[6] = kind, k, up
         _log(events, pints[7:8], kind, k)
         if kind == CROSSING:
             if _insert_margin(k, state, factor, slots, cache, kernel, path, columns, col):
+                _screening.correct(scr, yf, data, top, rows, slots[:m], prod)
                 return APPLY
         else:
+            if scr[0][0] != _screening.IDLE:
+                slot = slots[_position(basis, m, k)]
+                if scr[0][0] == _screening.PENDING:
+                    _screening.leaving(scr, k, slot, slots[:m], yf, data, rows)
+                else:
+                    _screening.left_synced(scr, slot, data, rows)
             _leave(k, factor, slots, cache)
             alpha[k] = upper[k] if up else 0.0
             _place(k, _I if up else _O, where, lo, hi, upper)
+    _screening.correct(scr, yf, data, top, rows, slots[: fints[0]], prod)
     return DONE
+
+
+@njit(cache=True)
+def _position(basis, m, k):
+    """Where margin point k is in the factor's order."""
+    j = 0
+    while basis[j] != k:
+        j += 1
+    return j
 
 
 _NAMES = {BOUND_LOWER: "bound", BOUND_UPPER: "bound", CROSSING: "crossing"}
@@ -366,7 +425,7 @@ def follow(path_run, fresh: int = 0) -> int:
         dA = np.zeros(max(na, 1))
         a_rows[:na], dA[:na] = path_run.a_rows, path_run.dA
         pints = np.array([na, path_run.n_breakpoints, path_run.zero_steps, 0, 0, 0, 0, 0, path_run.r_rows.size,
-                          max_breakpoints, fresh, threaded_product_size(), 0, 0, 0], dtype=np.int64)
+                          max_breakpoints, fresh, threaded_product_size(), 0, 0, 0, 0], dtype=np.int64)
         pfloats = np.array([path_run.r, path_run.delta0, s.b, s.C, path_run.rate_scale, 0.0, 0.0])
         arrays = (state, s.factor.arrays, s.active._slots, cache_arrays, kernel,
                   (path_run.u, QA, path_run.a_col, a_rows, dA, pints, pfloats), work, events)
@@ -377,6 +436,7 @@ def follow(path_run, fresh: int = 0) -> int:
             status = run(*arrays)
         path_run.a_rows, path_run.dA = a_rows[: pints[0]].copy(), dA[: pints[0]].copy()
         path_run.n_breakpoints, path_run.zero_steps = int(pints[1]), int(pints[2])
+        path_run.n_screened += int(pints[15])
         path_run.r, path_run.delta0, s.b = float(pfloats[0]), float(pfloats[1]), float(pfloats[2])
         cache.n_columns_computed += int(pints[3])
         if recording:

@@ -215,7 +215,7 @@ def followed(n_old, remove, y, alpha, upper, where, yf, lo, hi, shift, upper_add
     unmoved = n_a == 0 and n_r == 0
     column = np.empty(n if n_r and not many and status == _mid_numba.DONE else 0)  # Q[:, R] of the one that moves
     u, a_left, d_left = np.zeros(n), np.zeros(1, dtype=np.int64), np.zeros(1)
-    pints, pfloats = np.zeros(15, dtype=np.int64), np.zeros(7)  # (pints[11] = 0: every product here)
+    pints, pfloats = np.zeros(16, dtype=np.int64), np.zeros(7)  # (pints[11] = 0: every product here)
     if status == _mid_numba.DONE and not unmoved and many:
         u[:] = u_start
         a_left, d_left = a_rows.copy(), d_start.copy()

@@ -1087,7 +1087,7 @@ class SVCState:
                                     slots)
         run = object.__new__(_PathRun)
         run.s, run.QA, run.events = state, QA, None
-        run.n_breakpoints, run.zero_steps = int(pints[1]), int(pints[2])
+        run.n_breakpoints, run.zero_steps, run.n_screened = int(pints[1]), int(pints[2]), int(pints[15])
         run.a_rows, run.dA, run.a_col = a_left[: pints[0]].copy(), d_left[: pints[0]].copy(), a_col
         run.r_rows = run.r_rows_at_start = r_rows
         run.dR = self.alpha[r_rows] if r_rows.size else np.zeros(0)
@@ -1628,6 +1628,7 @@ class _PathRun:
         self.s = s = state
         self.QA = QA
         self.n_breakpoints = self.zero_steps = 0
+        self.n_screened = 0  # breakpoints the compiled loop screened (gpath._screening)
         self.events = None  # a list to log (kind, point) of every event in (tests), or None
         xp = s.xp
         # Points of A already satisfying (1a) go straight to O (section 3.2), as do points with
