@@ -256,7 +256,8 @@ def run(state, factor, slots, cache, kernel, path, work, events):
     events logged, |R| moving, most breakpoints, 1 if the factor was just refactored, the
     product's size (|M| times the cache's rows) from which Python computes it (0: never), 1
     if ψ is there (the loop resumes at the ratio test), the first bound hit's point and
-    whether upward, breakpoints screened (:mod:`gpath._screening`)] and floats = [r, δ₀ (the δ of r = 1), b, C, the size of the update's own
+    whether upward, breakpoints screened (:mod:`gpath._screening`)] and floats = [r, δ₀ (the
+    δ of r = 1), b, C, the size of the update's own
     rates at r = 1, the first bound hit's step, max |ψ|]; ``work`` = (ψ, product buffer, rhs,
     x, column); ``events`` (2, capacity) logs (kind, point) of every event when its capacity
     allows (tests)."""
@@ -331,19 +332,18 @@ def run(state, factor, slots, cache, kernel, path, work, events):
             if scr[0][0] == _screening.SYNCED and m:  # the breakpoint after a sync: screened where it can be
                 screened, t_c, k_c, up_c = _screening.screened_ratio(scr, yf, lo, hi, x[0], y, r, u, x, slots[:m], Q, qs,
                                                                      fints[1], kernel[6], min(t_b, 1.0), data, rows)
-            if screened:
-                pass
-            elif scr[0][0] == _screening.PENDING:  # after a screened one: every row, the far rows corrected
-                _screening.corrected_product(scr, yf, data, top, rows, slots[:m], x[1 : m + 1], prod, prod2)
-                big = _finish(prod, rows, x[0], y, r, u, psi)
-                synced = True
-            elif 0 < pints[11] <= m * top and not _by_point(kernel, n, m):  # worth every core: Python computes ψ
-                pfloats[5], pints[13], pints[14] = t_b, k_b, up_b
-                return PRODUCT
-            else:
-                big, twins = product(kernel, data, top, rows, slots[:m], members, x[1 : m + 1], x[0], y, r, u, prod,
-                                     psi, twins)
-                synced = not _by_point(kernel, n, m)
+            if not screened:
+                if scr[0][0] == _screening.PENDING:  # after a screened one: every row, the far rows corrected
+                    _screening.corrected_product(scr, yf, data, top, rows, slots[:m], x[1 : m + 1], prod, prod2)
+                    big = _finish(prod, rows, x[0], y, r, u, psi)
+                    synced = True
+                elif 0 < pints[11] <= m * top and not _by_point(kernel, n, m):  # worth every core: Python computes ψ
+                    pfloats[5], pints[13], pints[14] = t_b, k_b, up_b
+                    return PRODUCT
+                else:
+                    big, twins = product(kernel, data, top, rows, slots[:m], members, x[1 : m + 1], x[0], y, r, u,
+                                         prod, psi, twins)
+                    synced = not _by_point(kernel, n, m)
         if not screened:
             t_c, k_c, up_c = _ratio(yf, lo, hi, psi, big, min(t_b, 1.0), 1.0)
         # gpath._ratio.first_event with the limit 1, not taken at the limit.

@@ -1,5 +1,5 @@
-"""Safe screening of a breakpoint's rows: every other breakpoint's product over the few rows
-that can reach their level within its step (issue 18).
+"""Safe screening of a breakpoint's rows: at most every other breakpoint's product over the few
+rows that can reach their level within its step (issue 18).
 
 Each breakpoint of the MID path (:func:`gpath._mid_numba.run`; Karasuyama & Takeuchi 2009,
 eqs. 10–11) moves every margin by ψ = a·y + Q[:, M] x + r·u, and the n × |M| product reads
@@ -14,10 +14,11 @@ g_s = Q[:, M] x_s of every row and the direction x_s. At the next breakpoint l i
 difference of the new product from g_s in every row at once: Q[i, M] x_l − g_s,i is the value at
 x_i of h_l − h_s, h = Σ_j x_j y_j k(·, x_j) in the kernel's feature space, so by Cauchy–Schwarz
 
-    |Q[i, M] x_l − g_s,i| ≤ κ ‖h_l − h_s‖ = κ √(dᵀ Q_MM d),    d = x_l − x_s on M,
+    |Q[i, M] x_l − g_s,i| ≤ κ ‖h_l − h_s‖ ≤ κ √(dᵀ Q_MM d),    d = x_l − x_s on M,
 
-with κ² = k(x_i, x_i) = 1 + offset (the RBF kernel) and Q_MM the factor's margin matrix (its
-ridge only adds). A row whose level lies farther than its known move (a·y_i + r·u_i + g_s,i
+with κ² = k(x_i, x_i) = 1 + offset (a positive semi-definite RBF kernel; the others do not
+screen) and Q_MM the factor's margin matrix (its ridge only adds); the bound also takes the
+two products' own round-off (:func:`_drift`). A row whose level lies farther than its known move (a·y_i + r·u_i + g_s,i
 times the step) plus this bound can be reached by no step up to the first bound hit of α_M:
 such a *far* row is moved by its known rate. The rows that may reach their level (*near*;
 the margin set's rows never do) take their exact ψ, each from its row of the cached columns,
@@ -29,7 +30,9 @@ The next breakpoint computes every row again, with the far rows' correction
 Q[i, M] η (x_l − x_s) summed in the same pass over the columns (:func:`_product_rows2`), and
 syncs anew; an end, or an event that Python applies, adds the correction by its own product. A
 margin point that leaves M at the screened breakpoint has its row corrected at once (its
-level is then finite). The margins so equal the full product's to round-off, and the events
+level is then finite); one that leaves at the sync's own event takes its term out of g_s. A
+path screens from :data:`SCREEN_ENTRIES` product entries, not where ε-SVR's product reads one
+entry a point (:func:`gpath._mid_numba.product`). The margins so equal the full product's to round-off, and the events
 are the same (ties at round-off aside, as between any two orders of summation).
 """
 
